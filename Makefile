@@ -1,0 +1,215 @@
+# perf-persistent: GNU make, C++20, pkg-config for libraries.
+#
+#   make              build $(BUILD)/perf-persistent
+#   make test         build and run every test (unit, command line, real kernel)
+#   make check-root   only the real-kernel tests (root or CAP_PERFMON)
+#   make asan         unit and command-line tests under ASan + UBSan
+#   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang)
+#   make doc          man pages from Documentation/*.txt
+#   make lint         clang-format check and clang-tidy
+#   make install      binary into perf's exec path, man pages under the man path
+#   make ci           everything CI runs: test, asan, fuzz, doc, lint
+#   make bench        benchmarks against perf itself (by hand; not in ci)
+#   V=1               show full commands
+#
+# Sources are found by directory: every <module>/*.cpp is library code,
+# *_test.cpp a unit test, *_fuzzer.cpp a fuzz target, cmd/*.cpp the program.
+
+BUILD ?= build
+CXX ?= g++
+CLANGXX ?= clang++
+FUZZ_SECONDS ?= 20
+GTEST_ARGS ?= --gtest_brief=1
+PREFIX ?= /usr/local
+PERF ?= perf
+DESTDIR ?=
+
+ifeq ($(V),1)
+Q :=
+quiet = @true
+else
+Q := @
+quiet = @printf '  %-6s %s\n'
+endif
+
+MODULES := base sys pmu parse persistent report
+PKGS := libtraceevent libelf nlohmann_json
+FEATURES := broker-backend kernel-backend(seed-v3-abi)
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+GTEST_CFLAGS := $(shell pkg-config --cflags gtest gmock 2>/dev/null)
+GTEST_LIBS := $(shell pkg-config --libs gmock gtest_main 2>/dev/null)
+
+WARNINGS := -Wall -Wextra -Werror -Wshadow -Wnon-virtual-dtor -Wformat=2 -Wvla \
+	-Wimplicit-fallthrough -Wmissing-declarations
+CPPFLAGS_ALL := -I. -I$(BUILD)/gen $(PKG_CFLAGS) -D_GNU_SOURCE
+CXXSTD := -std=c++20
+OPTFLAGS ?= -O2 -g
+CXXFLAGS_ALL = $(CXXSTD) $(OPTFLAGS) $(WARNINGS) $(CPPFLAGS_ALL) -MMD -MP $(CXXFLAGS)
+LDLIBS_ALL = $(PKG_LIBS) -lpthread $(LDLIBS)
+
+not_lib := %_test.cpp %_fuzzer.cpp %_benchmark.cpp
+LIB_SRCS := $(filter-out $(not_lib),$(wildcard $(addsuffix /*.cpp,$(MODULES))))
+CMD_SRCS := $(filter-out $(not_lib),$(wildcard cmd/*.cpp))
+UNIT_SRCS := $(wildcard $(addsuffix /*_test.cpp,$(MODULES) cmd) tests/unit/*.cpp)
+SUPPORT_SRCS := $(wildcard tests/support/*.cpp)
+KERNEL_SRCS := $(wildcard tests/kernel/*.cpp)
+FUZZ_SRCS := $(wildcard $(addsuffix /*_fuzzer.cpp,$(MODULES)))
+BENCH_SRCS := $(wildcard bench/*.cpp)
+DOC_SRCS := $(filter-out Documentation/%-common.txt,$(wildcard Documentation/perf-persistent*.txt))
+
+obj = $(patsubst %.cpp,$(1)/obj/%.o,$(2))
+
+BIN := $(BUILD)/perf-persistent
+LIB := $(BUILD)/libpp.a
+UNIT := $(BUILD)/unit_tests
+KERNEL := $(BUILD)/kernel_tests
+BUILD_INFO := $(BUILD)/gen/build_info.h
+
+LIB_OBJS := $(call obj,$(BUILD),$(LIB_SRCS))
+CMD_OBJS := $(call obj,$(BUILD),$(CMD_SRCS))
+UNIT_OBJS := $(call obj,$(BUILD),$(UNIT_SRCS) $(SUPPORT_SRCS))
+KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS) $(SUPPORT_SRCS))
+ALL_OBJS := $(LIB_OBJS) $(CMD_OBJS) $(UNIT_OBJS) $(KERNEL_OBJS)
+
+.PHONY: all test unit check-root asan fuzz fuzz-build doc lint format install uninstall \
+	ci bench clean setup FORCE
+.DELETE_ON_ERROR:
+
+all: $(BIN)
+
+# Missing libraries are a setup problem: say which script fixes it.
+ifneq ($(MAKECMDGOALS),clean)
+ifneq ($(MAKECMDGOALS),setup)
+ifeq ($(shell pkg-config --exists $(PKGS) && echo yes),)
+$(error missing development packages ($(PKGS)); run ./scripts/setup as root)
+endif
+endif
+endif
+
+$(BUILD_INFO): FORCE
+	@mkdir -p $(dir $@)
+	$(Q)scripts/build-info $@ '$(CXX)' '$(FEATURES)'
+
+$(BUILD)/obj/%.o: %.cpp | $(BUILD_INFO)
+	@mkdir -p $(dir $@)
+	$(quiet) CXX $<
+	$(Q)$(CXX) $(CXXFLAGS_ALL) $(GTEST_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/cmd/version.o: $(BUILD_INFO)
+
+$(LIB): $(LIB_OBJS)
+	$(quiet) AR $@
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(CMD_OBJS) $(LIB)
+	$(quiet) LINK $@
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS_ALL)
+
+$(UNIT): $(UNIT_OBJS) $(LIB)
+	$(quiet) LINK $@
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(UNIT_OBJS) $(LIB) $(GTEST_LIBS) $(LDLIBS_ALL)
+
+$(KERNEL): $(KERNEL_OBJS) $(LIB)
+	$(quiet) LINK $@
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(KERNEL_OBJS) $(LIB) $(GTEST_LIBS) $(LDLIBS_ALL)
+
+# The tests find the program, the sources and shared/ through the environment.
+TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))
+
+RUN_UNIT = $(TEST_ENV) $(UNIT) $(GTEST_ARGS)
+RUN_KERNEL = $(TEST_ENV) tests/kernel/run $(KERNEL) $(GTEST_ARGS)
+
+unit: $(UNIT) $(BIN)
+	$(quiet) TEST "unit and command-line tests"
+	$(Q)$(RUN_UNIT)
+
+check-root: $(KERNEL) $(BIN)
+	$(quiet) TEST "real-kernel tests"
+	$(Q)$(RUN_KERNEL)
+
+# One after the other, so their reports do not interleave under -j.
+test: $(UNIT) $(KERNEL) $(BIN)
+	$(quiet) TEST "unit and command-line tests"
+	$(Q)$(RUN_UNIT)
+	$(quiet) TEST "real-kernel tests"
+	$(Q)$(RUN_KERNEL)
+
+# Sanitizers: a separate tree, so the normal build is untouched. GCC 12 reports
+# false maybe-uninitialized warnings inside libstdc++ under ASan: not ours.
+asan:
+	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
+		OPTFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -Wno-maybe-uninitialized' \
+		FEATURES='$(FEATURES) asan ubsan' unit
+
+# libFuzzer: clang builds the library and each target in its own tree.
+FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_BINS := $(patsubst %_fuzzer.cpp,$(BUILD)/fuzz/bin/%_fuzzer,$(FUZZ_SRCS))
+FUZZ_LIB_OBJS := $(call obj,$(BUILD)/fuzz,$(LIB_SRCS))
+
+$(BUILD)/fuzz/obj/%.o: %.cpp | $(BUILD_INFO)
+	@mkdir -p $(dir $@)
+	$(quiet) CLANG $<
+	$(Q)$(CLANGXX) $(CXXSTD) $(FUZZ_FLAGS) $(WARNINGS) $(CPPFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/fuzz/bin/%_fuzzer: $(BUILD)/fuzz/obj/%_fuzzer.o $(FUZZ_LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(quiet) LINK $@
+	$(Q)$(CLANGXX) $(CXXSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+
+fuzz-build: $(FUZZ_BINS)
+
+# Each target runs FUZZ_SECONDS from its checked-in seed corpus,
+# tests/fuzz/corpus/<target>/, copied to scratch so the tree stays clean.
+fuzz: $(FUZZ_BINS)
+	$(Q)tests/fuzz/run $(FUZZ_SECONDS) $(BUILD)/fuzz $(FUZZ_BINS)
+
+# Man pages (asciidoctor, manpage backend).
+MAN_PAGES := $(patsubst Documentation/%.txt,$(BUILD)/doc/%.1,$(DOC_SRCS))
+
+$(BUILD)/doc/%.1: Documentation/%.txt $(wildcard Documentation/*-common.txt)
+	@mkdir -p $(dir $@)
+	$(quiet) DOC $@
+	$(Q)asciidoctor --failure-level=WARN -b manpage -d manpage -a mansource=perf-persistent \
+		-a manversion=$(shell cat VERSION) -o $@ $<
+
+doc: $(MAN_PAGES)
+
+LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(MODULES) cmd tests/unit tests/kernel tests/support bench) \
+	$(addsuffix /*.h,$(MODULES) cmd tests/support))
+
+lint: | $(BUILD_INFO)
+	$(quiet) FORMAT "(clang-format --dry-run)"
+	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
+	$(quiet) TIDY "(clang-tidy)"
+	$(Q)clang-tidy --quiet $(LIB_SRCS) $(CMD_SRCS) -- $(CXXSTD) $(CPPFLAGS_ALL) 2>/dev/null
+
+format:
+	clang-format -i $(LINT_SRCS)
+
+EXEC_PATH = $(shell $(PERF) --exec-path 2>/dev/null || echo /usr/lib/perf-core)
+
+install: $(BIN) doc
+	install -D -m 0755 $(BIN) $(DESTDIR)$(EXEC_PATH)/perf-persistent
+	install -d $(DESTDIR)$(PREFIX)/bin
+	ln -sf $(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+uninstall:
+	rm -f $(DESTDIR)$(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
+
+ci: all test asan fuzz doc lint
+
+bench: $(BIN)
+	$(TEST_ENV) bench/run
+
+setup:
+	./scripts/setup
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(ALL_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)

@@ -1,0 +1,71 @@
+#include "base/strings.h"
+
+#include <gtest/gtest.h>
+
+namespace pp {
+namespace {
+
+TEST(Strings, SplitKeepsEmptyFields) {
+  auto parts = split("a,,b", ',');
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0], "a");
+  EXPECT_EQ(parts[1], "");
+  EXPECT_EQ(parts[2], "b");
+  EXPECT_EQ(split("", ',').size(), 1u);
+}
+
+TEST(Strings, Trim) {
+  EXPECT_EQ(trim("  x y\n"), "x y");
+  EXPECT_EQ(trim("\n\t "), "");
+}
+
+struct U64Case {
+  const char* text;
+  bool ok;
+  uint64_t value;
+  int code;
+};
+
+class ParseU64 : public ::testing::TestWithParam<U64Case> {};
+
+TEST_P(ParseU64, Cases) {
+  const U64Case& c = GetParam();
+  auto r = parse_u64(c.text, "value");
+  ASSERT_EQ(r.ok(), c.ok) << c.text;
+  if (c.ok)
+    EXPECT_EQ(*r, c.value);
+  else
+    EXPECT_EQ(r.error().code(), c.code);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, ParseU64,
+    ::testing::Values(U64Case{"0", true, 0, 0}, U64Case{"106", true, 106, 0},
+                      U64Case{"010", true, 10, 0}, U64Case{"0x6a", true, 0x6a, 0},
+                      U64Case{"0XFF", true, 0xff, 0},
+                      U64Case{"18446744073709551615", true, UINT64_MAX, 0},
+                      U64Case{"0xffffffffffffffff", true, UINT64_MAX, 0},
+                      U64Case{"18446744073709551616", false, 0, ERANGE},
+                      U64Case{"0x10000000000000000", false, 0, ERANGE},
+                      U64Case{"", false, 0, EINVAL}, U64Case{"0x", false, 0, EINVAL},
+                      U64Case{"-1", false, 0, EINVAL}, U64Case{" 1", false, 0, EINVAL},
+                      U64Case{"12a", false, 0, EINVAL}, U64Case{"0xg", false, 0, EINVAL}));
+
+TEST(Strings, EditDistanceCountsSwapsAsOne) {
+  EXPECT_EQ(edit_distance("list", "list"), 0u);
+  EXPECT_EQ(edit_distance("lsit", "list"), 1u);
+  EXPECT_EQ(edit_distance("lis", "list"), 1u);
+  EXPECT_EQ(edit_distance("kill", "list"), 3u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+TEST(Strings, NearestWord) {
+  std::vector<std::string> verbs = {"list", "create", "kill", "record", "daemon"};
+  EXPECT_EQ(nearest_word("lsit", verbs), "list");
+  EXPECT_EQ(nearest_word("craete", verbs), "create");
+  EXPECT_EQ(nearest_word("rec", verbs), "record");
+  EXPECT_EQ(nearest_word("frobnicate", verbs), "");
+}
+
+}  // namespace
+}  // namespace pp

@@ -1,0 +1,78 @@
+#include "sys/kernel.h"
+
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+namespace pp::sys {
+
+void Mapping::reset() {
+  if (addr_ && kernel_)
+    kernel_->munmap(addr_, size_);
+  addr_ = nullptr;
+  size_ = 0;
+  kernel_ = nullptr;
+}
+
+namespace {
+
+class RealKernel final : public Kernel {
+ public:
+  Result<Fd> perf_event_open(const EventAttr& attr, pid_t pid, int cpu, int group_fd,
+                             unsigned long flags) override {
+    long fd = ::syscall(SYS_perf_event_open, &attr.attr, pid, cpu, group_fd,
+                        flags | PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+      return error_from_errno(errno, "perf_event_open");
+    return Fd(int(fd));
+  }
+
+  Result<long> ioctl(int fd, unsigned long request, unsigned long arg) override {
+    long ret = ::ioctl(fd, request, arg);
+    if (ret < 0)
+      return error_from_errno(errno, "ioctl");
+    return ret;
+  }
+
+  Result<Mapping> mmap(int fd, size_t length, int prot) override {
+    void* addr = ::mmap(nullptr, length, prot, MAP_SHARED, fd, 0);
+    if (addr == MAP_FAILED)
+      return error_from_errno(errno, "mmap");
+    return Mapping(addr, length, this);
+  }
+
+  Result<size_t> read(int fd, void* buf, size_t length) override {
+    for (;;) {
+      ssize_t n = ::read(fd, buf, length);
+      if (n >= 0)
+        return size_t(n);
+      if (errno != EINTR)
+        return error_from_errno(errno, "read");
+    }
+  }
+
+  Result<int> poll(std::span<pollfd> fds, int timeout_ms) override {
+    int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n < 0)
+      return error_from_errno(errno, "poll");
+    return n;
+  }
+
+  void close(int fd) override { ::close(fd); }
+  void munmap(void* addr, size_t length) override { ::munmap(addr, length); }
+};
+
+}  // namespace
+
+Kernel& real_kernel() {
+  static RealKernel kernel;
+  return kernel;
+}
+
+size_t page_size() {
+  static const size_t size = size_t(::sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+}  // namespace pp::sys

@@ -1,0 +1,87 @@
+#include "sys/tree.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include "sys/fd.h"
+
+namespace pp::sys {
+
+Tree::Tree(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/')
+    root_.pop_back();
+}
+
+std::string Tree::path(std::string_view relative) const {
+  std::string out = root_;
+  if (!relative.empty() && relative.front() != '/')
+    out += '/';
+  out += relative;
+  return out;
+}
+
+Result<std::string> Tree::read(std::string_view relative, size_t limit) const {
+  std::string file = path(relative);
+  Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "cannot open " + file);
+  std::string data;
+  char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return error_from_errno(errno, "cannot read " + file);
+    }
+    if (n == 0)
+      break;
+    data.append(buf, size_t(n));
+    if (data.size() > limit)
+      return errorf(EFBIG, "%s is larger than %zu bytes; is this the right root?", file.c_str(),
+                    limit);
+  }
+  return data;
+}
+
+Result<std::vector<std::string>> Tree::list(std::string_view relative) const {
+  std::string dir = path(relative);
+  DIR* d = ::opendir(dir.c_str());
+  if (!d)
+    return error_from_errno(errno, "cannot list " + dir);
+  std::vector<std::string> names;
+  while (struct dirent* e = ::readdir(d)) {
+    std::string_view name = e->d_name;
+    if (name != "." && name != "..")
+      names.emplace_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Tree::exists(std::string_view relative) const {
+  struct stat st;
+  return ::stat(path(relative).c_str(), &st) == 0;
+}
+
+bool Tree::is_directory(std::string_view relative) const {
+  struct stat st;
+  return ::stat(path(relative).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string default_tracefs_root() {
+  Tree modern(kDefaultTracefsRoot);
+  if (modern.exists("events"))
+    return kDefaultTracefsRoot;
+  Tree legacy("/sys/kernel/debug/tracing");
+  if (legacy.exists("events"))
+    return legacy.root();
+  return kDefaultTracefsRoot;
+}
+
+}  // namespace pp::sys

@@ -1,0 +1,49 @@
+// Read access to a file tree under a root: sysfs, tracefs, procfs, the
+// broker's run directory, or a fake of any of them in a test's temp dir.
+// Every read under /sys, /proc and tracefs in the project goes through a Tree,
+// so no code hard-codes a root.
+//
+//   sys::Tree sysfs("/sys");
+//   auto type = sysfs.read("bus/event_source/devices/persistent/type");  // "6\n"
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+
+namespace pp::sys {
+
+inline constexpr const char* kDefaultSysfsRoot = "/sys";
+inline constexpr const char* kDefaultTracefsRoot = "/sys/kernel/tracing";
+inline constexpr const char* kDefaultProcRoot = "/proc";
+
+class Tree {
+ public:
+  explicit Tree(std::string root);
+
+  const std::string& root() const { return root_; }
+
+  // The absolute path of `relative` under the root.
+  std::string path(std::string_view relative) const;
+
+  // The whole file. Refuses files over `limit` bytes (EFBIG): sysfs and
+  // tracefs files are small, and a hostile tree must not exhaust memory.
+  Result<std::string> read(std::string_view relative, size_t limit = 1 << 20) const;
+
+  // The names in a directory, sorted, without "." and "..".
+  Result<std::vector<std::string>> list(std::string_view relative) const;
+
+  bool exists(std::string_view relative) const;
+  bool is_directory(std::string_view relative) const;
+
+ private:
+  std::string root_;
+};
+
+// The tracefs root to use when none was given: /sys/kernel/tracing, or the
+// old /sys/kernel/debug/tracing when only that one has events/.
+std::string default_tracefs_root();
+
+}  // namespace pp::sys

@@ -1,0 +1,15 @@
+// Where the tests find the program, the sources and ../shared: from the
+// environment that `make test` sets (PP_BINARY, PP_SOURCE_DIR, PP_BUILD_DIR),
+// falling back to the build tree's defaults when a binary is run by hand.
+#pragma once
+
+#include <string>
+
+namespace pp::testing {
+
+std::string binary_path();  // the perf-persistent under test
+std::string source_dir();   // the repository root
+std::string shared_dir();   // ../shared beside the repository (fixtures, seed)
+std::string build_dir();
+
+}  // namespace pp::testing

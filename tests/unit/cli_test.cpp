@@ -1,0 +1,129 @@
+// The program as a user and a script meet it: dispatch, help, version, and
+// the agreement between the verb table, each verb's --help and its man page.
+#include <fstream>
+#include <gtest/gtest.h>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "base/strings.h"
+#include "tests/support/run_command.h"
+#include "tests/support/test_env.h"
+
+namespace pp::testing {
+namespace {
+
+std::vector<std::pair<std::string, std::string>> verbs() {
+  CommandResult r = run_pp({"--list-cmds"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::vector<std::pair<std::string, std::string>> out;
+  std::istringstream in(r.out);
+  for (std::string line; std::getline(in, line);) {
+    size_t tab = line.find('\t');
+    EXPECT_NE(tab, std::string::npos) << line;
+    out.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+  }
+  return out;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Cli, NoVerbPrintsUsageAndFails) {
+  CommandResult r = run_pp({});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("Usage: perf persistent"), std::string::npos);
+  for (const auto& [verb, summary] : verbs())
+    EXPECT_NE(r.err.find("   " + verb), std::string::npos) << verb;
+}
+
+TEST(Cli, HelpListsEveryVerb) {
+  for (const char* flag : {"--help", "-h", "help"}) {
+    CommandResult r = run_pp({flag});
+    EXPECT_EQ(r.status, 0) << flag;
+    for (const auto& [verb, summary] : verbs())
+      EXPECT_NE(r.out.find(summary), std::string::npos) << flag << ": " << verb;
+  }
+}
+
+TEST(Cli, UnknownVerbSuggestsTheNearest) {
+  CommandResult r = run_pp({"hlep"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_NE(r.err.find("'hlep' is not a perf persistent command"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Did you mean 'help'?"), std::string::npos) << r.err;
+
+  r = run_pp({"zzzzzzzz"});
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err.find("Did you mean"), std::string::npos) << r.err;
+}
+
+TEST(Cli, VerbsMatchExactlyWithoutPrefixes) {
+  CommandResult r = run_pp({"vers"});
+  EXPECT_EQ(r.status, 1) << "a prefix must not run a verb";
+}
+
+TEST(Cli, VersionNamesRevisionAndLibraries) {
+  for (const char* flag : {"--version", "version"}) {
+    CommandResult r = run_pp({flag});
+    EXPECT_EQ(r.status, 0);
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex("^perf-persistent version [0-9]+\\.[0-9]+\\.[0-9]+ \\(")))
+        << r.out;
+    EXPECT_NE(r.out.find("libtraceevent "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("libelf "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nlohmann_json "), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, HelpVerbAndDashDashHelpAgree) {
+  for (const auto& [verb, summary] : verbs()) {
+    CommandResult a = run_pp({"help", verb});
+    CommandResult b = run_pp({verb, "--help"});
+    EXPECT_EQ(a.status, 0) << verb << ": " << a.err;
+    EXPECT_EQ(b.status, 0) << verb << ": " << b.err;
+    EXPECT_EQ(a.out, b.out) << verb;
+    EXPECT_NE(b.out.find("Usage: perf persistent " + verb), std::string::npos) << b.out;
+  }
+  EXPECT_EQ(run_pp({"help", "nosuchverb"}).status, 1);
+}
+
+// Each verb has Documentation/perf-persistent-<verb>.txt whose NAME line is
+// the table's summary, and whose OPTIONS section lists exactly the options
+// that --help prints.
+TEST(Cli, ManPagesAgreeWithTableAndHelp) {
+  for (const auto& [verb, summary] : verbs()) {
+    std::string path = source_dir() + "/Documentation/perf-persistent-" + verb + ".txt";
+    std::string page = read_file(path);
+    ASSERT_FALSE(page.empty()) << "no man page " << path;
+    std::string name_line = "perf-persistent-" + verb + " - " + summary + "\n";
+    EXPECT_NE(page.find("NAME\n----\n" + name_line), std::string::npos)
+        << path << " must have the NAME line: " << name_line;
+
+    std::set<std::string> in_help, in_page;
+    std::regex help_opt("^    (?:-., |    )--([a-z0-9-]+)");
+    std::istringstream help(run_pp({verb, "--help"}).out);
+    for (std::string line; std::getline(help, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, help_opt))
+        in_help.insert(m[1]);
+    }
+    // perf's man page layout: each spelling of an option on its own line
+    // ending in "::", e.g. "-e::" then "--event=<event>::".
+    std::regex page_opt("^--([a-z0-9-]+)(?:=[^:]*)?::$");
+    std::istringstream text(page);
+    for (std::string line; std::getline(text, line);) {
+      std::smatch m;
+      if (std::regex_search(line, m, page_opt))
+        in_page.insert(m[1]);
+    }
+    EXPECT_EQ(in_help, in_page) << verb << ": --help and " << path << " list different options";
+  }
+}
+
+}  // namespace
+}  // namespace pp::testing
