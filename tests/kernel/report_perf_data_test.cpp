@@ -405,6 +405,14 @@ TEST(ReportPerfData, CpuClockProfileNamesTheBusyFunction) {
   EXPECT_NE(first.find("pp_report_test_busy_loop"), std::string::npos) << context(report);
   EXPECT_NE(first.find("kernel_tests"), std::string::npos) << "the dso: " << context(report);
   EXPECT_EQ(report.err.find("restricted"), std::string::npos) << context(report);
+
+  // The kernel's build-id went in with the kernel map.
+  CommandResult kernel = run_command({"perf", "buildid-list", "--kernel"});
+  ASSERT_EQ(kernel.status, 0) << context(kernel);
+  CommandResult ids = run_command({"perf", "buildid-list", "-i", path});
+  ASSERT_EQ(ids.status, 0) << context(ids);
+  EXPECT_NE(ids.out.find(std::string(trim(kernel.out)) + " [kernel.kallsyms]"), std::string::npos)
+      << context(ids);
 }
 
 TEST(ReportPerfData, MceRecordFromTheSnapshotDecodesInPerfScript) {
