@@ -123,6 +123,9 @@ class FileOutput final : public Output {
 class StreamOutput final : public Output {
  public:
   StreamOutput(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  // Owns the fd (a FIFO or device opened by path).
+  StreamOutput(sys::Fd owned, std::string name)
+      : fd_(owned.get()), owned_(std::move(owned)), name_(std::move(name)) {}
 
   const std::string& name() const override { return name_; }
   bool seekable() const override { return false; }
@@ -143,6 +146,7 @@ class StreamOutput final : public Output {
   }
 
   int fd_;
+  sys::Fd owned_;
   std::string name_;
 };
 
@@ -159,10 +163,16 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path) {
         return error_from_errno(errno, "cannot rename " + path + " to " + old);
     }
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0)
+  sys::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!fd)
     return error_from_errno(errno, "cannot create " + path);
-  return std::unique_ptr<Output>(new FileOutput(sys::Fd(fd), path));
+  // A FIFO or a device named by path (/dev/stdout, a named pipe) can only
+  // be appended to: perf's pipe mode, as perf record does for a FIFO.
+  if (::fstat(fd.get(), &st) != 0)
+    return error_from_errno(errno, "cannot stat " + path);
+  if (!S_ISREG(st.st_mode))
+    return std::unique_ptr<Output>(new StreamOutput(std::move(fd), path));
+  return std::unique_ptr<Output>(new FileOutput(std::move(fd), path));
 }
 
 std::unique_ptr<Output> stream_output(int fd, std::string name) {

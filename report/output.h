@@ -54,7 +54,8 @@ class Output {
 
 // Creates `path` for writing (mode 0600, truncated). An existing non-empty
 // regular file is first renamed to "<path>.old", replacing any old one, as
-// perf record does. A directory at `path` is refused.
+// perf record does. A directory at `path` is refused. A FIFO or a device
+// (/dev/stdout) gives a stream output, which the writer writes in pipe mode.
 Result<std::unique_ptr<Output>> create_file_output(const std::string& path);
 
 // Appends to `fd` (a pipe, a terminal, a socket); the fd is not closed.

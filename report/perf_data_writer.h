@@ -42,6 +42,12 @@
 // they drop. Where a file system cannot reserve, a write that fails half
 // way is undone: the features are put back after the last complete flush.
 // Either way the file stays valid up to its last complete record.
+//
+// Pipe mode is read by `perf script -i -` and `perf report -D -i -`; perf
+// 6.1's `report --stats -i -` and `inject` stop at the tracing data of any
+// pipe, perf record's own included ("unexpected end of event stream").
+//
+// One thread at a time: the caller serialises calls.
 #pragma once
 
 #include <cstdint>
@@ -113,6 +119,7 @@ struct WriterStats {
 class PerfDataWriter {
  public:
   // File mode at `path`; an existing non-empty file becomes "<path>.old".
+  // A FIFO or a device at `path` gets pipe mode.
   static Result<std::unique_ptr<PerfDataWriter>> create_file(const std::string& path,
                                                              WriterConfig config);
   // Pipe mode on `fd` (not closed), named `name` in messages.

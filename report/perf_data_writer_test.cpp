@@ -4,7 +4,9 @@
 // The real perf reading these files is tests/kernel/report_perf_data_test.cpp.
 #include "report/perf_data_writer.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
@@ -15,6 +17,7 @@
 #include "report/sample_layout.h"
 #include "report/synthesize.h"
 #include "report/tracing_data.h"
+#include "sys/fd.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 
@@ -692,6 +695,30 @@ TEST(PerfDataWriter, ExistingFileBecomesOld) {
   ASSERT_TRUE(writer.ok());
   struct stat old_st;
   EXPECT_NE(::stat(empty_dir.path("perf.data.old").c_str(), &old_st), 0);
+}
+
+TEST(PerfDataWriter, AFifoPathGetsPipeMode) {
+  testing::TempDir dir;
+  std::string path = dir.path("fifo");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  // A reader first (O_RDWR never blocks on a FIFO), so opening to write does not wait.
+  sys::Fd reader(::open(path.c_str(), O_RDWR | O_NONBLOCK | O_CLOEXEC));
+  ASSERT_TRUE(reader.valid());
+  auto writer = PerfDataWriter::create_file(path, mce_config());
+  ASSERT_TRUE(writer.ok()) << writer.error().message();
+  EXPECT_TRUE((*writer)->pipe_mode());
+  ASSERT_TRUE((*writer)->append(samples(2)).ok());
+  ASSERT_TRUE((*writer)->finish().ok());
+  Bytes stream(1 << 16);
+  ssize_t n = ::read(reader.get(), stream.data(), stream.size());
+  ASSERT_GT(n, 0);
+  stream.resize(size_t(n));
+  auto data = PerfDataReader::parse(stream);
+  ASSERT_TRUE(data.ok()) << data.error().message();
+  EXPECT_TRUE(data->pipe_mode());
+  EXPECT_EQ(count_type(*data, PERF_RECORD_SAMPLE), 2u);
+  struct stat st;
+  EXPECT_NE(::stat((path + ".old").c_str(), &st), 0) << "a FIFO is not renamed";
 }
 
 TEST(PerfDataWriter, DirectoryIsRefused) {

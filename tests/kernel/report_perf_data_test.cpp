@@ -1,7 +1,8 @@
 // perf.data from report/'s writer, read by the real perf (6.1): samples the
 // kernel wrote for real, in file mode and through a pipe, with losses, on a
-// full disk, a cpu-clock profile perf report must name, the MCE snapshot
-// decoded by perf script; and report/'s reader on what perf record wrote.
+// full disk, from a writer killed midway, a cpu-clock profile perf report
+// must name, the MCE snapshot decoded by perf script; and report/'s reader
+// on what perf record wrote.
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -467,6 +468,73 @@ TEST(ReportPerfData, MceRecordFromTheSnapshotDecodesInPerfScript) {
       << context(script);
   EXPECT_NE(script.out.find("APIC: 2"), std::string::npos) << context(script);
   EXPECT_NE(script.out.find("[001]"), std::string::npos) << context(script);
+}
+
+TEST(ReportPerfData, AWriterKilledMidwayLeavesWhatItFlushed) {
+  // A child writes 300 samples and flushes, buffers 200 more, and is killed
+  // with SIGKILL: perf reads the file and finds exactly the 300.
+  const uint64_t tracepoint = 113;
+  WriterConfig config;
+  config.events.push_back({tracepoint_attr(tracepoint), "mce:mce_record", {7}});
+  config.tracefs_root = shared_dir() + "/fixtures/tracefs-debian-6.1";
+  config.side_band = report::SideBand::kNever;
+  auto samples = [](int n) {
+    Bytes out;
+    report::ByteWriter w(&out);
+    for (int i = 0; i < n; i++) {
+      w.u32(PERF_RECORD_SAMPLE);
+      w.u16(PERF_RECORD_MISC_KERNEL);
+      w.u16(uint16_t(8 + 6 * 8 + 4 + 116));
+      w.u64(7);
+      w.u64(0);
+      w.u32(99);
+      w.u32(99);
+      w.u64(1000 + uint64_t(i));
+      w.u32(0);
+      w.u32(0);
+      w.u64(1);
+      w.u32(116);
+      w.u16(113);
+      w.zeros(114);
+    }
+    return out;
+  };
+  TempDir dir;
+  std::string path = dir.path("perf.data");
+  int ready[2];
+  ASSERT_EQ(pipe2(ready, O_CLOEXEC), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto writer = PerfDataWriter::create_file(path, config);
+    if (!writer.ok() || !(*writer)->append(samples(300)).ok() || !(*writer)->flush().ok() ||
+        !(*writer)->append(samples(200)).ok())
+      _exit(1);
+    char c = 'r';
+    (void)!write(ready[1], &c, 1);
+    for (;;)
+      pause();
+  }
+  close(ready[1]);
+  char c = 0;
+  ssize_t got = read(ready[0], &c, 1);
+  close(ready[0]);
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_EQ(got, 1) << "the writer child failed before it was killed";
+  ASSERT_TRUE(WIFSIGNALED(status));
+
+  CommandResult script = run_command({"perf", "script", "-i", path});
+  ASSERT_EQ(script.status, 0) << context(script);
+  int lines = 0;
+  std::istringstream in(script.out);
+  for (std::string line; std::getline(in, line);)
+    lines += line.find("mce:mce_record:") != std::string::npos;
+  EXPECT_EQ(lines, 300) << context(script);
+  CommandResult stats = run_command({"perf", "report", "--stats", "-i", path});
+  ASSERT_EQ(stats.status, 0) << context(stats);
+  EXPECT_EQ(stat_count(stats.out, "SAMPLE"), 300) << context(stats);
 }
 
 TEST(ReportPerfData, ReaderReadsWhatPerfRecordWrote) {
