@@ -1,0 +1,97 @@
+#include "sys/ring.h"
+
+#include <cstddef>
+
+namespace pp::sys {
+
+const char* ring_layout_name(RingLayout layout) {
+  return layout == RingLayout::kBackward ? "backward" : "forward";
+}
+
+Result<RingGeometry> ring_geometry(std::span<const uint8_t> mapping, size_t page_size) {
+  constexpr size_t kControlBytes = offsetof(perf_event_mmap_page, data_size) + sizeof(uint64_t);
+  if (mapping.size() < kControlBytes)
+    return errorf(EINVAL, "perf buffer mapping of %zu bytes is smaller than its control page",
+                  mapping.size());
+  const auto* page = reinterpret_cast<const perf_event_mmap_page*>(mapping.data());
+  RingGeometry geometry;
+  geometry.data_offset = size_t(__atomic_load_n(&page->data_offset, __ATOMIC_RELAXED));
+  geometry.data_size = size_t(__atomic_load_n(&page->data_size, __ATOMIC_RELAXED));
+  if (geometry.data_size == 0) {
+    // Kernels before 4.1: one control page, then the rest of the mapping.
+    if (mapping.size() <= page_size)
+      return errorf(EINVAL,
+                    "perf buffer mapping of %zu bytes has no data pages (map 1 + 2^n pages)",
+                    mapping.size());
+    geometry.data_offset = page_size;
+    geometry.data_size = mapping.size() - page_size;
+  }
+  size_t size = geometry.data_size;
+  if (size < 64 || (size & (size - 1)) != 0)
+    return errorf(EINVAL, "perf buffer data size %zu is not a power of two of at least 64 bytes",
+                  size);
+  if (geometry.data_offset < kControlBytes || geometry.data_offset > mapping.size() ||
+      mapping.size() - geometry.data_offset < size)
+    return errorf(EINVAL,
+                  "perf buffer data area (offset %zu, %zu bytes) does not fit in the %zu-byte "
+                  "mapping",
+                  geometry.data_offset, size, mapping.size());
+  return geometry;
+}
+
+size_t min_record_size(uint32_t type) {
+  // The fixed fields of each kernel record, header included; variable parts
+  // (file names, comm, read values) count as at least one u64.
+  switch (type) {
+    case PERF_RECORD_MMAP:
+      return 48;
+    case PERF_RECORD_LOST:
+      return 24;
+    case PERF_RECORD_COMM:
+      return 24;
+    case PERF_RECORD_EXIT:
+    case PERF_RECORD_FORK:
+    case PERF_RECORD_THROTTLE:
+    case PERF_RECORD_UNTHROTTLE:
+      return 32;
+    case PERF_RECORD_READ:
+      return 24;
+    case PERF_RECORD_SAMPLE:
+      return 8;
+    case PERF_RECORD_MMAP2:
+      return 80;
+    case PERF_RECORD_AUX:
+      return 32;
+    case PERF_RECORD_ITRACE_START:
+    case PERF_RECORD_LOST_SAMPLES:
+      return 16;
+    case PERF_RECORD_SWITCH:
+      return 8;
+    case PERF_RECORD_SWITCH_CPU_WIDE:
+      return 16;
+    case PERF_RECORD_NAMESPACES:
+      return 24;
+    case PERF_RECORD_KSYMBOL:
+      return 32;
+    case PERF_RECORD_BPF_EVENT:
+    case PERF_RECORD_CGROUP:
+    case PERF_RECORD_TEXT_POKE:
+      return 24;
+    case PERF_RECORD_AUX_OUTPUT_HW_ID:
+      return 16;
+    default:
+      return 8;
+  }
+}
+
+bool plausible_record_header(const perf_event_header& header) {
+  constexpr uint32_t kFirstUserType = 64;     // PERF_RECORD_USER_TYPE_START in perf
+  constexpr uint16_t kReservedMisc = 0x0ff8;  // bits 3..11: unused by any kernel so far
+  if (header.type == 0 || header.type >= kFirstUserType)
+    return false;
+  if ((header.misc & kReservedMisc) != 0 || (header.misc & PERF_RECORD_MISC_CPUMODE_MASK) > 5)
+    return false;
+  return header.size % 8 == 0 && header.size >= min_record_size(header.type);
+}
+
+}  // namespace pp::sys
