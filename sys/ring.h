@@ -76,4 +76,14 @@ bool plausible_record_header(const perf_event_header& header);
 // 8 for types this build does not know.
 size_t min_record_size(uint32_t type);
 
+// Whether `record` (header included, header.size bytes) is laid out as the
+// event with `attr` writes it. A PERF_RECORD_SAMPLE must have exactly the
+// size its sample_type fields add up to (callchain, raw, branch stack,
+// registers, user stack and aux sizes read from the record itself), and a
+// tracepoint's raw data must begin with the tracepoint's common_type; other
+// records must hold at least their fixed part and the sample_id trailer when
+// attr.sample_id_all. Used to resynchronise with certainty when the reader
+// knows which event writes the buffer.
+bool record_matches_attr(std::span<const uint8_t> record, const perf_event_attr& attr);
+
 }  // namespace pp::sys
