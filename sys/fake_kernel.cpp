@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "base/strings.h"
+#include "sys/explain.h"
 
 namespace pp::sys {
 
@@ -1324,41 +1325,6 @@ std::string render_attr(const EventAttr& ea, uint32_t persistent_type, bool pers
   return "{" + join(parts, ", ") + "}";
 }
 
-std::string request_name(unsigned long request) {
-  switch (request) {
-    case PERF_EVENT_IOC_ENABLE:
-      return "PERF_EVENT_IOC_ENABLE";
-    case PERF_EVENT_IOC_DISABLE:
-      return "PERF_EVENT_IOC_DISABLE";
-    case PERF_EVENT_IOC_REFRESH:
-      return "PERF_EVENT_IOC_REFRESH";
-    case PERF_EVENT_IOC_RESET:
-      return "PERF_EVENT_IOC_RESET";
-    case PERF_EVENT_IOC_PERIOD:
-      return "PERF_EVENT_IOC_PERIOD";
-    case PERF_EVENT_IOC_SET_OUTPUT:
-      return "PERF_EVENT_IOC_SET_OUTPUT";
-    case PERF_EVENT_IOC_SET_FILTER:
-      return "PERF_EVENT_IOC_SET_FILTER";
-    case PERF_EVENT_IOC_ID:
-      return "PERF_EVENT_IOC_ID";
-    case PERF_EVENT_IOC_SET_BPF:
-      return "PERF_EVENT_IOC_SET_BPF";
-    case PERF_EVENT_IOC_PAUSE_OUTPUT:
-      return "PERF_EVENT_IOC_PAUSE_OUTPUT";
-    case PERF_EVENT_IOC_QUERY_BPF:
-      return "PERF_EVENT_IOC_QUERY_BPF";
-    case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
-      return "PERF_EVENT_IOC_MODIFY_ATTRIBUTES";
-    case kIocDetach:
-      return "PERF_EVENT_IOC_DETACH";
-    case kIocAttach:
-      return "PERF_EVENT_IOC_ATTACH";
-    default:
-      return hex(request);
-  }
-}
-
 std::string handle_text(int handle) {
   return handle > 0 ? "fd#" + std::to_string(handle) : "fd#?";
 }
@@ -1403,8 +1369,8 @@ std::string FakeKernel::render_call(const KernelCall& call, uint32_t persistent_
         arg = "&" + call.arg_text;
       else
         arg = std::to_string(call.arg);
-      out = "ioctl(" + handle_text(call.handle) + ", " + request_name(call.request) + ", " + arg +
-            ") = " + (call.error ? failure(call.error) : std::to_string(call.result));
+      out = "ioctl(" + handle_text(call.handle) + ", " + perf_ioctl_name(call.request) + ", " +
+            arg + ") = " + (call.error ? failure(call.error) : std::to_string(call.result));
       if (!call.error && call.request == PERF_EVENT_IOC_ID)
         out += " (id " + call.arg_text + ")";
       break;
