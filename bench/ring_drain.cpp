@@ -178,11 +178,10 @@ int main(int argc, char** argv) {
     for (const sys::RingReader& reader : readers)
       samples += reader.stats().samples;
     out.flush();
-    std::printf("samples %llu lost_records %llu lost_bytes %llu bytes %llu\n",
-                static_cast<unsigned long long>(samples),
-                static_cast<unsigned long long>(lost_records),
-                static_cast<unsigned long long>(lost_bytes),
-                static_cast<unsigned long long>(out.total()));
+    std::printf(
+        "samples %llu lost_records %llu lost_bytes %llu bytes %llu\n",
+        static_cast<unsigned long long>(samples), static_cast<unsigned long long>(lost_records),
+        static_cast<unsigned long long>(lost_bytes), static_cast<unsigned long long>(out.total()));
   }
   ::close(out_fd);
   return 0;

@@ -60,8 +60,11 @@
 namespace pp::sys {
 
 enum class RingStart {
-  kNow,     // follow: only records written from now on
-  kOldest,  // snapshot: everything the buffer still holds, then what follows
+  kNow,  // follow: only records written from now on
+  // snapshot: everything the buffer still holds, then what follows. The
+  // first batch's loss is everything the writer overwrote since the buffer
+  // was created (what a flight recorder too small for its history lost).
+  kOldest,
 };
 
 // Bytes at the tail of a full buffer that a record the writer is still
