@@ -27,10 +27,11 @@
 //     plausible for a kernel record - and, when the options name the
 //     event's attr, each record exactly the size its sample_type makes it,
 //     with the tracepoint's common_type at the head of its raw data. A
-//     false start inside a record's payload would have to mimic a whole
-//     chain of such records to be taken; only the record cut by the lap can
-//     hide one, since every later candidate loses to the true boundary
-//     before it. What lies before the start is counted as lost.
+//     false start can win only inside the record the lap cut (any later one
+//     loses to the true boundary before it), and only if its bytes chain,
+//     plausible header after plausible header, onto a true boundary; given
+//     the attr, that takes forging whole records of the event's exact
+//     layout. What lies before the start is counted as lost.
 //   - Records come out oldest first, as complete perf_event_header-prefixed
 //     spans into the reader's copy, valid until the next read(). No
 //     allocation per record or per read: the copy and offset buffers are
