@@ -1394,18 +1394,23 @@ class Parser {
         return fail(t.col, EINVAL, "unknown term '" + t.config + "' for PMU '" + pmu.name + "'",
                     valid_terms(pmu));
       }
-      std::string where = "term '" + t.config + "' of PMU '" + pmu.name + "'" + alias_note(t);
+      // The words of an error, built only when there is one.
+      auto where = [&] {
+        return "term '" + t.config + "' of PMU '" + pmu.name + "'" + alias_note(t);
+      };
       if (file->problem)
-        return fail(t.col, file->problem->code(), where + " cannot be used",
+        return fail(t.col, file->problem->code(), where() + " cannot be used",
                     file->problem->message());
       const pmu::Format& format = file->format;
-      std::string spelled = "format file " + file->path + " says '" + format_string(format) + "'";
+      auto spelled = [&] {
+        return "format file " + file->path + " says '" + format_string(format) + "'";
+      };
       if (format.word == 0)
-        return fail(t.col, EINVAL, where + " writes word 0 of perf_event_attr",
-                    spelled + ", but word 0 (type and size) is for perf-persistent to set");
+        return fail(t.col, EINVAL, where() + " writes word 0 of perf_event_attr",
+                    spelled() + ", but word 0 (type and size) is for perf-persistent to set");
       if (format.word >= sys::kAttrWords)
-        return fail(t.col, EINVAL, where + " writes past the end of perf_event_attr",
-                    spelled + ", but perf_event_attr has " + std::to_string(sys::kAttrWords) +
+        return fail(t.col, EINVAL, where() + " writes past the end of perf_event_attr",
+                    spelled() + ", but perf_event_attr has " + std::to_string(sys::kAttrWords) +
                         " u64 words (0-" + std::to_string(sys::kAttrWords - 1) +
                         ", 136 bytes): word " + std::to_string(format.word) + " does not exist");
 
@@ -1428,14 +1433,14 @@ class Parser {
                   (t.alias ? t.alias->name : std::string("...")) + "," + t.config + "=VALUE/");
         value = param->num;
       } else {
-        return fail(t.val_col, EINVAL, where + " takes a number, not '" + t.str + "'", spelled);
+        return fail(t.val_col, EINVAL, where() + " takes a number, not '" + t.str + "'", spelled());
       }
       uint64_t max = pmu::format_max_value(format.bits);
       if (value > max)
         return fail(t.val_col, EINVAL,
                     "value " + hex(value) + " too big for format, maximum is " +
-                        std::to_string(max) + " (" + hex(max) + "): " + where,
-                    spelled);
+                        std::to_string(max) + " (" + hex(max) + "): " + where(),
+                    spelled());
       for (const Written& w : written) {
         if (w.file == file || w.word != format.word || !(w.bits & format.bits))
           continue;
