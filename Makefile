@@ -201,7 +201,15 @@ uninstall:
 	rm -f $(DESTDIR)$(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
 
-ci: all test asan fuzz doc lint
+# Steps one after the other (each builds with the -j it was given), the tests
+# last so the output ends with the test runner's summary.
+ci:
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory lint
+	$(Q)$(MAKE) --no-print-directory doc
+	$(Q)$(MAKE) --no-print-directory asan
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)$(MAKE) --no-print-directory test
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
