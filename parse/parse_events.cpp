@@ -600,6 +600,8 @@ class Parser {
       case Tok::kName:
       case Tok::kTerm:
         break;
+      case Tok::kValue:
+        return parse_digit_term();
       case Tok::kSlash:
         return fail(t.begin, EINVAL, "a term is missing before '/'");
       case Tok::kComma:
@@ -631,6 +633,35 @@ class Parser {
       return unexpected(v, "a value (a number or a name) after '='");
     }
     take();
+    return term;
+  }
+
+  // A term whose name starts with a digit: persistent/7/ names the persistent
+  // event 7 (the broker names an event by its id when it was not given a
+  // name). perf 6.1 cannot parse these; the name runs on over the tokens that
+  // follow it without a gap and make up [A-Za-z0-9_.-].
+  Result<Term> parse_digit_term() {
+    const Token& first = take();
+    Term term;
+    term.col = term.val_col = first.begin;
+    term.config = first.text;
+    size_t end = first.end;
+    for (;;) {
+      const Token& t = peek();
+      bool part = t.kind == Tok::kName || t.kind == Tok::kValue || t.kind == Tok::kDash ||
+                  (t.kind == Tok::kStray && t.text == ".");
+      if (t.begin != end || !part ||
+          t.text.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                   "0123456789_.-") != std::string::npos)
+        break;
+      term.config += take().text;
+      end = t.end;
+    }
+    if (at(Tok::kEquals))
+      return fail(peek().begin, EINVAL,
+                  "a term name cannot start with a digit: '" + term.config + "'");
+    term.num = 1;
+    term.no_value = true;
     return term;
   }
 

@@ -66,7 +66,9 @@ void lay_out(FakeSysfs& fake, const TempDir& dir) {
   fake.pmu("persistent", 23)
       .format("persistent", "attr5:23")
       .alias("mce_record", "persistent,config=106")
-      .alias("ctxsw", "persistent,config=2");
+      .alias("ctxsw", "persistent,config=2")
+      .alias("7", "persistent,config=7")
+      .alias("12a-b.c", "persistent,config=12");
   fake.pmu("weird", 44)
       .format("w0", "attr0:0-3")
       .format("w5", "attr5:23")
@@ -621,6 +623,14 @@ INSTANTIATE_TEST_SUITE_P(
                    .flags = uint64_t(1) << 23}}},
         AttrCase{"mce_record",
                  {{.name = "mce_record", .type = 23, .config = 106, .flags = uint64_t(1) << 23}}},
+        // Named by its id (the broker's default name): perf 6.1 cannot parse it.
+        AttrCase{"persistent/7/,persistent/12a-b.c/k",
+                 {{.name = "persistent/7/", .type = 23, .config = 7, .flags = uint64_t(1) << 23},
+                  {.name = "persistent/12a-b.c/k",
+                   .type = 23,
+                   .config = 12,
+                   .exclude = "uh",
+                   .flags = uint64_t(1) << 23}}},
         AttrCase{"persistent/ctxsw/u,persistent/mce_record/",
                  {{.name = "persistent/ctxsw/u",
                    .type = 23,
@@ -1094,11 +1104,16 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     Persistent, ErrorTable,
     ::testing::Values(
-        ErrorCase{"persistent/mce_recrd/", 11, "no persistent event 'mce_recrd'", ENOENT,
-                  "did you mean 'mce_record'? the persistent events are: ctxsw, mce_record"},
+        ErrorCase{
+            "persistent/mce_recrd/", 11, "no persistent event 'mce_recrd'", ENOENT,
+            "did you mean 'mce_record'? the persistent events are: 12a-b.c, 7, ctxsw, mce_record"},
         ErrorCase{"persistent/nope/u", 11, "no persistent event 'nope'", ENOENT,
                   "perf persistent create -e EVENT --name nope"},
-        ErrorCase{"persistent/nope=2/", 11, "unknown term 'nope' for PMU 'persistent'"}));
+        ErrorCase{"persistent/nope=2/", 11, "unknown term 'nope' for PMU 'persistent'"},
+        ErrorCase{"persistent/8/", 11, "no persistent event '8'", ENOENT},
+        ErrorCase{"persistent/7 a/", 13, "unexpected 'a', expected ',' or '/' after a term"},
+        ErrorCase{"persistent/7=1/", 12, "a term name cannot start with a digit: '7'"},
+        ErrorCase{"msr/7/", 4, "unknown term '7' for PMU 'msr'"}));
 
 TEST(ParseEventsNoPersistent, SaysHowToGetOne) {
   TempDir dir;
