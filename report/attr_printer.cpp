@@ -365,8 +365,8 @@ Result<sys::EventAttr> read_attr_fields(std::string_view text) {
   return attr;
 }
 
-nlohmann::json attr_json(const sys::EventAttr& attr) {
-  nlohmann::json j = nlohmann::json::object();
+nlohmann::ordered_json attr_json(const sys::EventAttr& attr) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   const perf_event_attr& a = attr.attr;
   for (const AttrField& f : kFields) {
     uint64_t value = f.get(attr);
@@ -385,11 +385,139 @@ nlohmann::json attr_json(const sys::EventAttr& attr) {
     if (std::span<const BitName> names = bit_names(f.format); !names.empty())
       j[std::string(key) + "_names"] = flag_list(names, value);
   }
-  nlohmann::json words = nlohmann::json::array();
+  nlohmann::ordered_json words = nlohmann::ordered_json::array();
   for (uint64_t w : attr.words)
     words.push_back(w);
   j["words"] = std::move(words);
   return j;
+}
+
+namespace {
+
+// The terms perf keeps beside the attr, as "name=value" in perf's spelling.
+std::vector<std::pair<std::string, nlohmann::ordered_json>> written_terms(
+    const parse::ConfigTerms& t) {
+  std::vector<std::pair<std::string, nlohmann::ordered_json>> out;
+  if (t.period)
+    out.emplace_back("period", *t.period);
+  if (t.freq)
+    out.emplace_back("freq", *t.freq);
+  if (t.time)
+    out.emplace_back("time", *t.time ? 1 : 0);
+  if (t.call_graph)
+    out.emplace_back("call-graph", *t.call_graph);
+  if (t.stack_size)
+    out.emplace_back("stack-size", *t.stack_size);
+  if (t.max_stack)
+    out.emplace_back("max-stack", *t.max_stack);
+  if (t.max_events)
+    out.emplace_back("nr", *t.max_events);
+  if (t.inherit)
+    out.emplace_back(*t.inherit ? "inherit" : "no-inherit", true);
+  if (t.overwrite)
+    out.emplace_back(*t.overwrite ? "overwrite" : "no-overwrite", true);
+  if (t.branch_type)
+    out.emplace_back("branch_type", *t.branch_type);
+  if (t.percore)
+    out.emplace_back("percore", *t.percore ? 1 : 0);
+  if (t.aux_output)
+    out.emplace_back("aux-output", *t.aux_output ? 1 : 0);
+  if (t.aux_sample_size)
+    out.emplace_back("aux-sample-size", *t.aux_sample_size);
+  if (!t.driver_config.empty())
+    out.emplace_back("driver-config", t.driver_config);
+  if (!t.metric_id.empty())
+    out.emplace_back("metric-id", t.metric_id);
+  return out;
+}
+
+std::string term_text(const std::string& name, const nlohmann::ordered_json& value) {
+  if (value.is_boolean())
+    return name;
+  if (value.is_string())
+    return name + "=" + value.get<std::string>();
+  if (value.is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& v : value)
+      parts.push_back("@" + v.get<std::string>());
+    return join(parts, ",");
+  }
+  return name + "=" + value.dump();
+}
+
+}  // namespace
+
+void print_events(std::ostream& out, std::span<const parse::EventSpec> events) {
+  for (size_t i = 0; i < events.size(); i++) {
+    const parse::EventSpec& e = events[i];
+    print_attr_block(out, e.attr);
+    out << "event " << i << ": " << e.name << ", group leader " << e.leader;
+    if (e.leader == int(i))
+      out << " (itself)";
+    else if (e.leader >= 0 && size_t(e.leader) < events.size())
+      out << " (" << events[size_t(e.leader)].name << ")";
+    if (!e.group_name.empty())
+      out << ", group " << e.group_name;
+    if (!e.pmu.empty())
+      out << ", pmu " << e.pmu;
+    std::vector<std::string> terms;
+    for (const auto& [name, value] : written_terms(e.terms))
+      terms.push_back(term_text(name, value));
+    if (!terms.empty())
+      out << ", terms " << join(terms, ",");
+    if (e.sample_read)
+      out << ", sample read (S)";
+    if (e.precise_max)
+      out << ", highest precise_ip the PMU allows (P)";
+    if (e.weak_group)
+      out << ", weak group (W)";
+    out << '\n';
+  }
+}
+
+nlohmann::ordered_json events_json(std::span<const parse::EventSpec> events) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < events.size(); i++) {
+    const parse::EventSpec& e = events[i];
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    j["index"] = i;
+    j["name"] = e.name;
+    j["leader"] = e.leader;
+    j["group"] = e.group_name.empty() ? nlohmann::ordered_json(nullptr)
+                                      : nlohmann::ordered_json(e.group_name);
+    j["pmu"] = e.pmu;
+    j["tracepoint"] = e.tracepoint.empty() ? nlohmann::ordered_json(nullptr)
+                                           : nlohmann::ordered_json(e.tracepoint);
+    j["cpus"] = e.cpus;
+    j["text"] = e.text;
+    j["unit"] = e.unit;
+    j["scale"] = e.scale;
+    j["per_pkg"] = e.per_pkg;
+    j["snapshot"] = e.snapshot;
+    j["uncore"] = e.uncore;
+    j["sample_read"] = e.sample_read;
+    j["precise_max"] = e.precise_max;
+    j["weak_group"] = e.weak_group;
+    nlohmann::ordered_json terms = nlohmann::ordered_json::object();
+    for (const auto& [name, value] : written_terms(e.terms))
+      terms[name] = value;
+    j["terms"] = std::move(terms);
+    j["attr"] = attr_json(e.attr);
+    list.push_back(std::move(j));
+  }
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  doc["events"] = std::move(list);
+  return doc;
+}
+
+nlohmann::ordered_json error_json(const Error& error) {
+  nlohmann::ordered_json e = nlohmann::ordered_json::object();
+  e["code"] = errno_name(error.code());
+  e["errno"] = error.code();
+  e["message"] = error.message();
+  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+  doc["error"] = std::move(e);
+  return doc;
 }
 
 }  // namespace pp::report

@@ -43,6 +43,7 @@
 #include <string_view>
 
 #include "base/result.h"
+#include "parse/parse_events.h"
 #include "sys/perf_attr.h"
 
 namespace pp::report {
@@ -119,6 +120,26 @@ Result<sys::EventAttr> read_attr_fields(std::string_view text);
 // "branch_sample_type_names" (arrays of perf's flag names, unnamed bits as
 // "0x..." strings), and "words": the 17 u64 words of the struct, word 16
 // being config3. Documentation/perf-persistent-attr.txt has the schema.
-nlohmann::json attr_json(const sys::EventAttr& attr);
+nlohmann::ordered_json attr_json(const sys::EventAttr& attr);
+
+// What `perf persistent attr` prints for each event: its attr block, then one
+// line with its name, its group leader (an event outside any group leads
+// itself), the group's name when it has one, its PMU, and what lives beside
+// the attr (terms applied at open, modifiers S, P, W):
+//
+//   event 1: task-clock:u, group leader 0 (cpu-clock:u), group mygrp, pmu software
+//   event 2: cpu-clock/call-graph=fp/, group leader 2 (itself), pmu software, terms call-graph=fp
+void print_events(std::ostream& out, std::span<const parse::EventSpec> events);
+
+// {"events": [...]}: per event, in order,
+//   "index", "name", "leader" (index), "group" (name or null), "pmu",
+//   "tracepoint" (or null), "cpus" ([] = all), "text", "unit", "scale",
+//   "per_pkg", "snapshot", "uncore", "sample_read", "precise_max",
+//   "weak_group", "terms" (only the terms written, by their perf names),
+//   "attr" (attr_json()).
+nlohmann::ordered_json events_json(std::span<const parse::EventSpec> events);
+
+// {"error": {"code": "EINVAL", "errno": 22, "message": "..."}}.
+nlohmann::ordered_json error_json(const Error& error);
 
 }  // namespace pp::report

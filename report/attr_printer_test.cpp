@@ -414,7 +414,7 @@ TEST(AttrPrinter, ReadsPerfsOwnSpacingAndSignedValues) {
 }
 
 TEST(AttrJson, EveryFieldIsPresentWithItsValue) {
-  nlohmann::json j = attr_json(breakpoint());
+  nlohmann::ordered_json j = attr_json(breakpoint());
   EXPECT_EQ(j["type"], 5);
   EXPECT_EQ(j["size"], 128);
   EXPECT_EQ(j["config"], 0);
@@ -425,10 +425,10 @@ TEST(AttrJson, EveryFieldIsPresentWithItsValue) {
   EXPECT_EQ(j["exclude_guest"], 1);
   EXPECT_EQ(j["exclude_host"], 0);
   EXPECT_EQ(j["sample_type"], PERF_SAMPLE_IDENTIFIER);
-  EXPECT_EQ(j["sample_type_names"], nlohmann::json::array({"IDENTIFIER"}));
+  EXPECT_EQ(j["sample_type_names"], nlohmann::ordered_json::array({"IDENTIFIER"}));
   EXPECT_EQ(j["read_format_names"],
-            nlohmann::json::array({"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING"}));
-  EXPECT_EQ(j["branch_sample_type_names"], nlohmann::json::array());
+            nlohmann::ordered_json::array({"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING"}));
+  EXPECT_EQ(j["branch_sample_type_names"], nlohmann::ordered_json::array());
   ASSERT_EQ(j["words"].size(), sys::kAttrWords);
   EXPECT_EQ(j["words"][7], 0x1000);
   // One key per field, the unions split in two, the flag names, the words.
@@ -439,7 +439,7 @@ TEST(AttrJson, UnionsFollowTheirSelectorBits) {
   sys::EventAttr a;
   a.attr.sample_period = 4000;
   a.attr.wakeup_events = 8;
-  nlohmann::json j = attr_json(a);
+  nlohmann::ordered_json j = attr_json(a);
   EXPECT_EQ(j["sample_period"], 4000);
   EXPECT_EQ(j["sample_freq"], 0);
   EXPECT_EQ(j["wakeup_events"], 8);
@@ -459,11 +459,11 @@ TEST(AttrJson, SixtyFourBitValuesAndSignedClockidSurvive) {
   a.attr.clockid = -1;
   a.config3() = ~uint64_t(0);
   a.attr.sample_type = uint64_t(1) << 63;
-  nlohmann::json j = nlohmann::json::parse(attr_json(a).dump());
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(attr_json(a).dump());
   EXPECT_EQ(j["config"].get<uint64_t>(), 0xc00000000002a823);
   EXPECT_EQ(j["clockid"].get<int64_t>(), -1);
   EXPECT_EQ(j["config3"].get<uint64_t>(), ~uint64_t(0));
-  EXPECT_EQ(j["sample_type_names"], nlohmann::json::array({"0x8000000000000000"}));
+  EXPECT_EQ(j["sample_type_names"], nlohmann::ordered_json::array({"0x8000000000000000"}));
 }
 
 }  // namespace
