@@ -359,18 +359,23 @@ Result<std::vector<CorpusCase>> read_corpus(std::string_view text) {
       rest = trim(rest.substr(0, arrow));
     }
     c.text = std::string(rest);
-    bool needs_expectation = c.mode == "expect" || c.mode == "reject";
-    if (c.mode != "stat" && c.mode != "record" && !needs_expectation)
+    std::string base = c.mode.substr(0, c.mode.find(':'));
+    bool needs_expectation = base == "expect" || base == "reject";
+    if (base != "stat" && base != "record" && !needs_expectation)
       return errorf(EINVAL, "corpus line %d: unknown mode '%s' (stat, record, expect, reject)",
                     number, c.mode.c_str());
     if (needs_expectation == c.expectation.empty())
       return errorf(EINVAL, "corpus line %d: %s '=> ...' for mode %s", number,
-                    needs_expectation ? "needs" : "must not have", c.mode.c_str());
+                    needs_expectation ? "needs" : "must not have", base.c_str());
     if (c.text.empty())
       return errorf(EINVAL, "corpus line %d: no event string", number);
     cases.push_back(c);
   }
   return cases;
+}
+
+void PrintTo(const CorpusCase& c, std::ostream* out) {
+  *out << "line " << c.line << ": " << c.mode << " '" << c.text << "'";
 }
 
 Result<Shown> read_expectation(std::string_view expectation) {
@@ -403,9 +408,14 @@ Result<Shown> read_expectation(std::string_view expectation) {
           return errorf(EINVAL, "expectation: no word %lu", (unsigned long)w);
         e.attr.words[w] = number;
       } else {
+        // The unions go by either name: sample_freq (with freq=1) and
+        // wakeup_watermark (with watermark=1) are the same words.
+        std::string_view field_key = key == "sample_freq"        ? "sample_period"
+                                     : key == "wakeup_watermark" ? "wakeup_events"
+                                                                 : key;
         const report::AttrField* field = nullptr;
         for (const report::AttrField& f : report::attr_fields())
-          if (f.json_name == key)
+          if (f.json_name == field_key)
             field = &f;
         if (!field)
           return errorf(EINVAL, "expectation: unknown field '%.*s'", int(key.size()), key.data());

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -98,7 +99,11 @@ struct CorpusCase {
   std::string expectation;
 };
 
-// Reads the corpus; EINVAL names the line of a malformed case.
+// For gtest's messages: "line 12: stat 'cpu-clock:u'".
+void PrintTo(const CorpusCase& c, std::ostream* out);
+
+// Reads the corpus; EINVAL names the line of a malformed case. A mode may
+// carry options after a colon ("stat:any-order").
 Result<std::vector<CorpusCase>> read_corpus(std::string_view text);
 
 // An `expect` case's expectation as a Shown.

@@ -237,9 +237,10 @@ TEST(Corpus, ReadsModesStringsAndExpectations) {
       "stat    cpu-clock:u\n"
       "record\t{cpu-clock/period=10/,task-clock}\n"
       "expect  persistent/mce_record/ => type=1003 config=0x6a mmap2=1 name=p leader=0\n"
-      "reject  krava/krava01=8/ => does not fit\n");
+      "reject  krava/krava01=8/ => does not fit\n"
+      "stat:any-order uncore_fake/clockticks/\n");
   ASSERT_TRUE(cases.ok()) << cases.error().message();
-  ASSERT_EQ(cases->size(), 4u);
+  ASSERT_EQ(cases->size(), 5u);
   EXPECT_EQ((*cases)[0].line, 3);
   EXPECT_EQ((*cases)[0].mode, "stat");
   EXPECT_EQ((*cases)[0].text, "cpu-clock:u");
@@ -247,6 +248,8 @@ TEST(Corpus, ReadsModesStringsAndExpectations) {
   EXPECT_EQ((*cases)[2].text, "persistent/mce_record/");
   EXPECT_EQ((*cases)[2].expectation, "type=1003 config=0x6a mmap2=1 name=p leader=0");
   EXPECT_EQ((*cases)[3].expectation, "does not fit");
+  EXPECT_EQ((*cases)[4].mode, "stat:any-order");
+  EXPECT_FALSE(read_corpus("bogus:any-order cpu-clock\n").ok());
 
   EXPECT_FALSE(read_corpus("stat\n").ok());
   EXPECT_FALSE(read_corpus("bogus cpu-clock\n").ok());
