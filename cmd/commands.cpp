@@ -13,6 +13,7 @@ namespace pp::cmd {
 namespace {
 
 constexpr Command kCommands[] = {
+    {"attr", "Show the perf_event_attr each event of an event string becomes", cmd_attr},
     {"help", "Show the usage of perf-persistent or of one of its commands", cmd_help},
     {"version", "Show the version of perf-persistent and what it was built with", cmd_version},
 };

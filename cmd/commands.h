@@ -21,6 +21,7 @@ std::span<const Command> commands();
 int run_main(int argc, const char** argv);
 
 // Entry points, one per cmd/<verb>.cpp.
+int cmd_attr(int argc, const char** argv);
 int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
 

@@ -1,0 +1,84 @@
+// perf persistent attr: the perf_event_attr each event of an event string
+// becomes, in perf stat -vv's layout or as JSON.
+#include <iostream>
+
+#include "base/options.h"
+#include "cmd/commands.h"
+#include "cmd/exit_codes.h"
+#include "parse/parse_events.h"
+#include "pmu/model.h"
+#include "report/attr_printer.h"
+#include "sys/tree.h"
+
+namespace pp::cmd {
+namespace {
+
+int fail(bool json, const Error& error, const OptionParser* usage_of) {
+  if (json) {
+    std::cout << report::error_json(error).dump(2) << '\n';
+    return kExitUsage;
+  }
+  std::string message = error.message();
+  if (!message.empty() && message.back() != '\n')
+    message += '\n';
+  std::cerr << message;
+  if (usage_of)
+    std::cerr << '\n' << usage_of->usage();
+  else
+    std::cerr << "Run 'perf list' for the events this machine has; the syntax is in "
+                 "'perf persistent help attr'.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+
+int cmd_attr(int argc, const char** argv) {
+  std::vector<std::string> event_texts;
+  pmu::Roots roots;
+  bool json = false;
+  OptionParser opts({"perf persistent attr [<options>] -e <event>..."});
+  opts.values('e', "event", "event", &event_texts,
+              "event selector, as perf stat -e takes it; may be repeated")
+      .value(0, "sysfs-root", "dir", &roots.sysfs,
+             "read PMUs under <dir>/bus/event_source/devices (default /sys)")
+      .value(0, "tracefs-root", "dir", &roots.tracefs,
+             "read tracepoints under <dir>/events (default /sys/kernel/tracing)")
+      .value(0, "run-dir", "dir", &roots.broker_run_dir,
+             "the broker's run directory (default /run/perf-persistent)")
+      .flag('j', "json", &json, "print JSON (errors too)");
+  auto parsed = opts.parse(argc, argv);
+  if (parsed.ok() && !parsed->help && event_texts.empty())
+    parsed = Error(EINVAL, "give at least one event with -e <event>");
+  if (!parsed.ok())
+    return fail(json, parsed.error().with_context("perf persistent attr"), &opts);
+  if (parsed->help) {
+    std::cout << opts.usage();
+    return kExitOk;
+  }
+
+  auto model = pmu::Model::load(roots);
+  if (!model.ok())
+    return fail(json, model.error(), nullptr);
+
+  // Each -e is parsed on its own, as perf does, so an error points into the
+  // string the user wrote; group leaders are renumbered into one list.
+  std::vector<parse::EventSpec> events;
+  for (const std::string& text : event_texts) {
+    auto specs = parse::parse_events(text, *model);
+    if (!specs.ok())
+      return fail(json, specs.error(), nullptr);
+    int base = int(events.size());
+    for (parse::EventSpec& spec : *specs) {
+      spec.leader += base;
+      events.push_back(std::move(spec));
+    }
+  }
+
+  if (json)
+    std::cout << report::events_json(events).dump(2) << '\n';
+  else
+    report::print_events(std::cout, events);
+  return kExitOk;
+}
+
+}  // namespace pp::cmd
