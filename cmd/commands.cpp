@@ -15,6 +15,8 @@ namespace {
 constexpr Command kCommands[] = {
     {"help", "Show the usage of perf-persistent or of one of its commands", cmd_help},
     {"version", "Show the version of perf-persistent and what it was built with", cmd_version},
+    {"list", "List the persistent events, with their buffers and counts", cmd_list},
+    {"kill", "Kill persistent events by id or name", cmd_kill},
 };
 
 const Command* find(std::string_view name) {

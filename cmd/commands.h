@@ -23,5 +23,7 @@ int run_main(int argc, const char** argv);
 // Entry points, one per cmd/<verb>.cpp.
 int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
+int cmd_list(int argc, const char** argv);
+int cmd_kill(int argc, const char** argv);
 
 }  // namespace pp::cmd

@@ -53,6 +53,10 @@ Result<std::string> self_executable();
 // inherited) and waits: its exit status, or 128 + the signal that killed it.
 Result<int> run_and_wait(const std::vector<std::string>& argv);
 
+// Raises the soft limit on open files to the hard limit: a broker holds one fd
+// per (event, CPU) plus one per client. Best effort.
+void raise_fd_limit();
+
 // Whether a process with this pid exists (kill(pid, 0)).
 bool process_exists(pid_t pid);
 

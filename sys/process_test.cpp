@@ -23,7 +23,8 @@ TEST(ProcessStatus, ParsesUidsAndCapabilities) {
   EXPECT_TRUE(root->has_capability(kCapPerfmon));
   EXPECT_TRUE(root->may_use_persistent_events());
 
-  auto nobody = parse_process_status("Uid:\t65534\t65534\t65534\t65534\nCapEff:\t0000000000000000\n");
+  auto nobody =
+      parse_process_status("Uid:\t65534\t65534\t65534\t65534\nCapEff:\t0000000000000000\n");
   ASSERT_TRUE(nobody.ok());
   EXPECT_EQ(nobody->effective_uid, 65534u);
   EXPECT_FALSE(nobody->perfmon_capable());
@@ -128,8 +129,7 @@ TEST(LockFile, SecondHolderIsRefusedWithTheFirstPid) {
     auto second = LockFile::acquire(path);
     ASSERT_FALSE(second.ok());
     EXPECT_EQ(second.error().code(), EBUSY);
-    EXPECT_NE(second.error().message().find("pid " + std::to_string(::getpid())),
-              std::string::npos)
+    EXPECT_NE(second.error().message().find("pid " + std::to_string(::getpid())), std::string::npos)
         << second.error().message();
   }
   auto again = LockFile::acquire(path);

@@ -41,6 +41,23 @@ size_t max_socket_path() {
   return sizeof(sockaddr_un::sun_path) - 1;
 }
 
+Result<Fd> duplicate(int fd) {
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+  if (copy < 0)
+    return error_from_errno(errno, "cannot duplicate fd " + std::to_string(fd));
+  return Fd(copy);
+}
+
+Result<int> wait_for(std::span<pollfd> fds, int timeout_ms) {
+  for (;;) {
+    int n = ::poll(fds.data(), fds.size(), timeout_ms);
+    if (n >= 0)
+      return n;
+    if (errno != EINTR)
+      return error_from_errno(errno, "poll");
+  }
+}
+
 Result<UnixSocket> UnixSocket::connect(const std::string& path) {
   PP_ASSIGN_OR_RETURN(sockaddr_un addr, socket_address(path));
   Fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -169,7 +186,7 @@ Status UnixSocket::set_nonblocking(bool nonblocking) {
 }
 
 Status UnixSocket::set_timeouts(int ms) {
-  timeval tv = {ms / 1000, (ms % 1000) * 1000};
+  timeval tv = {ms / 1000, suseconds_t(ms % 1000) * 1000};
   if (::setsockopt(fd_.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
       ::setsockopt(fd_.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
     return error_from_errno(errno, "setsockopt(SO_RCVTIMEO/SO_SNDTIMEO)");

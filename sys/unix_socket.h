@@ -11,6 +11,7 @@
 // Every socket is close-on-exec; sends never raise SIGPIPE (EPIPE instead).
 #pragma once
 
+#include <poll.h>
 #include <sys/types.h>
 
 #include <cstddef>
@@ -106,5 +107,13 @@ class UnixListener {
 
 // The longest socket path the kernel accepts (sun_path less its NUL).
 size_t max_socket_path();
+
+// A second fd for the same open file (close-on-exec), e.g. to queue an fd
+// for sending while its owner may close the original.
+Result<Fd> duplicate(int fd);
+
+// poll(2) on sockets and pipes: the number of ready fds, 0 on timeout; EINTR
+// is retried.
+Result<int> wait_for(std::span<struct pollfd> fds, int timeout_ms);
 
 }  // namespace pp::sys
