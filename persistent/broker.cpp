@@ -88,7 +88,13 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
 }
 
 Status Broker::restore() {
-  PP_ASSIGN_OR_RETURN(RegistryState state, load_state(dir_));
+  auto loaded = load_state(dir_);
+  if (!loaded.ok()) {
+    int code = loaded.error().code() == EINVAL ? EIO : loaded.error().code();
+    return Error(code, "cannot restore the registry: " + loaded.error().message() + "; move " +
+                           dir_.state() + " away to start with an empty one");
+  }
+  RegistryState state = std::move(*loaded);
   next_id_ = state.next_id;
   size_t restored = 0, failed = 0, configured = 0;
   for (EventInfo& info : state.events) {

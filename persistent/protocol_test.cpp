@@ -179,3 +179,21 @@ TEST(Protocol, InvalidUtf8NeverThrows) {
 
 }  // namespace
 }  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+// The example in Documentation/protocol.txt, byte for byte.
+TEST(Protocol, TheDocumentedExampleIsWhatGoesOnTheWire) {
+  std::string request = encode_frame(FrameKind::kRequest, "{\"op\":\"list\"}");
+  EXPECT_EQ(request, std::string("PPBR\x01\x00\x01\x00\x0d\x00\x00\x00", 12) + "{\"op\":\"list\"}");
+  auto decoded = decode_request("{\"op\":\"list\"}");
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->op, Op::kList);
+  std::string reply = encode_frame(FrameKind::kReply, encode_ok_reply({{"events", json::array()}}));
+  EXPECT_EQ(reply, std::string("PPBR\x01\x00\x02\x00\x17\x00\x00\x00", 12) +
+                       "{\"events\":[],\"ok\":true}");
+}
+
+}  // namespace
+}  // namespace pp::persistent
