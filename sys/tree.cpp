@@ -49,6 +49,12 @@ Result<std::string> Tree::read(std::string_view relative, size_t limit) const {
 }
 
 Result<std::vector<std::string>> Tree::list(std::string_view relative) const {
+  PP_ASSIGN_OR_RETURN(std::vector<std::string> names, list_unsorted(relative));
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Result<std::vector<std::string>> Tree::list_unsorted(std::string_view relative) const {
   std::string dir = path(relative);
   DIR* d = ::opendir(dir.c_str());
   if (!d)
@@ -60,7 +66,6 @@ Result<std::vector<std::string>> Tree::list(std::string_view relative) const {
       names.emplace_back(name);
   }
   ::closedir(d);
-  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -35,6 +35,10 @@ class Tree {
   // The names in a directory, sorted, without "." and "..".
   Result<std::vector<std::string>> list(std::string_view relative) const;
 
+  // The same names in the order the kernel returns them (readdir order), for
+  // callers that must enumerate as perf does (tracepoint globs, PMU scans).
+  Result<std::vector<std::string>> list_unsorted(std::string_view relative) const;
+
   bool exists(std::string_view relative) const;
   bool is_directory(std::string_view relative) const;
 
