@@ -70,6 +70,18 @@ Kernel& real_kernel() {
   return kernel;
 }
 
+Result<uint64_t> event_id(Kernel& kernel, int fd) {
+  uint64_t id = 0;
+  PP_RETURN_IF_ERROR(kernel.ioctl_ptr(fd, PERF_EVENT_IOC_ID, &id));
+  return id;
+}
+
+Status set_filter(Kernel& kernel, int fd, const std::string& filter) {
+  PP_RETURN_IF_ERROR(
+      kernel.ioctl_ptr(fd, PERF_EVENT_IOC_SET_FILTER, const_cast<char*>(filter.c_str())));
+  return ok_status();
+}
+
 size_t page_size() {
   static const size_t size = size_t(::sysconf(_SC_PAGESIZE));
   return size;

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 
 #include "base/result.h"
@@ -77,6 +78,15 @@ class Kernel {
   // ioctl(2) on a perf event fd. Returns the ioctl's (non-negative) result.
   virtual Result<long> ioctl(int fd, unsigned long request, unsigned long arg) = 0;
 
+  // ioctl(2) whose argument points at memory: PERF_EVENT_IOC_SET_FILTER
+  // (a NUL-terminated filter string), PERF_EVENT_IOC_ID (a u64 the kernel
+  // fills in), PERF_EVENT_IOC_PERIOD (a u64). The default passes the pointer
+  // through ioctl() above, which is what the real kernel wants; a fake
+  // overrides it to read or fill the pointed-to value.
+  virtual Result<long> ioctl_ptr(int fd, unsigned long request, void* arg) {
+    return ioctl(fd, request, reinterpret_cast<unsigned long>(arg));
+  }
+
   // mmap(2) of a perf event fd, MAP_SHARED, at offset 0. A persistent
   // event's buffer refuses PROT_WRITE with EACCES.
   virtual Result<Mapping> mmap(int fd, size_t length, int prot) = 0;
@@ -95,6 +105,13 @@ class Kernel {
 
 // The real kernel: system calls, nothing else.
 Kernel& real_kernel();
+
+// PERF_EVENT_IOC_ID: the kernel's id of the event behind `fd`, the value
+// that PERF_SAMPLE_ID / PERF_SAMPLE_IDENTIFIER put in its samples.
+Result<uint64_t> event_id(Kernel& kernel, int fd);
+
+// PERF_EVENT_IOC_SET_FILTER: a tracepoint filter ("common_pid != 0").
+Status set_filter(Kernel& kernel, int fd, const std::string& filter);
 
 // The system's page size (sysconf), which sizes every perf buffer.
 size_t page_size();

@@ -1,0 +1,278 @@
+#include "sys/ring_reader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+#include "sys/kernel.h"
+
+namespace pp::sys {
+
+namespace {
+
+perf_event_header header_at(const uint8_t* at) {
+  perf_event_header header;
+  std::memcpy(&header, at, sizeof(header));
+  return header;
+}
+
+uint64_t u64_at(const uint8_t* at) {
+  uint64_t value;
+  std::memcpy(&value, at, sizeof(value));
+  return value;
+}
+
+// Positions are u64 and never wrap in practice, but a backward writer starts
+// at 0 and goes down, so distances are always taken modulo 2^64 and treated
+// as negative when they exceed 2^63.
+bool is_negative(uint64_t distance) {
+  return distance > (std::numeric_limits<uint64_t>::max() >> 1);
+}
+
+constexpr uint32_t kNone = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kLandsOnHead = kNone - 1;
+
+}  // namespace
+
+std::span<const uint8_t> RingBatch::Iterator::operator*() const {
+  const uint8_t* at = data_ + *offset_;
+  return {at, header_at(at).size};
+}
+
+Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
+                                      const RingReaderOptions& options) {
+  size_t page = options.page_size ? options.page_size : sys::page_size();
+  PP_ASSIGN_OR_RETURN(RingGeometry geometry, ring_geometry(mapping, page));
+  if (geometry.data_size > (size_t(1) << 31))
+    return errorf(EINVAL, "perf buffer of %zu bytes is larger than the reader handles (2 GiB)",
+                  geometry.data_size);
+  RingReader reader;
+  reader.page_ = reinterpret_cast<const perf_event_mmap_page*>(mapping.data());
+  reader.data_ = mapping.data() + geometry.data_offset;
+  reader.data_size_ = geometry.data_size;
+  reader.options_ = options;
+  reader.slack_ = std::min(options.inflight_slack, geometry.data_size / 8);
+  reader.scratch_.resize(geometry.data_size);
+  reader.offsets_.reserve(geometry.data_size / sizeof(perf_event_header));
+  // Both writers start at 0: the oldest position there can be.
+  reader.position_ = options.start == RingStart::kOldest ? 0 : load_data_head(reader.page_);
+  return reader;
+}
+
+bool RingReader::has_new_data() const {
+  return load_data_head(page_) != position_;
+}
+
+void RingReader::copy_out(uint64_t from, size_t length) {
+  size_t offset = size_t(from & (data_size_ - 1));
+  size_t first = std::min(length, data_size_ - offset);
+  std::memcpy(scratch_.data(), data_ + offset, first);
+  std::memcpy(scratch_.data() + first, data_, length - first);
+  if (hooks_.after_copy)
+    hooks_.after_copy();
+  // The copy's loads complete before data_head is read again, so a writer
+  // that reached the copied bytes shows in that second read.
+  std::atomic_thread_fence(std::memory_order_acquire);
+}
+
+bool RingReader::quiet_after_settling(uint64_t head) {
+  if (!first_read_ || options_.start != RingStart::kOldest || options_.settle_us == 0)
+    return false;
+  if (hooks_.settle)
+    hooks_.settle();
+  else
+    std::this_thread::sleep_for(std::chrono::microseconds(options_.settle_us));
+  return load_data_head(page_) == head;
+}
+
+const RingBatch& RingReader::read() {
+  batch_ = RingBatch();
+  offsets_.clear();
+  uint64_t head = load_data_head(page_);
+  if (head != position_) {
+    ++stats_.reads;
+    if (options_.layout == RingLayout::kForward)
+      read_forward(head);
+    else
+      read_backward(head);
+  }
+  first_read_ = false;
+  finish_batch();
+  return batch_;
+}
+
+// Forward: records occupy [position_, head); the oldest bytes are the ones
+// the writer overwrites first.
+void RingReader::read_forward(uint64_t head) {
+  uint64_t available = head - position_;
+  if (is_negative(available)) {
+    ++stats_.head_regressions;
+    position_ = head;
+    return;
+  }
+  // What the writer lapped before we came: gone, and with it the boundary.
+  uint64_t start = available > data_size_ ? head - data_size_ : position_;
+  uint64_t lapped = start - position_;
+  size_t length = size_t(head - start);
+  copy_out(start, length);
+  uint64_t after = load_data_head(page_);
+  // The first byte still intact when the writer has published `writer` and
+  // may have `slack` more in progress.
+  auto intact_from = [&](uint64_t writer, size_t slack) {
+    uint64_t reach = writer + slack;
+    return std::max(start, reach > data_size_ ? reach - data_size_ : 0);
+  };
+  uint64_t valid = intact_from(after, slack_);
+  if (valid > start && after == head && quiet_after_settling(after))
+    valid = intact_from(after, 0);  // nothing was in progress
+  position_ = head;
+  if (valid >= head) {
+    account_loss(lapped, head - start);
+    return;
+  }
+  if (lapped == 0 && valid == start) {
+    // Every boundary is known from position_ on; anything that breaks the
+    // chain before head is garbage.
+    stats_.corrupt_bytes += length - walk(0, length);
+    account_loss(0, 0);
+    return;
+  }
+  ++stats_.resyncs;
+  size_t begin = size_t(valid - start);
+  size_t first = resync(begin, length);
+  if (first < length)
+    walk(first, length);  // lands exactly on head: resync() chose a start whose chain does
+  account_loss(lapped, first);
+}
+
+// Backward: records occupy [head, position_), newest first; the oldest bytes
+// (nearest position_) are the ones the writer overwrites first.
+void RingReader::read_backward(uint64_t head) {
+  uint64_t available = position_ - head;
+  if (is_negative(available)) {
+    ++stats_.head_regressions;
+    position_ = head;
+    return;
+  }
+  uint64_t lapped = available > data_size_ ? available - data_size_ : 0;
+  size_t length = size_t(available - lapped);
+  copy_out(head, length);
+  uint64_t after = load_data_head(page_);
+  // The writer has moved down `head - writer` bytes since `head`; they alias
+  // the top of the window, and a record in progress may cover `slack` more.
+  auto intact_up_to = [&](uint64_t writer, size_t slack) -> size_t {
+    uint64_t written = head - writer;
+    if (is_negative(written) || written + slack >= data_size_)
+      return 0;
+    return size_t(std::min<uint64_t>(data_size_ - written - slack, length));
+  };
+  size_t valid = intact_up_to(after, slack_);
+  if (valid < length && after == head && quiet_after_settling(after))
+    valid = intact_up_to(after, 0);  // nothing was in progress
+  position_ = head;
+  size_t stop = walk(0, valid);
+  size_t corrupt = 0;
+  if (stop < valid) {
+    // The window ends at a known boundary only when nothing was lapped or
+    // cut off; otherwise the last record may run into overwritten bytes.
+    bool known_end = lapped == 0 && valid == length;
+    bool readable = valid - stop >= sizeof(perf_event_header);
+    if (known_end ||
+        (readable && header_at(scratch_.data() + stop).size < sizeof(perf_event_header)))
+      corrupt = valid - stop;
+  }
+  stats_.corrupt_bytes += corrupt;
+  account_loss(lapped, length - stop - corrupt);
+  std::reverse(offsets_.begin(), offsets_.end());
+}
+
+// Appends the records chained from `begin` that end by `end`; a record must
+// be at least a header long and fit. Returns where the chain stopped.
+size_t RingReader::walk(size_t begin, size_t end) {
+  const uint8_t* bytes = scratch_.data();
+  size_t at = begin;
+  while (end - at >= sizeof(perf_event_header)) {
+    perf_event_header header = header_at(bytes + at);
+    if (header.size < sizeof(perf_event_header) || header.size > end - at)
+      break;
+    offsets_.push_back(uint32_t(at));
+    at += header.size;
+  }
+  return at;
+}
+
+// Finds the earliest offset in scratch_[begin, end) from which a chain of
+// plausible records lands exactly on `end`. Candidates are 8-byte aligned in
+// writer positions (records are u64 multiples and positions start at 0), so
+// `end` minus each candidate is a multiple of 8. Returns `end` when there is
+// none.
+size_t RingReader::resync(size_t begin, size_t end) {
+  constexpr size_t kAlign = sizeof(uint64_t);
+  size_t first = begin + ((end - begin) % kAlign);
+  if (end - first < sizeof(perf_event_header))
+    return end;
+  size_t count = (end - first) / kAlign;
+  next_.assign(count, kNone);
+  const uint8_t* bytes = scratch_.data();
+  const perf_event_attr* attr = options_.attr ? &options_.attr->attr : nullptr;
+  // next_[i]: kLandsOnHead when the record at candidate i ends exactly at
+  // `end`, the candidate it ends at when that one's chain lands, else
+  // kNone. Later candidates first, so a chain's rest is known when needed:
+  // one pass, whatever the number of chains.
+  size_t earliest = end;
+  for (size_t i = count; i-- > 0;) {
+    size_t at = first + i * kAlign;
+    perf_event_header header = header_at(bytes + at);
+    if (header.size > end - at || !plausible_record_header(header))
+      continue;
+    if (attr && !record_matches_attr({bytes + at, header.size}, *attr))
+      continue;
+    size_t to = at + header.size;
+    if (to == end)
+      next_[i] = kLandsOnHead;
+    else if (next_[(to - first) / kAlign] != kNone)
+      next_[i] = uint32_t((to - first) / kAlign);
+    if (next_[i] != kNone)
+      earliest = at;
+  }
+  return earliest;
+}
+
+void RingReader::account_loss(uint64_t lapped, uint64_t overrun) {
+  stats_.lapped_bytes += lapped;
+  stats_.overrun_bytes += overrun;
+  batch_.lost.bytes += lapped + overrun;
+}
+
+void RingReader::finish_batch() {
+  const uint8_t* bytes = scratch_.data();
+  uint64_t batch_bytes = 0;
+  for (uint32_t offset : offsets_) {
+    perf_event_header header = header_at(bytes + offset);
+    batch_bytes += header.size;
+    if (header.type == PERF_RECORD_SAMPLE) {
+      ++stats_.samples;
+    } else if (header.type == PERF_RECORD_LOST && header.size >= 24) {
+      stats_.kernel_lost += u64_at(bytes + offset + 16);  // { header; u64 id; u64 lost; }
+    } else if (header.type == PERF_RECORD_LOST_SAMPLES && header.size >= 16) {
+      stats_.kernel_lost_samples += u64_at(bytes + offset + 8);  // { header; u64 lost; }
+    }
+  }
+  stats_.records += offsets_.size();
+  stats_.bytes += batch_bytes;
+  if (batch_.lost.bytes) {
+    uint64_t average = stats_.records ? stats_.bytes / stats_.records : 0;
+    uint64_t records = average ? (batch_.lost.bytes + average / 2) / average : 0;
+    batch_.lost.records = std::max<uint64_t>(records, 1);
+    stats_.lost_records += batch_.lost.records;
+  }
+  batch_.bytes = batch_bytes;
+  batch_.data_ = bytes;
+  batch_.offsets_ = offsets_.data();
+  batch_.count_ = offsets_.size();
+}
+
+}  // namespace pp::sys
