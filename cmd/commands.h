@@ -25,5 +25,7 @@ int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
 int cmd_list(int argc, const char** argv);
 int cmd_kill(int argc, const char** argv);
+int cmd_create(int argc, const char** argv);
+int cmd_daemon(int argc, const char** argv);
 
 }  // namespace pp::cmd
