@@ -79,6 +79,14 @@ struct BackendOptions {
 // $PERF_PERSISTENT_RUN_DIR when set and not empty, else /run/perf-persistent.
 std::string default_run_dir();
 
+// Whether an attr that parse/ made from `persistent/NAME/` names a broker
+// event (attr.type is the broker's kBrokerPmuType, published in
+// <run-dir>/devices/persistent/type): then attr.config is the id to open()
+// through the broker, never an attr for perf_event_open.
+inline bool is_broker_event(const sys::EventAttr& attr) {
+  return attr.attr.type == kBrokerPmuType;
+}
+
 // Whether the kernel has the seed ABI: <sysfs>/bus/event_source/devices/persistent.
 bool kernel_has_persistent_pmu(const sys::Tree& sysfs);
 

@@ -112,9 +112,7 @@ Status Broker::restore() {
     Status opened =
         resolved.ok() ? open_buffers(event, *resolved, request, &note) : Status(resolved.error());
     if (opened.ok()) {
-      restored++;
-      log("restored event " + std::to_string(event.info.id) + " '" + event.info.name +
-          "': buffers restarted, earlier samples are gone");
+      restored++;  // the start summary says so, once for all
     } else {
       failed++;
       event.info.state = "failed";
@@ -124,6 +122,7 @@ Status Broker::restore() {
     }
     uint64_t id = event.info.id;
     PP_RETURN_IF_ERROR(dir_.publish_event(event.info.name, id));
+    event.json = dump_json(event_to_json(event.info));
     events_.emplace(id, std::move(event));
   }
   if (!config_.config_file.empty()) {
@@ -219,6 +218,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
   info.created = info.buffer_start;
 
   PP_RETURN_IF_ERROR(dir_.publish_event(name, id));
+  event.json = dump_json(event_to_json(event.info));
   events_.emplace(id, std::move(event));
   next_id_ = id + 1;
   if (Status saved = save(); !saved.ok()) {
@@ -349,9 +349,19 @@ void Broker::handle_request(Client& client, std::string_view payload) {
                                      {"events", events_.size()}}));
       return;
     case Op::kList: {
+      if (!request->verbose) {
+        std::string list = "{\"ok\":true,\"events\":[";
+        for (const auto& [id, event] : events_) {
+          if (list.back() != '[')
+            list += ',';
+          list += event.json;
+        }
+        reply(client, list + "]}");
+        return;
+      }
       json events = json::array();
       for (const auto& [id, event] : events_)
-        events.push_back(event_to_json(snapshot(event, request->verbose)));
+        events.push_back(event_to_json(snapshot(event, true)));
       reply(client, encode_ok_reply({{"events", std::move(events)}}));
       return;
     }

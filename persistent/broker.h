@@ -92,6 +92,10 @@ class Broker {
   struct LiveEvent {
     EventInfo info;
     std::vector<CpuBuffer> buffers;
+    // event_to_json(info), serialised once: an event never changes after it
+    // is made, and a plain list is then a concatenation (100 events in well
+    // under a millisecond).
+    std::string json;
   };
   struct Client {
     sys::UnixSocket socket;

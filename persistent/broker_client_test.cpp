@@ -9,34 +9,13 @@
 #include <thread>
 
 #include "persistent/broker.h"
+#include "persistent/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {
 namespace {
 
-class RefusingKernel final : public sys::Kernel {
- public:
-  Result<sys::Fd> perf_event_open(const sys::EventAttr&, pid_t, int, int, unsigned long) override {
-    return error_from_errno(EINVAL, "perf_event_open");
-  }
-  Result<long> ioctl(int, unsigned long, unsigned long) override { return Error(ENOTTY, "ioctl"); }
-  Result<sys::Mapping> mmap(int, size_t, int) override { return Error(ENODEV, "mmap"); }
-  Result<size_t> read(int, void*, size_t) override { return Error(EBADF, "read"); }
-  Result<int> poll(std::span<pollfd>, int) override { return 0; }
-  void close(int) override {}
-  void munmap(void*, size_t) override {}
-};
 
-class AnyTracepoint final : public EventResolver {
- public:
-  Result<ResolvedEvent> resolve(std::string_view text) override {
-    ResolvedEvent e;
-    e.attr.attr.type = PERF_TYPE_TRACEPOINT;
-    e.attr.attr.size = sys::kAttrSizeVer7;
-    e.tracepoint = std::string(text);
-    return e;
-  }
-};
 
 // A broker serving on its own thread until the fixture ends.
 class BrokerClientTest : public ::testing::Test {
@@ -77,10 +56,10 @@ class BrokerClientTest : public ::testing::Test {
     return BrokerBackend(options);
   }
 
-  testing::TempDir tmp_, sysfs_;
+  ::pp::testing::TempDir tmp_, sysfs_;
   std::string run_dir_;
-  RefusingKernel kernel_;
-  AnyTracepoint resolver_;
+  testing::RefusingKernel kernel_{EINVAL};
+  testing::TestResolver resolver_;
   std::unique_ptr<Broker> broker_;
   int stop_[2] = {-1, -1};
   std::thread thread_;
@@ -181,7 +160,7 @@ TEST_F(BrokerClientTest, TheBrokersRefusalArrivesWithItsCode) {
 }
 
 TEST(BackendSelection, KernelAbiPicksTheKernelBackend) {
-  testing::TempDir sysfs;
+  ::pp::testing::TempDir sysfs;
   BackendOptions options;
   options.sysfs_root = sysfs.path();
   options.run_dir = sysfs.path("run");
@@ -207,6 +186,22 @@ TEST(BackendSelection, FailureClasses) {
   EXPECT_EQ(failure_of(Error(ENOENT, "")), Failure::kNotFound);
   for (int code : {EACCES, EPERM, EOPNOTSUPP, ENODEV, ECONNREFUSED, EMFILE, EBUSY})
     EXPECT_EQ(failure_of(Error(code, "")), Failure::kRefused) << errno_name(code);
+}
+
+}  // namespace
+}  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+TEST(BackendSelection, BrokerEventsAreKnownByTheirType) {
+  sys::EventAttr attr;
+  attr.attr.type = kBrokerPmuType;
+  attr.attr.config = 7;
+  EXPECT_TRUE(is_broker_event(attr));
+  attr.attr.type = 13;  // a kernel persistent PMU's type
+  EXPECT_FALSE(is_broker_event(attr));
+  EXPECT_GT(uint64_t(kBrokerPmuType), uint64_t(INT32_MAX)) << "the kernel's PMU types stop there";
 }
 
 }  // namespace

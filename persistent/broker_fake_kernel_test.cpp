@@ -10,6 +10,7 @@
 
 #include "persistent/broker.h"
 #include "persistent/broker_client.h"
+#include "persistent/test_doubles.h"
 #include "sys/fake_kernel.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
@@ -17,26 +18,8 @@
 namespace pp::persistent {
 namespace {
 
-constexpr uint64_t kGetppid = 316;
+constexpr uint64_t kGetppid = testing::kGetppidId;
 
-class Resolver final : public EventResolver {
- public:
-  Result<ResolvedEvent> resolve(std::string_view text) override {
-    ResolvedEvent e;
-    e.attr.attr.size = sys::kAttrSizeVer7;
-    if (text == "syscalls:sys_enter_getppid") {
-      e.attr.attr.type = PERF_TYPE_TRACEPOINT;
-      e.attr.attr.config = kGetppid;
-      e.tracepoint = std::string(text);
-    } else if (text == "cpu-clock") {
-      e.attr.attr.type = PERF_TYPE_SOFTWARE;
-      e.attr.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-    } else {
-      return Error(EINVAL, "event syntax error: '" + std::string(text) + "'");
-    }
-    return e;
-  }
-};
 
 class BrokerFakeKernelTest : public ::testing::Test {
  protected:
@@ -88,9 +71,9 @@ class BrokerFakeKernelTest : public ::testing::Test {
     return events.ok() ? *events : std::vector<EventInfo>{};
   }
 
-  testing::TempDir tmp_, sysfs_;
+  ::pp::testing::TempDir tmp_, sysfs_;
   std::unique_ptr<sys::FakeKernel> kernel_;
-  Resolver resolver_;
+  testing::TestResolver resolver_;
   BrokerConfig config_;
   std::atomic<int64_t> now_{1700000000};
   std::unique_ptr<Broker> broker_;

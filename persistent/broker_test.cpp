@@ -16,48 +16,14 @@
 
 #include "persistent/event_json.h"
 #include "persistent/protocol.h"
+#include "persistent/test_doubles.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {
 namespace {
 
-// A kernel that refuses every perf_event_open with one errno.
-class RefusingKernel final : public sys::Kernel {
- public:
-  explicit RefusingKernel(int err) : err_(err) {}
-  Result<sys::Fd> perf_event_open(const sys::EventAttr&, pid_t, int, int, unsigned long) override {
-    opens++;
-    return error_from_errno(err_, "perf_event_open");
-  }
-  Result<long> ioctl(int, unsigned long, unsigned long) override { return Error(ENOTTY, "ioctl"); }
-  Result<sys::Mapping> mmap(int, size_t, int) override { return Error(ENODEV, "mmap"); }
-  Result<size_t> read(int, void*, size_t) override { return Error(EBADF, "read"); }
-  Result<int> poll(std::span<pollfd>, int) override { return 0; }
-  void close(int) override {}
-  void munmap(void*, size_t) override {}
-  int opens = 0;
 
- private:
-  int err_;
-};
-
-// Resolves "syscalls:sys_enter_getppid" (and anything with a ':') as a
-// tracepoint; anything else is a parse error.
-class TestResolver final : public EventResolver {
- public:
-  Result<ResolvedEvent> resolve(std::string_view text) override {
-    if (text.find(':') == std::string_view::npos)
-      return Error(EINVAL, "event syntax error: '" + std::string(text) + "'");
-    ResolvedEvent e;
-    e.attr.attr.type = PERF_TYPE_TRACEPOINT;
-    e.attr.attr.size = sys::kAttrSizeVer7;
-    e.attr.attr.config = 316;
-    e.tracepoint = std::string(text);
-    e.pmu = "tracepoint";
-    return e;
-  }
-};
 
 class BrokerTest : public ::testing::Test {
  protected:
@@ -138,10 +104,10 @@ class BrokerTest : public ::testing::Test {
     return false;
   }
 
-  testing::TempDir tmp_, sysfs_;
+  ::pp::testing::TempDir tmp_, sysfs_;
   std::map<int, FrameReader> readers_;
-  RefusingKernel kernel_{EACCES};
-  TestResolver resolver_;
+  testing::RefusingKernel kernel_{EACCES};
+  testing::TestResolver resolver_;
   BrokerConfig config_;
 };
 

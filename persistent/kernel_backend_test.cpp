@@ -8,29 +8,16 @@
 #include <gtest/gtest.h>
 
 #include "persistent/names.h"
+#include "persistent/test_doubles.h"
 #include "sys/fake_kernel.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {
 namespace {
 
-constexpr uint64_t kGetppid = 316;
+constexpr uint64_t kGetppid = testing::kGetppidId;
 constexpr const char* kEvents = "bus/event_source/devices/persistent/events";
 
-class GetppidResolver final : public EventResolver {
- public:
-  Result<ResolvedEvent> resolve(std::string_view text) override {
-    if (text != "syscalls:sys_enter_getppid")
-      return Error(EINVAL, "event syntax error: '" + std::string(text) + "'");
-    ResolvedEvent e;
-    e.attr.attr.type = PERF_TYPE_TRACEPOINT;
-    e.attr.attr.size = sys::kAttrSizeVer7;
-    e.attr.attr.config = kGetppid;
-    e.tracepoint = "syscalls:sys_enter_getppid";
-    e.pmu = "tracepoint";
-    return e;
-  }
-};
 
 class KernelBackendTest : public ::testing::Test {
  protected:
@@ -56,8 +43,8 @@ class KernelBackendTest : public ::testing::Test {
     return events.ok() ? *events : std::vector<EventInfo>{};
   }
 
-  testing::TempDir sysfs_, run_;
-  GetppidResolver resolver_;
+  ::pp::testing::TempDir sysfs_, run_;
+  testing::TestResolver resolver_;
   std::unique_ptr<sys::FakeKernel> kernel_;
   std::unique_ptr<KernelBackend> backend_;
 };
@@ -319,7 +306,7 @@ TEST_F(KernelBackendTest, FilterIsSetBeforeDetach) {
 // A kernel without the ABI (mainline): no persistent PMU in sysfs, so the
 // broker backend is chosen.
 TEST(KernelBackendSelection, MainlineKernelMeansTheBroker) {
-  testing::TempDir sysfs;
+  ::pp::testing::TempDir sysfs;
   sys::FakeKernel mainline({.cpus = 2, .sysfs_root = sysfs.path(), .persistent_abi = false});
   EXPECT_FALSE(kernel_has_persistent_pmu(sys::Tree(sysfs.path())));
   sys::FakeKernel seed({.cpus = 2, .sysfs_root = sysfs.path()});

@@ -53,11 +53,12 @@ Status RunDir::publish_event(std::string_view name, uint64_t id) const {
   if (!validate_name(name).ok() && !is_id_reference(name))
     return Error(EINVAL, "refusing to publish the invalid name '" + std::string(name) + "'");
   return sys::write_file_atomically(pmu() + "/events/" + std::string(name),
-                                    "persistent,config=" + std::to_string(id) + "\n", 0644);
+                                    "persistent,config=" + std::to_string(id) + "\n", 0644,
+                                    sys::Durability::kNoSync);
 }
 
 Status RunDir::unpublish_event(std::string_view name) const {
-  return sys::remove_file_durably(pmu() + "/events/" + std::string(name));
+  return sys::remove_file_durably(pmu() + "/events/" + std::string(name), sys::Durability::kNoSync);
 }
 
 Status RunDir::unpublish_all() const {
@@ -66,7 +67,7 @@ Status RunDir::unpublish_all() const {
   if (!names.ok())
     return names.error().code() == ENOENT ? ok_status() : Status(names.error());
   for (const std::string& name : *names)
-    PP_RETURN_IF_ERROR(sys::remove_file_durably(events.path(name)));
+    PP_RETURN_IF_ERROR(sys::remove_file_durably(events.path(name), sys::Durability::kNoSync));
   return ok_status();
 }
 

@@ -12,6 +12,8 @@
 //
 // devices/persistent/ is the kernel's sysfs layout (seed 07/12, 08/12), so
 // pmu/ resolves `persistent/<name>/` through it exactly as through sysfs.
+// Its files are replaced atomically but not fsync'ed: they derive from
+// state.json (which is) and are rebuilt whenever a broker starts.
 //
 // state.json, rewritten atomically on every change:
 //

@@ -18,7 +18,9 @@ std::string parent_of(const std::string& path) {
   return path.substr(0, slash);
 }
 
-Status fsync_directory(const std::string& dir) {
+}  // namespace
+
+Status sync_directory(const std::string& dir) {
   Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (!fd)
     return error_from_errno(errno, "cannot open directory " + dir + " to sync it");
@@ -26,6 +28,8 @@ Status fsync_directory(const std::string& dir) {
     return error_from_errno(errno, "cannot sync directory " + dir);
   return ok_status();
 }
+
+namespace {
 
 Status write_all(int fd, std::string_view content, const std::string& path) {
   while (!content.empty()) {
@@ -42,7 +46,8 @@ Status write_all(int fd, std::string_view content, const std::string& path) {
 
 }  // namespace
 
-Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode) {
+Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
+                             Durability durability) {
   std::string temp = path + ".tmp." + std::to_string(::getpid());
   ::unlink(temp.c_str());  // a leftover of an earlier crash of this pid number
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
@@ -51,7 +56,7 @@ Status write_file_atomically(const std::string& path, std::string_view content, 
   Status status = write_all(fd.get(), content, temp);
   if (status.ok() && ::fchmod(fd.get(), mode) != 0)  // the umask must not weaken or widen it
     status = error_from_errno(errno, "cannot set the mode of " + temp);
-  if (status.ok() && ::fsync(fd.get()) != 0)
+  if (status.ok() && durability == Durability::kSync && ::fsync(fd.get()) != 0)
     status = error_from_errno(errno, "cannot sync " + temp);
   fd.reset();
   if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0)
@@ -60,16 +65,16 @@ Status write_file_atomically(const std::string& path, std::string_view content, 
     ::unlink(temp.c_str());
     return status;
   }
-  return fsync_directory(parent_of(path));
+  return durability == Durability::kSync ? sync_directory(parent_of(path)) : ok_status();
 }
 
-Status remove_file_durably(const std::string& path) {
+Status remove_file_durably(const std::string& path, Durability durability) {
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT)
       return ok_status();
     return error_from_errno(errno, "cannot remove " + path);
   }
-  return fsync_directory(parent_of(path));
+  return durability == Durability::kSync ? sync_directory(parent_of(path)) : ok_status();
 }
 
 Status make_directories(const std::string& path, mode_t mode) {

@@ -18,10 +18,20 @@
 
 namespace pp::sys {
 
-Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode);
+// kSync survives a crash of the machine; kNoSync only makes the replacement
+// atomic for readers (no fsync), for files derived from others and rebuilt at
+// start, such as the broker's published registry on tmpfs.
+enum class Durability { kSync, kNoSync };
 
-// Removes `path` and fsyncs its directory; a missing file is not an error.
-Status remove_file_durably(const std::string& path);
+Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
+                             Durability durability = Durability::kSync);
+
+// Removes `path` and, with kSync, fsyncs its directory; a missing file is not
+// an error.
+Status remove_file_durably(const std::string& path, Durability durability = Durability::kSync);
+
+// fsync of a directory, after changing several of its entries.
+Status sync_directory(const std::string& dir);
 
 // Creates `path` and its missing parents with `mode` (existing ones are left
 // as they are).

@@ -84,3 +84,22 @@ TEST(AtomicFile, MakeDirectoriesCreatesParentsAndRefusesFiles) {
 
 }  // namespace
 }  // namespace pp::sys
+
+namespace pp::sys {
+namespace {
+
+TEST(AtomicFile, UnsyncedReplacementIsStillAtomicAndClean) {
+  testing::TempDir dir;
+  std::string path = dir.path("events/x");
+  dir.mkdir("events");
+  ASSERT_TRUE(write_file_atomically(path, "persistent,config=1\n", 0644, Durability::kNoSync).ok());
+  EXPECT_EQ(*Tree(dir.path()).read("events/x"), "persistent,config=1\n");
+  EXPECT_EQ(*Tree(dir.path()).list("events"), std::vector<std::string>{"x"});
+  ASSERT_TRUE(remove_file_durably(path, Durability::kNoSync).ok());
+  EXPECT_TRUE(Tree(dir.path()).list("events")->empty());
+  EXPECT_TRUE(sync_directory(dir.path("events")).ok());
+  EXPECT_FALSE(sync_directory(dir.path("nope")).ok());
+}
+
+}  // namespace
+}  // namespace pp::sys
