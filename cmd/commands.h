@@ -24,5 +24,9 @@ int run_main(int argc, const char** argv);
 int cmd_attr(int argc, const char** argv);
 int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
+int cmd_list(int argc, const char** argv);
+int cmd_kill(int argc, const char** argv);
+int cmd_create(int argc, const char** argv);
+int cmd_daemon(int argc, const char** argv);
 
 }  // namespace pp::cmd

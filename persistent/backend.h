@@ -1,0 +1,109 @@
+// Where persistent events live: the kernel (the seed ABI, when
+// <sysfs>/bus/event_source/devices/persistent exists) or the broker daemon
+// (every mainline kernel). Both give the same model (persistent/event.h).
+//
+//   PP_ASSIGN_OR_RETURN(auto backend, make_backend(options));
+//   PP_ASSIGN_OR_RETURN(auto events, backend->list(/*verbose=*/false));
+//   PP_ASSIGN_OR_RETURN(Buffer buffer, backend->open(events[0].id, 0));
+//   PP_ASSIGN_OR_RETURN(auto map, kernel.mmap(buffer.fd.get(), buffer.mmap_length, PROT_READ));
+//
+// A reader keeps its Backend alive while it reads: the broker counts the
+// readers of an event by their open connections.
+//
+// Every operation fails with one of these codes, each of which ends a command
+// with its own exit status (failure_of() below, cmd/exit_codes.h):
+//   EINVAL  the request itself is wrong: name, event string, CPU list, pages (1)
+//   EEXIST  the name is taken (3)
+//   ENOENT  no persistent event with that id or name, or not on that CPU (4)
+//   other   refused: by the kernel (its errno, explained; a kernel EINVAL or
+//           ENOENT is passed on as EOPNOTSUPP or ENODEV so it cannot read as the
+//           above), by authorisation (EACCES), or the broker is unreachable (2)
+#pragma once
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "persistent/event.h"
+#include "persistent/sampling.h"
+#include "sys/kernel.h"
+#include "sys/tree.h"
+
+namespace pp::persistent {
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // "broker" or "kernel".
+  virtual std::string_view name() const = 0;
+
+  // Every persistent event, by id. `verbose` adds per-CPU counts (read(2):
+  // events counted since buffer_start) and, for the broker, readers. `note`
+  // (may be null) gets a line for the user when the list is empty for a
+  // reason worth knowing (no broker runs, but its saved events will return).
+  virtual Result<std::vector<EventInfo>> list(bool verbose, std::string* note) = 0;
+
+  // Creates an event; returns it as list() would show it. `note` gets a line
+  // for the user when something was done on their behalf (a broker started,
+  // a forward-layout fallback).
+  virtual Result<EventInfo> create(const CreateRequest& request, std::string* note) = 0;
+
+  // Kills the event `reference` names (an id or a name, persistent/names.h);
+  // returns what it was. Readers that hold its fds keep reading until they
+  // close them.
+  virtual Result<EventInfo> kill(std::string_view reference) = 0;
+
+  // A read-only fd for one CPU's buffer of event `id`.
+  virtual Result<Buffer> open(uint64_t id, int cpu) = 0;
+};
+
+struct BackendOptions {
+  std::string sysfs_root = sys::kDefaultSysfsRoot;
+  std::string proc_root = sys::kDefaultProcRoot;
+  std::string run_dir;            // "" means default_run_dir()
+  sys::Kernel* kernel = nullptr;  // nullptr means sys::real_kernel()
+  // Parses event strings for the kernel backend's create (the broker parses
+  // its own). May be null where nothing is created.
+  EventResolver* resolver = nullptr;
+  // How to start the broker when `create` finds none, e.g. {"/usr/lib/perf-core/
+  // perf-persistent", "daemon", "--run-dir", DIR}; empty means never start one.
+  std::vector<std::string> daemon_command;
+  // Where "started the broker" goes.
+  std::ostream* notes = nullptr;
+};
+
+// $PERF_PERSISTENT_RUN_DIR when set and not empty, else /run/perf-persistent.
+std::string default_run_dir();
+
+// Whether an attr that parse/ made from `persistent/NAME/` names a broker
+// event (attr.type is the broker's kBrokerPmuType, published in
+// <run-dir>/devices/persistent/type): then attr.config is the id to open()
+// through the broker, never an attr for perf_event_open.
+inline bool is_broker_event(const sys::EventAttr& attr) {
+  return attr.attr.type == kBrokerPmuType;
+}
+
+// Whether the kernel has the seed ABI: <sysfs>/bus/event_source/devices/persistent.
+bool kernel_has_persistent_pmu(const sys::Tree& sysfs);
+
+// The kernel backend where the kernel has the ABI, else the broker's client.
+std::unique_ptr<Backend> make_backend(const BackendOptions& options);
+
+// What ends a command when an operation fails, from the code (see above).
+enum class Failure { kUsage, kRefused, kNameTaken, kNotFound };
+Failure failure_of(const Error& error);
+
+// Kills each reference (or, with `all`, every event): what was killed and
+// the error of each reference that was not.
+struct KillReport {
+  std::vector<EventInfo> killed;
+  std::vector<std::pair<std::string, Error>> failed;  // reference, why
+};
+Result<KillReport> kill_events(Backend& backend, const std::vector<std::string>& references,
+                               bool all);
+
+}  // namespace pp::persistent

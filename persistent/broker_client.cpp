@@ -1,0 +1,205 @@
+#include "persistent/broker_client.h"
+
+#include <chrono>
+#include <thread>
+
+#include "base/strings.h"
+#include "persistent/event_json.h"
+#include "persistent/names.h"
+#include "sys/process.h"
+
+namespace pp::persistent {
+
+Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeout_ms) {
+  std::string path = dir.socket();
+  auto socket = sys::UnixSocket::connect(path);
+  if (!socket.ok()) {
+    int code = socket.error().code();
+    if (code == ENOENT || code == ECONNREFUSED)
+      return Error(ECONNREFUSED, "no broker answers at " + path +
+                                     " (start one with 'perf persistent daemon --run-dir " +
+                                     dir.root() + "')");
+    if (code == EACCES || code == EPERM)
+      return Error(EACCES, "permission denied reaching the broker at " + path +
+                               ": only root or a process with CAP_PERFMON may use persistent "
+                               "events (the run directory is root's, mode 0700)");
+    return socket.error();
+  }
+  PP_RETURN_IF_ERROR(socket->set_timeouts(timeout_ms));
+  return BrokerConnection(std::move(*socket), path);
+}
+
+Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>* fds) {
+  std::string frame = encode_frame(FrameKind::kRequest, encode_request(request));
+  Status sent = socket_.send(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
+  if (!sent.ok())
+    return Error(
+        EPIPE, "cannot send a request to the broker at " + where_ + ": " + sent.error().message());
+  std::vector<uint8_t> buf(65536);
+  for (;;) {
+    auto payload = reader_.next();
+    if (!payload.ok())
+      return Error(payload.error().code(),
+                   "a bad reply from the broker at " + where_ + ": " + payload.error().message());
+    if (payload->has_value())
+      return decode_reply(**payload);
+    auto n = socket_.receive(buf, fds);
+    if (!n.ok()) {
+      if (n.error().code() == EAGAIN)
+        return Error(ETIMEDOUT, "the broker at " + where_ + " did not reply in time");
+      return Error(n.error().code(), "cannot read the broker's reply: " + n.error().message());
+    }
+    if (*n == 0)
+      return Error(ECONNRESET, "the broker at " + where_ +
+                                   " closed the connection without a reply; see broker.log in its "
+                                   "run directory");
+    reader_.append(std::span<const uint8_t>(buf.data(), *n));
+  }
+}
+
+BrokerBackend::BrokerBackend(BackendOptions options)
+    : options_(std::move(options)),
+      dir_(options_.run_dir.empty() ? default_run_dir() : options_.run_dir) {}
+
+Status BrokerBackend::start_broker() {
+  sys::Tree proc(options_.proc_root);
+  auto self = sys::read_process_status(proc, ::getpid());
+  if (self.ok() && !self->may_use_persistent_events())
+    return errorf(EACCES,
+                  "only root or a process with CAP_PERFMON may create persistent events, and no "
+                  "broker runs for %s (uid %u has no CAP_PERFMON)",
+                  dir_.root().c_str(), unsigned(self->effective_uid));
+  if (options_.notes)
+    *options_.notes << "perf persistent: no broker runs for " << dir_.root() << "; starting one ("
+                    << join(options_.daemon_command, " ") << ")" << std::endl;
+  auto status = sys::run_and_wait(options_.daemon_command);
+  if (!status.ok())
+    return Error(ECONNREFUSED, "cannot start the broker: " + status.error().message());
+  // Another create may have started one at the same moment: then this one
+  // said so and gave up, and the other one answers.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    auto connected = BrokerConnection::connect(dir_);
+    if (connected.ok()) {
+      connection_.emplace(std::move(*connected));
+      return ok_status();
+    }
+    if (*status == 0 || std::chrono::steady_clock::now() > deadline) {
+      if (*status != 0)
+        return errorf(ECONNREFUSED,
+                      "the broker did not start (it exited with status %d; its messages are above, "
+                      "and in %s)",
+                      *status, dir_.log().c_str());
+      return Error(ECONNREFUSED,
+                   "the broker started but does not answer: " + connected.error().message());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Result<BrokerConnection*> BrokerBackend::connection(bool start) {
+  if (connection_)
+    return &*connection_;
+  auto connected = BrokerConnection::connect(dir_);
+  if (connected.ok()) {
+    connection_.emplace(std::move(*connected));
+    return &*connection_;
+  }
+  if (connected.error().code() != ECONNREFUSED || !start || options_.daemon_command.empty())
+    return connected.error();
+  PP_RETURN_IF_ERROR(start_broker());
+  return &*connection_;
+}
+
+Result<std::vector<EventInfo>> BrokerBackend::list(bool verbose, std::string* note) {
+  auto conn = connection(false);
+  if (!conn.ok()) {
+    if (conn.error().code() != ECONNREFUSED)
+      return conn.error();
+    // No broker, so no events. Its saved ones come back when it starts.
+    auto saved = load_state(dir_);
+    if (note && saved.ok() && !saved->events.empty())
+      *note = "no broker runs for " + dir_.root() + "; its " +
+              std::to_string(saved->events.size()) +
+              " saved event(s) come back when it starts ('perf persistent daemon')";
+    return std::vector<EventInfo>{};
+  }
+  Request request;
+  request.op = Op::kList;
+  request.verbose = verbose;
+  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request));
+  JsonFields f(body, "the broker's list reply");
+  PP_ASSIGN_OR_RETURN(const json* items, f.array("events"));
+  std::vector<EventInfo> events;
+  for (const json& item : *items) {
+    PP_ASSIGN_OR_RETURN(EventInfo e, event_from_json(item, "the broker's list reply"));
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+Result<EventInfo> BrokerBackend::create(const CreateRequest& create, std::string* note) {
+  PP_ASSIGN_OR_RETURN(BrokerConnection * conn, connection(true));
+  Request request;
+  request.op = Op::kCreate;
+  request.create = create;
+  PP_ASSIGN_OR_RETURN(json body, conn->call(request));
+  JsonFields f(body, "the broker's create reply");
+  PP_ASSIGN_OR_RETURN(const json* event, f.object("event"));
+  PP_ASSIGN_OR_RETURN(std::string broker_note, f.str_or("note", ""));
+  if (note && !broker_note.empty())
+    *note = broker_note;
+  return event_from_json(*event, "the broker's create reply");
+}
+
+Result<EventInfo> BrokerBackend::kill(std::string_view reference) {
+  auto conn = connection(false);
+  if (!conn.ok()) {
+    if (conn.error().code() == ECONNREFUSED)
+      return Error(ENOENT,
+                   not_found(reference).message() + " (no broker runs for " + dir_.root() + ")");
+    return conn.error();
+  }
+  Request request;
+  request.op = Op::kKill;
+  request.reference = std::string(reference);
+  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request));
+  JsonFields f(body, "the broker's kill reply");
+  PP_ASSIGN_OR_RETURN(const json* event, f.object("event"));
+  return event_from_json(*event, "the broker's kill reply");
+}
+
+Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
+  auto conn = connection(false);
+  if (!conn.ok()) {
+    if (conn.error().code() == ECONNREFUSED)
+      return Error(ENOENT, not_found(std::to_string(id)).message() + " (no broker runs for " +
+                               dir_.root() + ")");
+    return conn.error();
+  }
+  Request request;
+  request.op = Op::kOpen;
+  request.id = id;
+  request.cpu = cpu;
+  std::vector<sys::Fd> fds;
+  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request, &fds));
+  if (fds.size() != 1)
+    return errorf(EPROTO, "the broker's open reply carried %zu descriptors instead of 1",
+                  fds.size());
+  JsonFields f(body, "the broker's open reply");
+  PP_ASSIGN_OR_RETURN(uint64_t length, f.u64("mmap_bytes"));
+  PP_ASSIGN_OR_RETURN(std::string layout, f.str("layout"));
+  if (length < 2 * sys::page_size() || length % sys::page_size() != 0)
+    return errorf(EPROTO, "the broker's open reply has a bad buffer size (%llu bytes)",
+                  (unsigned long long)length);
+  Buffer buffer;
+  buffer.fd = std::move(fds[0]);
+  buffer.id = id;
+  buffer.cpu = cpu;
+  buffer.mmap_length = size_t(length);
+  buffer.layout = layout == "forward" ? Layout::kForward : Layout::kBackward;
+  return buffer;
+}
+
+}  // namespace pp::persistent

@@ -1,0 +1,208 @@
+// The broker backend (the client side) against a broker serving on a thread.
+#include "persistent/broker_client.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <sstream>
+#include <thread>
+
+#include "persistent/broker.h"
+#include "persistent/test_doubles.h"
+#include "tests/support/temp_dir.h"
+
+namespace pp::persistent {
+namespace {
+
+
+
+// A broker serving on its own thread until the fixture ends.
+class BrokerClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    sysfs_.write("devices/system/cpu/online", "0-1\n");
+    run_dir_ = tmp_.path("run");
+  }
+
+  void start_broker() {
+    BrokerConfig config;
+    config.run_dir = run_dir_;
+    config.sysfs_root = sysfs_.path();
+    config.kernel = &kernel_;
+    config.resolver = &resolver_;
+    auto broker = Broker::start(config);
+    ASSERT_TRUE(broker.ok()) << broker.error().message();
+    broker_ = std::move(*broker);
+    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
+    thread_ = std::thread([this] { served_ = broker_->serve(stop_[0]); });
+  }
+
+  void TearDown() override {
+    if (thread_.joinable()) {
+      ASSERT_EQ(::write(stop_[1], "x", 1), 1);
+      thread_.join();
+      EXPECT_TRUE(served_.ok()) << served_.error().message();
+      ::close(stop_[0]);
+      ::close(stop_[1]);
+    }
+  }
+
+  BrokerBackend backend(std::vector<std::string> daemon = {}) {
+    BackendOptions options;
+    options.run_dir = run_dir_;
+    options.daemon_command = std::move(daemon);
+    options.notes = &notes_;
+    return BrokerBackend(options);
+  }
+
+  ::pp::testing::TempDir tmp_, sysfs_;
+  std::string run_dir_;
+  testing::RefusingKernel kernel_{EINVAL};
+  testing::TestResolver resolver_;
+  std::unique_ptr<Broker> broker_;
+  int stop_[2] = {-1, -1};
+  std::thread thread_;
+  Status served_;
+  std::ostringstream notes_;
+};
+
+TEST_F(BrokerClientTest, NoBrokerMeansNoEvents) {
+  auto b = backend();
+  std::string note;
+  auto list = b.list(true, &note);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  EXPECT_TRUE(list->empty());
+  EXPECT_EQ(note, "") << "nothing saved, nothing to say";
+
+  auto kill = b.kill("ctxsw");
+  ASSERT_FALSE(kill.ok());
+  EXPECT_EQ(kill.error().code(), ENOENT);
+  EXPECT_NE(kill.error().message().find("no persistent event 'ctxsw'"), std::string::npos);
+  EXPECT_NE(kill.error().message().find("no broker runs for " + run_dir_), std::string::npos);
+
+  auto open = b.open(1, 0);
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.error().code(), ENOENT);
+
+  CreateRequest request;
+  request.event = "a:b";
+  auto create = b.create(request, nullptr);
+  ASSERT_FALSE(create.ok()) << "no daemon command: nothing may be started";
+  EXPECT_EQ(create.error().code(), ECONNREFUSED);
+  EXPECT_NE(create.error().message().find("perf persistent daemon --run-dir " + run_dir_),
+            std::string::npos)
+      << create.error().message();
+}
+
+TEST_F(BrokerClientTest, NoBrokerButSavedEventsSaysTheyComeBack) {
+  RunDir dir(run_dir_);
+  ASSERT_TRUE(dir.prepare().ok());
+  RegistryState state;
+  state.next_id = 2;
+  EventInfo e;
+  e.id = 1;
+  e.name = "x";
+  e.event = "a:b";
+  e.cpus = {0};
+  e.pages = 1;
+  state.events.push_back(e);
+  ASSERT_TRUE(save_state(dir, state).ok());
+  std::string note;
+  auto list = backend().list(false, &note);
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(list->empty());
+  EXPECT_EQ(note, "no broker runs for " + run_dir_ +
+                      "; its 1 saved event(s) come back when it starts ('perf persistent "
+                      "daemon')");
+}
+
+TEST_F(BrokerClientTest, StartingTheBrokerReportsItAndAFailedStart) {
+  CreateRequest request;
+  request.event = "a:b";
+  auto b = backend({"/bin/sh", "-c", "echo cannot start >&2; exit 7"});
+  auto create = b.create(request, nullptr);
+  ASSERT_FALSE(create.ok());
+  EXPECT_EQ(create.error().code(), ECONNREFUSED);
+  EXPECT_NE(create.error().message().find("exited with status 7"), std::string::npos)
+      << create.error().message();
+  EXPECT_NE(notes_.str().find("no broker runs for " + run_dir_ + "; starting one (/bin/sh -c"),
+            std::string::npos)
+      << notes_.str();
+}
+
+TEST_F(BrokerClientTest, ListKillOpenThroughARunningBroker) {
+  start_broker();
+  auto b = backend();
+  auto list = b.list(true, nullptr);
+  ASSERT_TRUE(list.ok()) << list.error().message();
+  EXPECT_TRUE(list->empty());
+  auto kill = b.kill("7");
+  ASSERT_FALSE(kill.ok());
+  EXPECT_EQ(kill.error().code(), ENOENT);
+  EXPECT_EQ(kill.error().message(), "no persistent event '7'; see 'perf persistent list'");
+  auto open = b.open(7, 0);
+  ASSERT_FALSE(open.ok());
+  EXPECT_EQ(open.error().code(), ENOENT);
+}
+
+TEST_F(BrokerClientTest, TheBrokersRefusalArrivesWithItsCode) {
+  start_broker();
+  auto b = backend({"/bin/false"});
+  CreateRequest request;
+  request.event = "syscalls:sys_enter_getppid";
+  auto create = b.create(request, nullptr);
+  ASSERT_FALSE(create.ok());
+  EXPECT_EQ(create.error().code(), EOPNOTSUPP) << "a kernel EINVAL is a refusal, not a usage error";
+  EXPECT_NE(create.error().message().find("(EINVAL)"), std::string::npos);
+  EXPECT_EQ(notes_.str(), "") << "a broker answered: none was started";
+  EXPECT_EQ(failure_of(create.error()), Failure::kRefused);
+}
+
+TEST(BackendSelection, KernelAbiPicksTheKernelBackend) {
+  ::pp::testing::TempDir sysfs;
+  BackendOptions options;
+  options.sysfs_root = sysfs.path();
+  options.run_dir = sysfs.path("run");
+  EXPECT_EQ(make_backend(options)->name(), "broker");
+  sysfs.write("bus/event_source/devices/persistent/type", "6\n");
+  EXPECT_TRUE(kernel_has_persistent_pmu(sys::Tree(sysfs.path())));
+  EXPECT_EQ(make_backend(options)->name(), "kernel");
+}
+
+TEST(BackendSelection, RunDirFromTheEnvironment) {
+  ::unsetenv(kRunDirEnv);
+  EXPECT_EQ(default_run_dir(), "/run/perf-persistent");
+  ::setenv(kRunDirEnv, "/tmp/elsewhere", 1);
+  EXPECT_EQ(default_run_dir(), "/tmp/elsewhere");
+  ::setenv(kRunDirEnv, "", 1);
+  EXPECT_EQ(default_run_dir(), "/run/perf-persistent");
+  ::unsetenv(kRunDirEnv);
+}
+
+TEST(BackendSelection, FailureClasses) {
+  EXPECT_EQ(failure_of(Error(EINVAL, "")), Failure::kUsage);
+  EXPECT_EQ(failure_of(Error(EEXIST, "")), Failure::kNameTaken);
+  EXPECT_EQ(failure_of(Error(ENOENT, "")), Failure::kNotFound);
+  for (int code : {EACCES, EPERM, EOPNOTSUPP, ENODEV, ECONNREFUSED, EMFILE, EBUSY})
+    EXPECT_EQ(failure_of(Error(code, "")), Failure::kRefused) << errno_name(code);
+}
+
+}  // namespace
+}  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+TEST(BackendSelection, BrokerEventsAreKnownByTheirType) {
+  sys::EventAttr attr;
+  attr.attr.type = kBrokerPmuType;
+  attr.attr.config = 7;
+  EXPECT_TRUE(is_broker_event(attr));
+  attr.attr.type = 13;  // a kernel persistent PMU's type
+  EXPECT_FALSE(is_broker_event(attr));
+  EXPECT_GT(uint64_t(kBrokerPmuType), uint64_t(INT32_MAX)) << "the kernel's PMU types stop there";
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -1,0 +1,86 @@
+#include "persistent/config_file.h"
+
+#include <set>
+
+#include "base/strings.h"
+#include "persistent/names.h"
+#include "persistent/sampling.h"
+
+namespace pp::persistent {
+namespace {
+
+std::string_view strip_comment(std::string_view line) {
+  if (!line.empty() && line.front() == '#')
+    return {};
+  for (size_t i = 1; i < line.size(); i++)
+    if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t'))
+      return line.substr(0, i);
+  return line;
+}
+
+}  // namespace
+
+Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path) {
+  std::vector<CreateRequest> events;
+  std::set<std::string> names;
+  int number = 0, section_line = 0;
+  auto fail_at = [&](int line, const std::string& why) {
+    return errorf(EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line, why.c_str());
+  };
+  auto fail = [&](const std::string& why) { return fail_at(number, why); };
+  auto no_event = [&]() {
+    return fail_at(section_line, "section [" + events.back().name + "] has no 'event = ...' line");
+  };
+  for (std::string_view raw : split(text, '\n')) {
+    number++;
+    std::string_view line = trim(strip_comment(raw));
+    if (line.empty())
+      continue;
+    if (line.front() == '[') {
+      if (line.back() != ']')
+        return fail("a section header is '[NAME]'");
+      std::string name(trim(line.substr(1, line.size() - 2)));
+      if (Status s = validate_name(name); !s.ok())
+        return fail(s.error().message());
+      if (!names.insert(name).second)
+        return fail("a second section [" + name + "]; each event has one");
+      if (!events.empty() && events.back().event.empty())
+        return no_event();
+      section_line = number;
+      events.push_back({});
+      events.back().name = name;
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos)
+      return fail("expected 'key = value' or '[NAME]', not '" + std::string(line) + "'");
+    if (events.empty())
+      return fail("'" + std::string(line) + "' comes before any [NAME] section");
+    std::string key(trim(line.substr(0, eq)));
+    std::string value(trim(line.substr(eq + 1)));
+    CreateRequest& e = events.back();
+    if (key == "event") {
+      if (value.empty())
+        return fail("'event' needs an event string, e.g. 'event = mce:mce_record'");
+      e.event = value;
+    } else if (key == "pages") {
+      auto pages = parse_u64(value, "pages");
+      if (!pages.ok())
+        return fail(pages.error().message());
+      if (Status s = validate_pages(*pages); !s.ok())
+        return fail(s.error().message());
+      e.pages = *pages;
+    } else if (key == "cpus") {
+      e.cpus = value;
+    } else if (key == "filter") {
+      e.filter = value;
+    } else {
+      return fail("unknown key '" + key + "'; the keys are event, pages, cpus and filter");
+    }
+  }
+  if (!events.empty() && events.back().event.empty())
+    return no_event();
+  return events;
+}
+
+}  // namespace pp::persistent

@@ -1,0 +1,30 @@
+// The broker's config file (default /etc/perf-persistent.conf): persistent
+// events to create when the broker starts, as the kernel creates mce_record
+// at boot. One section per event, named by the event's name:
+//
+//   # RAS: never miss a machine-check record.
+//   [mce_record]
+//   event = mce:mce_record
+//   pages = 64            # optional: data pages per CPU, a power of two
+//   cpus = 0-3            # optional: default every online CPU
+//   filter = bank == 4    # optional: a tracepoint filter
+//
+// '#' starts a comment (a whole line, or after a space). Keys and values are
+// trimmed. An event already in the registry (restored from state.json) is
+// left as it is.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "persistent/event.h"
+
+namespace pp::persistent {
+
+inline constexpr const char* kDefaultConfigFile = "/etc/perf-persistent.conf";
+
+// Pure: EINVAL names `path`, the line and what is wrong.
+Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path);
+
+}  // namespace pp::persistent

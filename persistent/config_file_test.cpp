@@ -1,0 +1,65 @@
+#include "persistent/config_file.h"
+
+#include <gtest/gtest.h>
+
+namespace pp::persistent {
+namespace {
+
+TEST(ConfigFile, SectionsBecomeCreateRequests) {
+  auto r = parse_config(
+      "# RAS\n"
+      "[mce_record]\n"
+      "event = mce:mce_record\n"
+      "\n"
+      "[ctxsw]   \n"
+      "  event=sched:sched_switch   # every switch\n"
+      "pages = 64\n"
+      "cpus = 0-1\n"
+      "filter = prev_pid != 0\n",
+      "/etc/perf-persistent.conf");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[0].name, "mce_record");
+  EXPECT_EQ((*r)[0].event, "mce:mce_record");
+  EXPECT_EQ((*r)[0].pages, 0u) << "the default";
+  EXPECT_EQ((*r)[1].name, "ctxsw");
+  EXPECT_EQ((*r)[1].event, "sched:sched_switch");
+  EXPECT_EQ((*r)[1].pages, 64u);
+  EXPECT_EQ((*r)[1].cpus, "0-1");
+  EXPECT_EQ((*r)[1].filter, "prev_pid != 0");
+}
+
+TEST(ConfigFile, EmptyFileIsNoEvents) {
+  auto r = parse_config("# nothing yet\n\n", "f");
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->empty());
+}
+
+TEST(ConfigFile, ErrorsNameFileAndLine) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"[a]\nevent = x\n[a]\nevent = y\n", "f:3: a second section [a]"},
+      {"event = x\n", "f:1: 'event = x' comes before any [NAME] section"},
+      {"[a b]\nevent = x\n", "f:1: invalid name 'a b'"},
+      {"[a]\n", "f:1: section [a] has no 'event = ...' line"},
+      {"[a]\n[b]\nevent = x\n", "f:1: section [a] has no 'event = ...' line"},
+      {"[a]\nevent = x\npages = 3\n", "f:3: -m 3: the buffer size in pages must be a power of two"},
+      {"[a]\nevent = x\npages = lots\n", "f:3:"},
+      {"[a]\nevent = x\ncolour = red\n", "f:3: unknown key 'colour'"},
+      {"[a]\nevent =\n", "f:2: 'event' needs an event string"},
+      {"[a\n", "f:1: a section header is '[NAME]'"},
+      {"[a]\njust words\n", "f:2: expected 'key = value' or '[NAME]'"},
+  };
+  for (const Case& c : cases) {
+    auto r = parse_config(c.text, "f");
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.error().code(), EINVAL);
+    EXPECT_NE(r.error().message().find(c.expect), std::string::npos)
+        << c.text << "-> " << r.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -1,0 +1,108 @@
+// The one model of a persistent event that everything above persistent/ sees,
+// whichever backend holds it (DESIGN.md section 3): the kernel's seed ABI, or
+// the broker daemon on mainline kernels.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sys/fd.h"
+#include "sys/perf_attr.h"
+
+namespace pp::persistent {
+
+// Data pages per CPU when `create -m` is not given: 512 KiB with 4 KiB pages,
+// the seed's CPU_BUFFER_NR_PAGES (05/12).
+inline constexpr uint64_t kDefaultPages = 128;
+// The largest -m accepted: 256 MiB per CPU with 4 KiB pages.
+inline constexpr uint64_t kMaxPages = 1 << 16;
+
+// The run directory: where the broker keeps its socket, state and published
+// registry, and where the kernel backend keeps its name records. The default
+// is kDefaultRunDir; the environment variable kRunDirEnv overrides it, and
+// every command's --run-dir overrides both.
+inline constexpr const char* kDefaultRunDir = "/run/perf-persistent";
+inline constexpr const char* kRunDirEnv = "PERF_PERSISTENT_RUN_DIR";
+
+// The PMU type the broker publishes in <run-dir>/devices/persistent/type.
+// The kernel hands out PMU types from an idr in 0..INT_MAX, so a type above
+// INT_MAX can never be a kernel PMU's: an attr with this type is a broker
+// event, and one that reaches perf_event_open by mistake fails with ENOENT.
+inline constexpr uint32_t kBrokerPmuType = 0xffff0000u;
+
+// How the kernel writes an event's ring buffer. Readers need it to walk the
+// records: the broker asks for write_backward (newest record at data_head);
+// the seed kernel's buffers are forward-written.
+enum class Layout { kBackward, kForward };
+
+std::string_view layout_name(Layout layout);
+
+// Where each (event, CPU) lives in the kernel backend: DETACH gives one id
+// per CPU (seed 12/12); the kernel's boot events have one id for all CPUs.
+struct CpuId {
+  int cpu = 0;
+  uint64_t id = 0;
+};
+
+struct CpuCount {
+  int cpu = 0;
+  uint64_t count = 0;  // events counted on that CPU since buffer_start
+};
+
+struct EventInfo {
+  uint64_t id = 0;
+  std::string name;
+  std::string event;              // the event string given to create; "" when unknown
+  std::string backend;            // "broker" or "kernel"
+  std::string state = "running";  // or "failed": a restored event could not be re-created
+  std::string error;              // why it failed
+  sys::EventAttr attr;            // what is open on each CPU (all zero when unknown)
+  std::vector<int> cpus;
+  uint64_t pages = 0;      // data pages per CPU
+  uint64_t page_size = 0;  // bytes
+  Layout layout = Layout::kBackward;
+  std::string filter;
+  int64_t created = 0;       // unix seconds, when the event was first created
+  int64_t buffer_start = 0;  // unix seconds, when its buffers and counts started:
+                             // later than `created` after a broker restart
+  uid_t creator_uid = 0;
+  pid_t creator_pid = 0;
+  std::vector<CpuId> cpu_ids;  // the kernel backend's per-CPU ids; empty for the broker
+
+  // Filled by list(verbose = true) only.
+  std::optional<std::vector<CpuCount>> counts;
+  std::optional<int> readers;  // connected readers (broker only)
+
+  uint64_t buffer_bytes() const { return pages * page_size; }
+  // The buffers restarted after the event was created (a broker restart):
+  // samples from before are gone.
+  bool restarted() const { return buffer_start != created; }
+};
+
+// What `create` asks for.
+struct CreateRequest {
+  std::string event;   // the event string, parsed by parse/
+  std::string name;    // "" means the default (the tracepoint's name, else the id)
+  uint64_t pages = 0;  // data pages per CPU, a power of two; 0 means kDefaultPages
+  std::string cpus;    // a CPU list ("0-3,8"); "" means every online CPU
+  std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+};
+
+// A read-only view of one CPU's buffer of a persistent event, from
+// Backend::open(). Map it with kernel.mmap(fd, mmap_length, PROT_READ): the
+// buffer is in overwrite mode and PROT_WRITE is refused.
+struct Buffer {
+  sys::Fd fd;
+  uint64_t id = 0;
+  int cpu = 0;
+  size_t mmap_length = 0;  // the control page plus the data pages, in bytes
+  Layout layout = Layout::kBackward;
+};
+
+}  // namespace pp::persistent

@@ -1,0 +1,103 @@
+#include "persistent/list_printer.h"
+
+#include <cstdio>
+
+#include "base/cpu_list.h"
+#include "persistent/event_json.h"
+
+namespace pp::persistent {
+
+std::string format_age(int64_t s) {
+  if (s < 0)
+    return "-";
+  char buf[32];
+  if (s < 60)
+    std::snprintf(buf, sizeof(buf), "%llds", (long long)s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof(buf), "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
+  else if (s < 86400)
+    std::snprintf(buf, sizeof(buf), "%lldh%02lldm", (long long)(s / 3600),
+                  (long long)(s % 3600 / 60));
+  else
+    std::snprintf(buf, sizeof(buf), "%lldd%02lldh", (long long)(s / 86400),
+                  (long long)(s % 86400 / 3600));
+  return buf;
+}
+
+std::string format_bytes(uint64_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (unit < 4 && bytes >= 1024 && bytes % 1024 == 0) {
+    bytes /= 1024;
+    unit++;
+  }
+  return std::to_string(bytes) + units[unit];
+}
+
+void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
+                     bool verbose, int64_t now) {
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"ID", "NAME", "EVENT", "CPUS", "BUFFER", "BACKEND", "AGE"});
+  if (verbose) {
+    rows[0].push_back("READERS");
+    rows[0].push_back("COUNTS");
+  }
+  std::vector<std::string> footnotes;
+  for (const EventInfo& e : events) {
+    bool failed = e.state != "running";
+    std::string age = e.created > 0 ? format_age(now - e.created) : "-";
+    if (e.restarted() && e.created > 0) {
+      age += "*";
+      footnotes.push_back("* " + e.name + ": the buffers restarted " +
+                          format_age(now - e.buffer_start) +
+                          " ago (broker restart); samples from before are gone");
+    }
+    if (failed)
+      footnotes.push_back(e.name + ": could not be re-created: " + e.error);
+    std::vector<std::string> row = {std::to_string(e.id),
+                                    e.name,
+                                    e.event.empty() ? "-" : e.event,
+                                    e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
+                                    failed ? "failed" : format_bytes(e.buffer_bytes()),
+                                    e.backend,
+                                    age};
+    if (verbose) {
+      row.push_back(e.readers ? std::to_string(*e.readers) : "-");
+      std::string counts;
+      if (e.counts)
+        for (const CpuCount& c : *e.counts)
+          counts +=
+              (counts.empty() ? "" : ",") + std::to_string(c.cpu) + ":" + std::to_string(c.count);
+      row.push_back(counts.empty() ? "-" : counts);
+    }
+    rows.push_back(std::move(row));
+  }
+  std::vector<size_t> widths(rows[0].size(), 0);
+  for (const auto& row : rows)
+    for (size_t i = 0; i < row.size(); i++)
+      widths[i] = std::max(widths[i], row[i].size());
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); i++) {
+      line += row[i];
+      if (i + 1 < row.size())
+        line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    out << line << '\n';
+  }
+  for (const std::string& note : footnotes)
+    notes << note << '\n';
+}
+
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events) {
+  json doc = {{"events", json::array()}};
+  for (const EventInfo& e : events)
+    doc["events"].push_back(event_to_json(e));
+  out << dump_json(doc) << '\n';
+}
+
+void print_event_line(std::ostream& out, const EventInfo& event) {
+  out << event.id << ' ' << event.name << '\n';
+}
+
+}  // namespace pp::persistent

@@ -1,0 +1,101 @@
+#include "persistent/list_printer.h"
+
+#include <gtest/gtest.h>
+#include <sstream>
+
+namespace pp::persistent {
+namespace {
+
+constexpr int64_t kNow = 1700000000;
+
+EventInfo event(uint64_t id, std::string name, std::string text) {
+  EventInfo e;
+  e.id = id;
+  e.name = std::move(name);
+  e.event = std::move(text);
+  e.backend = "broker";
+  e.cpus = {0, 1};
+  e.pages = 128;
+  e.page_size = 4096;
+  e.created = e.buffer_start = kNow - 192;
+  return e;
+}
+
+TEST(ListPrinter, EmptyRegistryIsTheHeaderOnly) {
+  std::ostringstream out, notes;
+  print_list_text(out, notes, {}, false, kNow);
+  EXPECT_EQ(out.str(), "ID  NAME  EVENT  CPUS  BUFFER  BACKEND  AGE\n");
+  EXPECT_EQ(notes.str(), "");
+  std::ostringstream json;
+  print_list_json(json, {});
+  EXPECT_EQ(json.str(), "{\"events\":[]}\n");
+}
+
+TEST(ListPrinter, ColumnsAlign) {
+  std::vector<EventInfo> events = {event(1, "sys_enter_getppid", "syscalls:sys_enter_getppid"),
+                                   event(12, "ctxsw", "sched:sched_switch")};
+  events[1].cpus = {0};
+  events[1].pages = 16;
+  events[1].created = events[1].buffer_start = kNow - 2 * 86400 - 3 * 3600;
+  std::ostringstream out, notes;
+  print_list_text(out, notes, events, false, kNow);
+  EXPECT_EQ(out.str(),
+            "ID  NAME               EVENT                       CPUS  BUFFER  BACKEND  AGE\n"
+            "1   sys_enter_getppid  syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s\n"
+            "12  ctxsw              sched:sched_switch          0     64KiB   broker   2d03h\n");
+}
+
+TEST(ListPrinter, VerboseAddsReadersAndCounts) {
+  std::vector<EventInfo> events = {event(1, "a", "syscalls:sys_enter_getppid")};
+  events[0].counts = std::vector<CpuCount>{{0, 1000}, {1, 3}};
+  events[0].readers = 2;
+  EventInfo kernel = event(106, "mce_record", "");
+  kernel.backend = "kernel";
+  kernel.created = kernel.buffer_start = 0;  // unknown
+  kernel.counts = std::vector<CpuCount>{};
+  events.push_back(kernel);
+  std::ostringstream out, notes;
+  print_list_text(out, notes, events, true, kNow);
+  EXPECT_EQ(out.str(),
+            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    READERS  "
+            "COUNTS\n"
+            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  2        "
+            "0:1000,1:3\n"
+            "106  mce_record  -                           0-1   512KiB  kernel   -      -        "
+            "-\n");
+}
+
+TEST(ListPrinter, RestartedAndFailedEventsGetNotes) {
+  std::vector<EventInfo> events = {event(1, "a", "x:y"), event(2, "b", "x:z")};
+  events[0].buffer_start = kNow - 10;
+  events[1].state = "failed";
+  events[1].error = "no tracepoint x:z";
+  std::ostringstream out, notes;
+  print_list_text(out, notes, events, false, kNow);
+  EXPECT_EQ(out.str(),
+            "ID  NAME  EVENT  CPUS  BUFFER  BACKEND  AGE\n"
+            "1   a     x:y    0-1   512KiB  broker   3m12s*\n"
+            "2   b     x:z    0-1   failed  broker   3m12s\n");
+  EXPECT_EQ(notes.str(),
+            "* a: the buffers restarted 10s ago (broker restart); samples from before are gone\n"
+            "b: could not be re-created: no tracepoint x:z\n");
+}
+
+TEST(ListPrinter, AgesAndSizes) {
+  EXPECT_EQ(format_age(0), "0s");
+  EXPECT_EQ(format_age(59), "59s");
+  EXPECT_EQ(format_age(60), "1m00s");
+  EXPECT_EQ(format_age(3599), "59m59s");
+  EXPECT_EQ(format_age(3600), "1h00m");
+  EXPECT_EQ(format_age(86399), "23h59m");
+  EXPECT_EQ(format_age(90000), "1d01h");
+  EXPECT_EQ(format_age(-5), "-");
+  EXPECT_EQ(format_bytes(524288), "512KiB");
+  EXPECT_EQ(format_bytes(4096), "4KiB");
+  EXPECT_EQ(format_bytes(256 << 20), "256MiB");
+  EXPECT_EQ(format_bytes(1536), "1536B");
+  EXPECT_EQ(format_bytes(0), "0B");
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -1,0 +1,43 @@
+// Names of persistent events, and how a command-line reference (`kill 7`,
+// `kill ctxsw`) finds its event.
+//
+// A name is 1 to 64 characters from [A-Za-z0-9_.-], not "." or "..". A name
+// of digits only is reserved for the event's own id (the default name of an
+// event that is not a tracepoint, as the kernel names a detached event after
+// its id): so a reference of digits only is always an id, and any other
+// reference is always a name. `kill 7` kills the event with id 7, never an
+// event someone named "7".
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "persistent/event.h"
+
+namespace pp::persistent {
+
+inline constexpr size_t kMaxNameLength = 64;
+
+// Whether `text` is a decimal id: one or more digits, nothing else.
+bool is_id_reference(std::string_view text);
+
+// Checks a name chosen with `create --name`; EINVAL explains the rule.
+Status validate_name(std::string_view name);
+
+// The name an event gets when create has no --name: a tracepoint's event
+// name ("syscalls:sys_enter_getppid" -> "sys_enter_getppid", as the kernel
+// names mce_record), else the id.
+std::string default_name(std::string_view tracepoint, uint64_t id);
+
+// The event `reference` names among `events`, by id or by name as above. An
+// id matches an event's id or, in the kernel backend, any of its per-CPU ids.
+// ENOENT: "no persistent event 'x'; see 'perf persistent list'".
+Result<const EventInfo*> find_event(const std::vector<EventInfo>& events,
+                                    std::string_view reference);
+
+// The ENOENT error for a reference that matches nothing.
+Error not_found(std::string_view reference);
+
+}  // namespace pp::persistent

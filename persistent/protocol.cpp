@@ -1,0 +1,207 @@
+#include "persistent/protocol.h"
+
+#include <cstring>
+
+#include "base/cpu_list.h"
+
+namespace pp::persistent {
+namespace {
+
+void put_u16(std::string& out, uint16_t v) {
+  out += char(v & 0xff);
+  out += char(v >> 8);
+}
+
+void put_u32(std::string& out, uint32_t v) {
+  for (int i = 0; i < 4; i++)
+    out += char((v >> (8 * i)) & 0xff);
+}
+
+uint16_t get_u16(const char* p) {
+  return uint16_t(uint8_t(p[0]) | uint8_t(p[1]) << 8);
+}
+
+uint32_t get_u32(const char* p) {
+  return uint32_t(uint8_t(p[0])) | uint32_t(uint8_t(p[1])) << 8 | uint32_t(uint8_t(p[2])) << 16 |
+         uint32_t(uint8_t(p[3])) << 24;
+}
+
+const char* kind_name(uint16_t kind) {
+  return kind == uint16_t(FrameKind::kRequest) ? "request"
+         : kind == uint16_t(FrameKind::kReply) ? "reply"
+                                               : "unknown";
+}
+
+}  // namespace
+
+std::string encode_frame(FrameKind kind, std::string_view payload) {
+  std::string out;
+  out.reserve(kFrameHeaderSize + payload.size());
+  out.append(kFrameMagic, sizeof(kFrameMagic));
+  put_u16(out, kProtocolVersion);
+  put_u16(out, uint16_t(kind));
+  put_u32(out, uint32_t(payload.size()));
+  out.append(payload);
+  return out;
+}
+
+void FrameReader::append(std::span<const uint8_t> bytes) {
+  if (offset_ > 0 && offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  }
+  buffer_.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+Result<std::optional<std::string>> FrameReader::next() {
+  if (pending() < kFrameHeaderSize) {
+    // A wrong magic is known as soon as its bytes arrive.
+    size_t have = std::min(pending(), sizeof(kFrameMagic));
+    if (std::memcmp(buffer_.data() + offset_, kFrameMagic, have) != 0)
+      return Error(EPROTO, "not a perf-persistent broker frame (bad magic)");
+    return std::optional<std::string>();
+  }
+  const char* h = buffer_.data() + offset_;
+  if (std::memcmp(h, kFrameMagic, sizeof(kFrameMagic)) != 0)
+    return Error(EPROTO, "not a perf-persistent broker frame (bad magic)");
+  uint16_t version = get_u16(h + 4);
+  uint16_t kind = get_u16(h + 6);
+  uint32_t length = get_u32(h + 8);
+  if (version != kProtocolVersion)
+    return errorf(EPROTONOSUPPORT,
+                  "broker protocol version %u is not spoken here (this side speaks version %u); "
+                  "the broker and the client must come from the same perf-persistent: restart the "
+                  "broker with this one ('perf persistent daemon')",
+                  unsigned(version), unsigned(kProtocolVersion));
+  if (kind != uint16_t(expected_))
+    return errorf(EPROTO, "a %s frame (kind %u) arrived where a %s was expected (out of order)",
+                  kind_name(kind), unsigned(kind), kind_name(uint16_t(expected_)));
+  if (length > max_payload_)
+    return errorf(EMSGSIZE, "a %s of %u bytes is over the limit of %u", kind_name(kind), length,
+                  max_payload_);
+  if (pending() < kFrameHeaderSize + length)
+    return std::optional<std::string>();
+  std::string payload = buffer_.substr(offset_ + kFrameHeaderSize, length);
+  offset_ += kFrameHeaderSize + length;
+  if (offset_ == buffer_.size()) {
+    buffer_.clear();
+    offset_ = 0;
+  } else if (offset_ > 4096 && offset_ * 2 > buffer_.size()) {
+    buffer_.erase(0, offset_);
+    offset_ = 0;
+  }
+  return std::optional<std::string>(std::move(payload));
+}
+
+std::string_view op_name(Op op) {
+  switch (op) {
+    case Op::kPing:
+      return "ping";
+    case Op::kList:
+      return "list";
+    case Op::kCreate:
+      return "create";
+    case Op::kKill:
+      return "kill";
+    case Op::kOpen:
+      return "open";
+  }
+  return "?";
+}
+
+std::string encode_request(const Request& r) {
+  json j = {{"op", std::string(op_name(r.op))}};
+  switch (r.op) {
+    case Op::kPing:
+      break;
+    case Op::kList:
+      j["verbose"] = r.verbose;
+      break;
+    case Op::kCreate:
+      j["event"] = r.create.event;
+      j["name"] = r.create.name;
+      j["pages"] = r.create.pages;
+      j["cpus"] = r.create.cpus;
+      j["filter"] = r.create.filter;
+      break;
+    case Op::kKill:
+      j["ref"] = r.reference;
+      break;
+    case Op::kOpen:
+      j["id"] = r.id;
+      j["cpu"] = r.cpu;
+      break;
+  }
+  return dump_json(j);
+}
+
+Result<Request> decode_request(std::string_view payload) {
+  PP_ASSIGN_OR_RETURN(json doc, parse_json(payload, "the request"));
+  JsonFields f(doc, "the request");
+  PP_ASSIGN_OR_RETURN(std::string op, f.str("op"));
+  Request r;
+  if (op == "ping") {
+    r.op = Op::kPing;
+  } else if (op == "list") {
+    r.op = Op::kList;
+    PP_ASSIGN_OR_RETURN(r.verbose, f.boolean_or("verbose", false));
+  } else if (op == "create") {
+    r.op = Op::kCreate;
+    JsonFields c(doc, "the create request");
+    PP_ASSIGN_OR_RETURN(r.create.event, c.str("event"));
+    PP_ASSIGN_OR_RETURN(r.create.name, c.str_or("name", ""));
+    PP_ASSIGN_OR_RETURN(r.create.pages, c.u64_or("pages", 0));
+    PP_ASSIGN_OR_RETURN(r.create.cpus, c.str_or("cpus", ""));
+    PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
+  } else if (op == "kill") {
+    r.op = Op::kKill;
+    PP_ASSIGN_OR_RETURN(r.reference, JsonFields(doc, "the kill request").str("ref"));
+  } else if (op == "open") {
+    r.op = Op::kOpen;
+    JsonFields o(doc, "the open request");
+    PP_ASSIGN_OR_RETURN(r.id, o.u64("id"));
+    PP_ASSIGN_OR_RETURN(uint64_t cpu, o.u64("cpu"));
+    if (cpu >= uint64_t(kMaxCpu))
+      return errorf(EINVAL, "the open request: \"cpu\" %llu is not a CPU number (0 to %d)",
+                    (unsigned long long)cpu, kMaxCpu - 1);
+    r.cpu = int(cpu);
+  } else {
+    return Error(EINVAL, "unknown request \"" + op.substr(0, 64) +
+                             "\"; the broker knows ping, list, create, kill and open");
+  }
+  return r;
+}
+
+std::string encode_ok_reply(json body) {
+  if (!body.is_object())
+    body = json::object();
+  body["ok"] = true;
+  return dump_json(body);
+}
+
+std::string encode_error_reply(const Error& error) {
+  json j = {{"ok", false},
+            {"errno", error.code()},
+            {"errno_name", errno_name(error.code())},
+            {"error", error.message()}};
+  return dump_json(j);
+}
+
+Result<json> decode_reply(std::string_view payload) {
+  auto doc = parse_json(payload, "the broker's reply");
+  if (!doc.ok())
+    return Error(EPROTO, doc.error().message());
+  JsonFields f(*doc, "the broker's reply");
+  auto ok = f.boolean("ok");
+  if (!ok.ok())
+    return Error(EPROTO, ok.error().message());
+  if (*ok)
+    return std::move(*doc);
+  auto code = f.i64("errno");
+  auto message = f.str("error");
+  if (!code.ok() || !message.ok() || *code <= 0 || *code >= 4096)
+    return Error(EPROTO, "the broker's error reply has no valid \"errno\" and \"error\"");
+  return Error(int(*code), *message);
+}
+
+}  // namespace pp::persistent

@@ -1,0 +1,98 @@
+// The broker protocol, version 1 (Documentation/protocol.txt is the full
+// description). A client and the broker exchange frames on a Unix stream
+// socket, strictly one request then one reply:
+//
+//   offset  size  field
+//   0       4     magic "PPBR"
+//   4       2     protocol version, little-endian (1)
+//   6       2     kind, little-endian: 1 request, 2 reply
+//   8       4     payload length, little-endian (requests at most 64 KiB,
+//                 replies at most 16 MiB)
+//   12      n     payload: one JSON object, UTF-8
+//
+// Requests:  {"op": "ping"}
+//            {"op": "list", "verbose": false}
+//            {"op": "create", "event": "sched:sched_switch", "name": "ctxsw",
+//             "pages": 128, "cpus": "0-3", "filter": ""}
+//            {"op": "kill", "ref": "ctxsw"}
+//            {"op": "open", "id": 7, "cpu": 0}
+// Replies:   {"ok": true, ...}   (an open reply carries the event's fd for
+//                                 that CPU as SCM_RIGHTS with its first byte)
+//            {"ok": false, "errno": 17, "errno_name": "EEXIST", "error": "..."}
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "persistent/event.h"
+#include "persistent/json_fields.h"
+
+namespace pp::persistent {
+
+inline constexpr char kFrameMagic[4] = {'P', 'P', 'B', 'R'};
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kFrameHeaderSize = 12;
+inline constexpr uint32_t kMaxRequestPayload = 64 * 1024;
+inline constexpr uint32_t kMaxReplyPayload = 16 * 1024 * 1024;
+
+enum class FrameKind : uint16_t { kRequest = 1, kReply = 2 };
+
+// A whole frame: header and payload.
+std::string encode_frame(FrameKind kind, std::string_view payload);
+
+// Cuts frames out of a byte stream as it arrives. An error means the stream
+// can no longer be trusted (bad magic, a version this side does not speak, a
+// frame of the wrong kind, an oversized length): reply if possible, then close.
+//   EPROTO           bad magic, or a frame of the wrong kind (out of order)
+//   EPROTONOSUPPORT  another protocol version; the message names both
+//   EMSGSIZE         a payload longer than the limit
+class FrameReader {
+ public:
+  FrameReader(FrameKind expected, uint32_t max_payload)
+      : expected_(expected), max_payload_(max_payload) {}
+
+  void append(std::span<const uint8_t> bytes);
+  // The next complete frame's payload, or nullopt when more bytes are needed.
+  Result<std::optional<std::string>> next();
+  // Bytes received and not yet returned as a frame.
+  size_t pending() const { return buffer_.size() - offset_; }
+
+ private:
+  FrameKind expected_;
+  uint32_t max_payload_;
+  std::string buffer_;
+  size_t offset_ = 0;
+};
+
+enum class Op { kPing, kList, kCreate, kKill, kOpen };
+
+std::string_view op_name(Op op);
+
+struct Request {
+  Op op = Op::kPing;
+  bool verbose = false;   // list
+  CreateRequest create;   // create
+  std::string reference;  // kill: an id or a name (persistent/names.h)
+  uint64_t id = 0;        // open
+  int cpu = 0;            // open
+};
+
+// The JSON payload of a request.
+std::string encode_request(const Request& request);
+// Validates every field: an unknown op, a missing or mistyped field, a CPU
+// out of range: EINVAL naming the field.
+Result<Request> decode_request(std::string_view payload);
+
+// The JSON payloads of replies: `body` gets "ok": true added.
+std::string encode_ok_reply(json body);
+std::string encode_error_reply(const Error& error);
+// The body of an ok reply, or the Error an error reply carries (code and
+// message as the broker sent them). EPROTO when the payload is not a reply.
+Result<json> decode_reply(std::string_view payload);
+
+}  // namespace pp::persistent

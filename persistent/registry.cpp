@@ -1,0 +1,130 @@
+#include "persistent/registry.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "persistent/event_json.h"
+#include "persistent/names.h"
+#include "sys/atomic_file.h"
+#include "sys/tree.h"
+
+namespace pp::persistent {
+
+RunDir::RunDir(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/')
+    root_.pop_back();
+}
+
+Status RunDir::prepare() const {
+  struct stat st;
+  if (::stat(root_.c_str(), &st) != 0) {
+    if (errno != ENOENT)
+      return error_from_errno(errno, "cannot use the run directory " + root_);
+    PP_RETURN_IF_ERROR(sys::make_directories(root_, 0700));
+    if (::chmod(root_.c_str(), 0700) != 0)
+      return error_from_errno(errno, "cannot set the mode of " + root_);
+    return ok_status();
+  }
+  if (!S_ISDIR(st.st_mode))
+    return errorf(ENOTDIR, "the run directory %s is not a directory", root_.c_str());
+  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+    return errorf(EPERM,
+                  "the run directory %s must belong to uid %u and be writable by it alone "
+                  "(it is uid %u, mode %04o); fix it (chown, chmod 0700) or choose another with "
+                  "--run-dir",
+                  root_.c_str(), unsigned(::geteuid()), unsigned(st.st_uid),
+                  unsigned(st.st_mode & 07777));
+  return ok_status();
+}
+
+Status RunDir::publish_pmu() const {
+  PP_RETURN_IF_ERROR(sys::make_directories(pmu() + "/format", 0755));
+  PP_RETURN_IF_ERROR(sys::make_directories(pmu() + "/events", 0755));
+  PP_RETURN_IF_ERROR(
+      sys::write_file_atomically(pmu() + "/type", std::to_string(kBrokerPmuType) + "\n", 0644));
+  PP_RETURN_IF_ERROR(sys::write_file_atomically(pmu() + "/format/persistent", "attr5:23\n", 0644));
+  return unpublish_all();
+}
+
+Status RunDir::publish_event(std::string_view name, uint64_t id) const {
+  // The name becomes a file name: never a path.
+  if (!validate_name(name).ok() && !is_id_reference(name))
+    return Error(EINVAL, "refusing to publish the invalid name '" + std::string(name) + "'");
+  return sys::write_file_atomically(pmu() + "/events/" + std::string(name),
+                                    "persistent,config=" + std::to_string(id) + "\n", 0644,
+                                    sys::Durability::kNoSync);
+}
+
+Status RunDir::unpublish_event(std::string_view name) const {
+  return sys::remove_file_durably(pmu() + "/events/" + std::string(name), sys::Durability::kNoSync);
+}
+
+Status RunDir::unpublish_all() const {
+  sys::Tree events(pmu() + "/events");
+  auto names = events.list("");
+  if (!names.ok())
+    return names.error().code() == ENOENT ? ok_status() : Status(names.error());
+  for (const std::string& name : *names)
+    PP_RETURN_IF_ERROR(sys::remove_file_durably(events.path(name), sys::Durability::kNoSync));
+  return ok_status();
+}
+
+std::string encode_state(const RegistryState& state) {
+  json j = {{"version", kStateVersion}, {"next_id", state.next_id}, {"events", json::array()}};
+  for (const EventInfo& e : state.events) {
+    EventInfo saved = e;
+    saved.counts.reset();
+    saved.readers.reset();
+    j["events"].push_back(event_to_json(saved));
+  }
+  return dump_json(j, 1) + "\n";
+}
+
+Result<RegistryState> decode_state(std::string_view text, std::string_view path) {
+  std::string what(path);
+  PP_ASSIGN_OR_RETURN(json doc, parse_json(text, what));
+  JsonFields f(doc, what);
+  PP_ASSIGN_OR_RETURN(int64_t version, f.i64("version"));
+  if (version != kStateVersion)
+    return errorf(EINVAL, "%s has state version %lld; this broker reads version %d", what.c_str(),
+                  (long long)version, kStateVersion);
+  RegistryState state;
+  PP_ASSIGN_OR_RETURN(state.next_id, f.u64("next_id"));
+  PP_ASSIGN_OR_RETURN(const json* events, f.array("events"));
+  std::set<uint64_t> ids;
+  std::set<std::string> names;
+  for (const json& item : *events) {
+    PP_ASSIGN_OR_RETURN(EventInfo e, event_from_json(item, what));
+    if (!ids.insert(e.id).second)
+      return errorf(EINVAL, "%s has id %llu twice", what.c_str(), (unsigned long long)e.id);
+    if (!names.insert(e.name).second)
+      return errorf(EINVAL, "%s has the name '%s' twice", what.c_str(), e.name.c_str());
+    if (e.id == 0 || e.id >= state.next_id)
+      return errorf(EINVAL, "%s: event id %llu is not below next_id %llu", what.c_str(),
+                    (unsigned long long)e.id, (unsigned long long)state.next_id);
+    if (!validate_name(e.name).ok() && e.name != std::to_string(e.id))
+      return errorf(EINVAL, "%s: event %llu has an invalid name", what.c_str(),
+                    (unsigned long long)e.id);
+    state.events.push_back(std::move(e));
+  }
+  return state;
+}
+
+Result<RegistryState> load_state(const RunDir& dir) {
+  sys::Tree root(dir.root());
+  auto text = root.read("state.json", 64 << 20);
+  if (!text.ok()) {
+    if (text.error().code() == ENOENT)
+      return RegistryState{};
+    return text.error();
+  }
+  return decode_state(*text, dir.state());
+}
+
+Status save_state(const RunDir& dir, const RegistryState& state) {
+  return sys::write_file_atomically(dir.state(), encode_state(state), 0600);
+}
+
+}  // namespace pp::persistent

@@ -1,0 +1,78 @@
+// The run directory and what lives in it (default /run/perf-persistent, mode
+// 0700, owned by root):
+//
+//   broker.sock                     the broker's socket (Documentation/protocol.txt)
+//   broker.lock                     flock'ed by the running broker; holds its pid
+//   broker.log                      the detached broker's stdout and stderr
+//   state.json                      the broker's registry (below), 0600
+//   devices/persistent/type         "4294901760\n" (kBrokerPmuType)
+//   devices/persistent/format/persistent   "attr5:23\n"
+//   devices/persistent/events/<name>       "persistent,config=<id>\n"
+//   kernel-events/<name>.json       the kernel backend's name records
+//
+// devices/persistent/ is the kernel's sysfs layout (seed 07/12, 08/12), so
+// pmu/ resolves `persistent/<name>/` through it exactly as through sysfs.
+// Its files are replaced atomically but not fsync'ed: they derive from
+// state.json (which is) and are rebuilt whenever a broker starts.
+//
+// state.json, rewritten atomically on every change:
+//
+//   {"version": 1, "next_id": 3,
+//    "events": [ <event_to_json() of each event, without counts> ]}
+//
+// next_id never goes back, so an id is never reused while the state lives.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "persistent/event.h"
+
+namespace pp::persistent {
+
+class RunDir {
+ public:
+  explicit RunDir(std::string root);
+
+  const std::string& root() const { return root_; }
+  std::string socket() const { return root_ + "/broker.sock"; }
+  std::string lock() const { return root_ + "/broker.lock"; }
+  std::string log() const { return root_ + "/broker.log"; }
+  std::string state() const { return root_ + "/state.json"; }
+  std::string pmu() const { return root_ + "/devices/persistent"; }
+  std::string kernel_records() const { return root_ + "/kernel-events"; }
+
+  // Creates the directory 0700 when missing. An existing one must belong to
+  // this user and be writable by nobody else (EPERM otherwise: a broker must
+  // not keep its state where others can replace it).
+  Status prepare() const;
+
+  // Writes type and format/persistent, and makes events/ empty.
+  Status publish_pmu() const;
+  Status publish_event(std::string_view name, uint64_t id) const;
+  Status unpublish_event(std::string_view name) const;
+  // Removes every events/ entry (on a clean broker exit: no broker, no events).
+  Status unpublish_all() const;
+
+ private:
+  std::string root_;
+};
+
+struct RegistryState {
+  uint64_t next_id = 1;
+  std::vector<EventInfo> events;
+};
+
+inline constexpr int kStateVersion = 1;
+
+std::string encode_state(const RegistryState& state);
+// Strict; EINVAL names `path` and what is wrong with it.
+Result<RegistryState> decode_state(std::string_view text, std::string_view path);
+
+// Reads the state file; a missing file is an empty registry.
+Result<RegistryState> load_state(const RunDir& dir);
+Status save_state(const RunDir& dir, const RegistryState& state);
+
+}  // namespace pp::persistent

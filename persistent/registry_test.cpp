@@ -1,0 +1,147 @@
+#include "persistent/registry.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "sys/tree.h"
+#include "tests/support/temp_dir.h"
+
+namespace pp::persistent {
+namespace {
+
+EventInfo event(uint64_t id, std::string name) {
+  EventInfo e;
+  e.id = id;
+  e.name = std::move(name);
+  e.event = "syscalls:sys_enter_getppid";
+  e.cpus = {0, 1};
+  e.pages = 128;
+  e.page_size = 4096;
+  e.created = e.buffer_start = 1700000000;
+  return e;
+}
+
+TEST(Registry, StateRoundTripsWithoutCounts) {
+  RegistryState state;
+  state.next_id = 5;
+  state.events = {event(1, "a"), event(4, "4")};
+  state.events[0].counts = std::vector<CpuCount>{{0, 9}};
+  state.events[0].readers = 1;
+  std::string text = encode_state(state);
+  EXPECT_EQ(text.find("counts"), std::string::npos) << "counts are not state";
+  auto back = decode_state(text, "state.json");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->next_id, 5u);
+  ASSERT_EQ(back->events.size(), 2u);
+  EXPECT_EQ(back->events[0].name, "a");
+  EXPECT_EQ(back->events[1].name, "4");
+}
+
+TEST(Registry, InconsistentStateIsRefused) {
+  auto bad = [](RegistryState s) { return decode_state(encode_state(s), "/run/x/state.json"); };
+  RegistryState twice_id;
+  twice_id.next_id = 3;
+  twice_id.events = {event(1, "a"), event(1, "b")};
+  auto r = bad(twice_id);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("id 1 twice"), std::string::npos);
+
+  RegistryState twice_name;
+  twice_name.next_id = 3;
+  twice_name.events = {event(1, "a"), event(2, "a")};
+  r = bad(twice_name);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("'a' twice"), std::string::npos);
+
+  RegistryState ahead;
+  ahead.next_id = 2;
+  ahead.events = {event(2, "a")};
+  r = bad(ahead);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("not below next_id"), std::string::npos);
+
+  RegistryState bad_name;
+  bad_name.next_id = 9;
+  bad_name.events = {event(1, "../../etc")};
+  r = bad(bad_name);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("invalid name"), std::string::npos);
+
+  auto version = decode_state("{\"version\": 2, \"next_id\": 1, \"events\": []}", "s");
+  ASSERT_FALSE(version.ok());
+  EXPECT_NE(version.error().message().find("state version 2"), std::string::npos);
+  auto garbage = decode_state("\x01\x02", "/run/x/state.json");
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_NE(garbage.error().message().find("/run/x/state.json"), std::string::npos);
+}
+
+TEST(Registry, SaveAndLoadThroughTheRunDirectory) {
+  testing::TempDir tmp;
+  RunDir dir(tmp.path("run"));
+  auto empty = load_state(dir);
+  ASSERT_TRUE(empty.ok()) << "a missing state file is an empty registry";
+  EXPECT_TRUE(empty->events.empty());
+  EXPECT_EQ(empty->next_id, 1u);
+  ASSERT_TRUE(dir.prepare().ok());
+  RegistryState state;
+  state.next_id = 2;
+  state.events = {event(1, "a")};
+  ASSERT_TRUE(save_state(dir, state).ok());
+  struct stat st;
+  ASSERT_EQ(::stat(dir.state().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto back = load_state(dir);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->events.size(), 1u);
+}
+
+TEST(Registry, PrepareMakesA0700DirectoryAndRefusesSharedOnes) {
+  testing::TempDir tmp;
+  RunDir dir(tmp.path("a/b/run/"));
+  EXPECT_EQ(dir.root(), tmp.path("a/b/run"));
+  ASSERT_TRUE(dir.prepare().ok());
+  struct stat st;
+  ASSERT_EQ(::stat(dir.root().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  EXPECT_TRUE(dir.prepare().ok()) << "an existing private one is fine";
+
+  ASSERT_EQ(::chmod(dir.root().c_str(), 0777), 0);
+  Status s = dir.prepare();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), EPERM);
+  EXPECT_NE(s.error().message().find("mode 0777"), std::string::npos) << s.error().message();
+  EXPECT_NE(s.error().message().find("--run-dir"), std::string::npos);
+
+  tmp.write("file", "x");
+  Status f = RunDir(tmp.path("file")).prepare();
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.error().code(), ENOTDIR);
+}
+
+TEST(Registry, PublishesTheKernelsSysfsLayout) {
+  testing::TempDir tmp;
+  RunDir dir(tmp.path("run"));
+  ASSERT_TRUE(dir.prepare().ok());
+  ASSERT_TRUE(dir.publish_pmu().ok());
+  ASSERT_TRUE(dir.publish_event("mce_record", 106).ok());
+  ASSERT_TRUE(dir.publish_event("7", 7).ok());
+  sys::Tree pmu(dir.pmu());
+  EXPECT_EQ(*pmu.read("type"), "4294901760\n");
+  EXPECT_EQ(*pmu.read("format/persistent"), "attr5:23\n");
+  EXPECT_EQ(*pmu.read("events/mce_record"), "persistent,config=106\n");
+  EXPECT_EQ(*pmu.read("events/7"), "persistent,config=7\n");
+  EXPECT_FALSE(dir.publish_event("../escape", 1).ok()) << "a name is never a path";
+
+  ASSERT_TRUE(dir.unpublish_event("7").ok());
+  EXPECT_EQ(*pmu.list("events"), std::vector<std::string>{"mce_record"});
+  ASSERT_TRUE(dir.publish_pmu().ok());
+  EXPECT_TRUE(pmu.list("events")->empty()) << "a fresh publication starts empty";
+  ASSERT_TRUE(dir.publish_event("x", 1).ok());
+  ASSERT_TRUE(dir.unpublish_all().ok());
+  EXPECT_TRUE(pmu.list("events")->empty());
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -1,0 +1,99 @@
+#include "sys/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/fd.h"
+
+namespace pp::sys {
+namespace {
+
+std::string parent_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+Status sync_directory(const std::string& dir) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "cannot open directory " + dir + " to sync it");
+  if (::fsync(fd.get()) != 0)
+    return error_from_errno(errno, "cannot sync directory " + dir);
+  return ok_status();
+}
+
+namespace {
+
+Status write_all(int fd, std::string_view content, const std::string& path) {
+  while (!content.empty()) {
+    ssize_t n = ::write(fd, content.data(), content.size());
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return error_from_errno(errno, "cannot write " + path);
+    }
+    content.remove_prefix(size_t(n));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
+                             Durability durability) {
+  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  ::unlink(temp.c_str());  // a leftover of an earlier crash of this pid number
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
+  if (!fd)
+    return error_from_errno(errno, "cannot create " + temp);
+  Status status = write_all(fd.get(), content, temp);
+  if (status.ok() && ::fchmod(fd.get(), mode) != 0)  // the umask must not weaken or widen it
+    status = error_from_errno(errno, "cannot set the mode of " + temp);
+  if (status.ok() && durability == Durability::kSync && ::fsync(fd.get()) != 0)
+    status = error_from_errno(errno, "cannot sync " + temp);
+  fd.reset();
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0)
+    status = error_from_errno(errno, "cannot rename " + temp + " to " + path);
+  if (!status.ok()) {
+    ::unlink(temp.c_str());
+    return status;
+  }
+  return durability == Durability::kSync ? sync_directory(parent_of(path)) : ok_status();
+}
+
+Status remove_file_durably(const std::string& path, Durability durability) {
+  if (::unlink(path.c_str()) != 0) {
+    if (errno == ENOENT)
+      return ok_status();
+    return error_from_errno(errno, "cannot remove " + path);
+  }
+  return durability == Durability::kSync ? sync_directory(parent_of(path)) : ok_status();
+}
+
+Status make_directories(const std::string& path, mode_t mode) {
+  if (path.empty())
+    return Error(EINVAL, "empty directory path");
+  for (size_t pos = 1;; pos++) {
+    pos = path.find('/', pos);
+    std::string prefix = path.substr(0, pos);
+    if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST)
+      return error_from_errno(errno, "cannot create directory " + prefix);
+    if (pos == std::string::npos)
+      break;
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return error_from_errno(errno, "cannot stat " + path);
+  if (!S_ISDIR(st.st_mode))
+    return errorf(ENOTDIR, "%s exists and is not a directory", path.c_str());
+  return ok_status();
+}
+
+}  // namespace pp::sys

@@ -1,0 +1,216 @@
+#include "sys/process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
+
+#include "base/strings.h"
+
+extern char** environ;
+
+namespace pp::sys {
+
+Result<ProcessStatus> parse_process_status(std::string_view text) {
+  ProcessStatus status;
+  bool have_uid = false, have_caps = false;
+  for (std::string_view line : split(text, '\n')) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos)
+      continue;
+    std::string_view key = line.substr(0, colon);
+    std::string_view value = trim(line.substr(colon + 1));
+    if (key == "Uid") {
+      std::vector<uint64_t> ids;
+      for (std::string_view field : split(value, '\t')) {
+        field = trim(field);
+        if (field.empty())
+          continue;
+        auto id = parse_u64(field, "uid");
+        if (!id.ok())
+          return Error(EINVAL,
+                       "bad Uid line in a process status file: '" + std::string(line) + "'");
+        ids.push_back(*id);
+      }
+      if (ids.size() < 2)
+        return Error(EINVAL, "bad Uid line in a process status file: '" + std::string(line) + "'");
+      status.real_uid = uid_t(ids[0]);
+      status.effective_uid = uid_t(ids[1]);
+      have_uid = true;
+    } else if (key == "CapEff") {
+      auto caps = parse_u64("0x" + std::string(value), "capability mask");
+      if (!caps.ok())
+        return Error(EINVAL,
+                     "bad CapEff line in a process status file: '" + std::string(line) + "'");
+      status.cap_effective = *caps;
+      have_caps = true;
+    }
+  }
+  if (!have_uid || !have_caps)
+    return Error(EINVAL, std::string("a process status file without a ") +
+                             (have_uid ? "CapEff" : "Uid") + " line");
+  return status;
+}
+
+Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid) {
+  std::string relative = std::to_string(pid) + "/status";
+  auto text = proc.read(relative);
+  if (!text.ok()) {
+    if (text.error().code() == ENOENT)
+      return errorf(ESRCH, "process %d is gone (no %s)", int(pid), proc.path(relative).c_str());
+    return text.error();
+  }
+  auto status = parse_process_status(*text);
+  if (!status.ok())
+    return status.error().with_context(proc.path(relative));
+  return status;
+}
+
+Result<std::string> self_executable() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n < 0)
+    return error_from_errno(errno, "cannot read /proc/self/exe to find this program");
+  return std::string(buf, size_t(n));
+}
+
+Result<int> run_and_wait(const std::vector<std::string>& argv) {
+  if (argv.empty())
+    return Error(EINVAL, "run_and_wait: no program");
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  pid_t pid;
+  int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0)
+    return error_from_errno(err, "cannot run " + argv[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return error_from_errno(errno, "waitpid");
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+void raise_fd_limit() {
+  rlimit limit;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+bool process_exists(pid_t pid) {
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
+
+Result<Detached> Detached::detach() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return error_from_errno(errno, "pipe");
+  Fd read_end(fds[0]), write_end(fds[1]);
+  pid_t child = ::fork();
+  if (child < 0)
+    return error_from_errno(errno, "fork");
+  if (child > 0) {
+    // The starter: wait for the verdict, then leave without unwinding (the
+    // child owns everything now).
+    write_end.reset();
+    char byte = 0;
+    ssize_t n;
+    do {
+      n = ::read(read_end.get(), &byte, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n == 1 && byte == 'R')
+      ::_exit(0);
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? (WEXITSTATUS(status) ? WEXITSTATUS(status) : 1) : 2);
+  }
+  read_end.reset();
+  if (::setsid() < 0)
+    return error_from_errno(errno, "setsid");
+  if (::chdir("/") != 0)
+    return error_from_errno(errno, "chdir /");
+  Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));
+  if (!null || ::dup2(null.get(), 0) < 0)
+    return error_from_errno(errno, "cannot put stdin on /dev/null");
+  return Detached(std::move(write_end));
+}
+
+Status Detached::ready(const std::string& log_path) {
+  int flags = O_WRONLY | O_CLOEXEC;
+  Fd out(log_path.empty() ? ::open("/dev/null", flags)
+                          : ::open(log_path.c_str(), flags | O_CREAT | O_APPEND, 0600));
+  if (!out)
+    return error_from_errno(errno, "cannot open " + (log_path.empty() ? "/dev/null" : log_path));
+  char byte = 'R';
+  if (::write(pipe_.get(), &byte, 1) != 1)
+    return error_from_errno(errno, "cannot tell the starter that the daemon is ready");
+  pipe_.reset();
+  if (::dup2(out.get(), 1) < 0 || ::dup2(out.get(), 2) < 0)
+    return error_from_errno(errno, "cannot move stdout and stderr to the log");
+  return ok_status();
+}
+
+Result<SignalFd> SignalFd::open(std::initializer_list<int> signals) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : signals)
+    sigaddset(&set, s);
+  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0)
+    return Error(EINVAL, "cannot block signals for the signal fd");
+  Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd)
+    return error_from_errno(errno, "signalfd");
+  return SignalFd(std::move(fd));
+}
+
+Result<int> SignalFd::read() {
+  signalfd_siginfo info;
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), &info, sizeof(info));
+    if (n == sizeof(info))
+      return int(info.ssi_signo);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return error_from_errno(errno, "reading the signal fd");
+    return Error(EIO, "short read from the signal fd");
+  }
+}
+
+Result<LockFile> LockFile::acquire(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd)
+    return error_from_errno(errno, "cannot open the lock file " + path);
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (errno != EWOULDBLOCK)
+      return error_from_errno(errno, "cannot lock " + path);
+    char buf[32] = {};
+    ssize_t n = ::pread(fd.get(), buf, sizeof(buf) - 1, 0);
+    std::string holder = n > 0 ? std::string(trim(std::string_view(buf, size_t(n)))) : "?";
+    return errorf(EBUSY, "another broker (pid %s) holds %s", holder.c_str(), path.c_str());
+  }
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)
+    return error_from_errno(errno, "cannot write the pid into " + path);
+  return LockFile(std::move(fd));
+}
+
+}  // namespace pp::sys

@@ -1,0 +1,112 @@
+// Process-level services for the broker and its clients: who a process is
+// (credentials and capabilities, from /proc/<pid>/status through a Tree),
+// starting the broker and detaching it, signals as a pollable fd, and the
+// lock that lets one broker own a run directory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/result.h"
+#include "sys/fd.h"
+#include "sys/tree.h"
+
+namespace pp::sys {
+
+// Capability numbers (linux/capability.h).
+inline constexpr int kCapSysAdmin = 21;
+inline constexpr int kCapPerfmon = 38;
+
+// What /proc/<pid>/status says about a process's identity:
+//
+//   Uid:	1000	1000	1000	1000      (real, effective, saved, filesystem)
+//   CapEff:	000001ffffffffff              (hex bit mask)
+struct ProcessStatus {
+  uid_t real_uid = 0;
+  uid_t effective_uid = 0;
+  uint64_t cap_effective = 0;
+
+  bool has_capability(int cap) const { return cap >= 0 && cap < 64 && (cap_effective >> cap) & 1; }
+  // What the kernel's perfmon_capable() asks: CAP_PERFMON or CAP_SYS_ADMIN.
+  bool perfmon_capable() const {
+    return has_capability(kCapPerfmon) || has_capability(kCapSysAdmin);
+  }
+  // Root, or perfmon_capable(): who may create, kill and open persistent events.
+  bool may_use_persistent_events() const { return effective_uid == 0 || perfmon_capable(); }
+};
+
+// Parses the text of a status file. EINVAL names the missing or bad line.
+Result<ProcessStatus> parse_process_status(std::string_view text);
+
+// Reads <proc>/<pid>/status. ESRCH when the process is gone.
+Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid);
+
+// The running program (readlink /proc/self/exe), to start the broker with.
+Result<std::string> self_executable();
+
+// Runs argv (argv[0] a path; stdin from /dev/null, stdout and stderr
+// inherited) and waits: its exit status, or 128 + the signal that killed it.
+Result<int> run_and_wait(const std::vector<std::string>& argv);
+
+// Raises the soft limit on open files to the hard limit: a broker holds one fd
+// per (event, CPU) plus one per client. Best effort.
+void raise_fd_limit();
+
+// Whether a process with this pid exists (kill(pid, 0)).
+bool process_exists(pid_t pid);
+
+// A daemon that tells whoever started it when it is ready.
+//
+//   PP_ASSIGN_OR_RETURN(auto daemon, Detached::detach());  // the starter waits in here
+//   ... bind the socket, restore the state ...
+//   daemon.ready("/run/perf-persistent/broker.log");       // the starter exits 0
+//
+// detach() forks. The original process never returns from it: it exits 0 when
+// the child calls ready(), or with the child's own exit status when the child
+// exits first (after printing why on the still-shared stderr). The child runs
+// in a new session with its working directory at / and stdin on /dev/null.
+class Detached {
+ public:
+  static Result<Detached> detach();
+
+  // Releases the starter; stdout and stderr move to `log_path` (appended,
+  // 0600), or to /dev/null when it is empty.
+  Status ready(const std::string& log_path);
+
+ private:
+  explicit Detached(Fd pipe) : pipe_(std::move(pipe)) {}
+  Fd pipe_;
+};
+
+// Signals as a readable fd (signalfd): open() blocks them for the calling
+// thread, so they arrive only through read().
+class SignalFd {
+ public:
+  static Result<SignalFd> open(std::initializer_list<int> signals);
+  int fd() const { return fd_.get(); }
+  // The next pending signal number; EAGAIN when none is pending.
+  Result<int> read();
+
+ private:
+  explicit SignalFd(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
+};
+
+// An exclusive lock on a file (flock), held while the object lives: one
+// broker per run directory. EBUSY (with the holder's pid, which the holder
+// writes into the file) when another process holds it.
+class LockFile {
+ public:
+  static Result<LockFile> acquire(const std::string& path);
+
+ private:
+  explicit LockFile(Fd fd) : fd_(std::move(fd)) {}
+  Fd fd_;
+};
+
+}  // namespace pp::sys

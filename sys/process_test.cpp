@@ -1,0 +1,152 @@
+#include "sys/process.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace pp::sys {
+namespace {
+
+constexpr const char* kRootStatus =
+    "Name:\tbash\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t42\n"
+    "Uid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\n"
+    "CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\n";
+
+TEST(ProcessStatus, ParsesUidsAndCapabilities) {
+  auto root = parse_process_status(kRootStatus);
+  ASSERT_TRUE(root.ok()) << root.error().message();
+  EXPECT_EQ(root->real_uid, 0u);
+  EXPECT_EQ(root->effective_uid, 0u);
+  EXPECT_TRUE(root->has_capability(kCapPerfmon));
+  EXPECT_TRUE(root->may_use_persistent_events());
+
+  auto nobody =
+      parse_process_status("Uid:\t65534\t65534\t65534\t65534\nCapEff:\t0000000000000000\n");
+  ASSERT_TRUE(nobody.ok());
+  EXPECT_EQ(nobody->effective_uid, 65534u);
+  EXPECT_FALSE(nobody->perfmon_capable());
+  EXPECT_FALSE(nobody->may_use_persistent_events());
+}
+
+TEST(ProcessStatus, PerfmonOrSysAdminIsEnoughWithoutRoot) {
+  // CAP_PERFMON is bit 38; CAP_SYS_ADMIN bit 21.
+  auto perfmon = parse_process_status("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000004000000000\n");
+  ASSERT_TRUE(perfmon.ok());
+  EXPECT_TRUE(perfmon->has_capability(kCapPerfmon));
+  EXPECT_TRUE(perfmon->may_use_persistent_events());
+  auto admin = parse_process_status("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000200000\n");
+  ASSERT_TRUE(admin.ok());
+  EXPECT_TRUE(admin->may_use_persistent_events());
+  auto other = parse_process_status("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000400\n");
+  ASSERT_TRUE(other.ok());
+  EXPECT_FALSE(other->may_use_persistent_events()) << "CAP_NET_BIND_SERVICE is not enough";
+}
+
+TEST(ProcessStatus, SetuidProgramIsJudgedByItsEffectiveUid) {
+  auto s = parse_process_status("Uid:\t1000\t0\t0\t0\nCapEff:\t0000000000000000\n");
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(s->real_uid, 1000u);
+  EXPECT_TRUE(s->may_use_persistent_events());
+}
+
+TEST(ProcessStatus, MalformedFilesAreClearErrors) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"", "without a Uid line"},
+      {"Uid:\t0\t0\t0\t0\n", "without a CapEff line"},
+      {"Uid:\tx\t0\nCapEff:\t0\n", "bad Uid line"},
+      {"Uid:\t0\nCapEff:\t0\n", "bad Uid line"},
+      {"Uid:\t0\t0\t0\t0\nCapEff:\tzz\n", "bad CapEff line"},
+      {"Uid:\t0\t0\t0\t0\nCapEff:\t1ffffffffffffffffff\n", "bad CapEff line"},
+  };
+  for (const Case& c : cases) {
+    auto s = parse_process_status(c.text);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.error().code(), EINVAL);
+    EXPECT_NE(s.error().message().find(c.expect), std::string::npos) << s.error().message();
+  }
+}
+
+TEST(ProcessStatus, ReadsThroughAFakeProcTree) {
+  testing::TempDir proc;
+  proc.write("42/status", kRootStatus);
+  auto s = read_process_status(Tree(proc.path()), 42);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_TRUE(s->may_use_persistent_events());
+  auto gone = read_process_status(Tree(proc.path()), 43);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code(), ESRCH);
+  proc.write("44/status", "Uid:\t0\t0\t0\t0\n");
+  auto bad = read_process_status(Tree(proc.path()), 44);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find(proc.path("44/status")), std::string::npos);
+}
+
+TEST(ProcessStatus, ReadsThisProcess) {
+  auto s = read_process_status(Tree(kDefaultProcRoot), ::getpid());
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(s->effective_uid, ::geteuid());
+}
+
+TEST(Process, RunAndWaitReportsExitStatusAndSignals) {
+  auto ok = run_and_wait({"/bin/sh", "-c", "exit 0"});
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 0);
+  auto three = run_and_wait({"/bin/sh", "-c", "exit 3"});
+  ASSERT_TRUE(three.ok());
+  EXPECT_EQ(*three, 3);
+  auto killed = run_and_wait({"/bin/sh", "-c", "kill -9 $$"});
+  ASSERT_TRUE(killed.ok());
+  EXPECT_EQ(*killed, 128 + SIGKILL);
+  auto missing = run_and_wait({"/nonexistent/program"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("/nonexistent/program"), std::string::npos);
+}
+
+TEST(Process, SelfExecutableIsThisTestBinary) {
+  auto self = self_executable();
+  ASSERT_TRUE(self.ok());
+  EXPECT_NE(self->find("unit_tests"), std::string::npos) << *self;
+}
+
+TEST(Process, ProcessExists) {
+  EXPECT_TRUE(process_exists(::getpid()));
+  EXPECT_FALSE(process_exists(0));
+  EXPECT_FALSE(process_exists(-1));
+}
+
+TEST(LockFile, SecondHolderIsRefusedWithTheFirstPid) {
+  testing::TempDir dir;
+  std::string path = dir.path("broker.lock");
+  {
+    auto first = LockFile::acquire(path);
+    ASSERT_TRUE(first.ok()) << first.error().message();
+    auto second = LockFile::acquire(path);
+    ASSERT_FALSE(second.ok());
+    EXPECT_EQ(second.error().code(), EBUSY);
+    EXPECT_NE(second.error().message().find("pid " + std::to_string(::getpid())), std::string::npos)
+        << second.error().message();
+  }
+  auto again = LockFile::acquire(path);
+  EXPECT_TRUE(again.ok()) << "the lock outlived its holder";
+}
+
+TEST(SignalFd, DeliversABlockedSignalAsData) {
+  auto fd = SignalFd::open({SIGUSR1});
+  ASSERT_TRUE(fd.ok()) << fd.error().message();
+  auto none = fd->read();
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code(), EAGAIN);
+  ASSERT_EQ(::kill(::getpid(), SIGUSR1), 0);
+  auto sig = fd->read();
+  ASSERT_TRUE(sig.ok()) << sig.error().message();
+  EXPECT_EQ(*sig, SIGUSR1);
+}
+
+}  // namespace
+}  // namespace pp::sys
