@@ -1,0 +1,172 @@
+#include "report/features.h"
+
+#include "report/perf_data_format.h"
+
+namespace pp::report {
+
+Bytes encode_string_feature(std::string_view value) {
+  Bytes out;
+  ByteWriter(&out).perf_string(value);
+  return out;
+}
+
+Bytes encode_nr_cpus(uint32_t available, uint32_t online) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u32(available);
+  w.u32(online);
+  return out;
+}
+
+Bytes encode_total_mem(uint64_t kb) {
+  Bytes out;
+  ByteWriter(&out).u64(kb);
+  return out;
+}
+
+Bytes encode_cmdline(std::span<const std::string> argv) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u32(uint32_t(argv.size()));
+  for (const std::string& arg : argv)
+    w.perf_string(arg);
+  return out;
+}
+
+Bytes encode_event_desc(std::span<const EventDesc> events, uint32_t attr_size) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u32(uint32_t(events.size()));
+  w.u32(attr_size);
+  for (const EventDesc& event : events) {
+    w.bytes({reinterpret_cast<const uint8_t*>(event.attr.words), attr_size});
+    w.u32(uint32_t(event.ids.size()));
+    w.perf_string(event.name);
+    for (uint64_t id : event.ids)
+      w.u64(id);
+  }
+  return out;
+}
+
+Bytes encode_pmu_mappings(std::span<const std::pair<uint32_t, std::string>> pmus) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u32(uint32_t(pmus.size()));
+  for (const auto& [type, name] : pmus) {
+    w.u32(type);
+    w.perf_string(name);
+  }
+  return out;
+}
+
+Bytes encode_sample_time(uint64_t first, uint64_t last) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u64(first);
+  w.u64(last);
+  return out;
+}
+
+Bytes encode_clockid(uint64_t resolution_ns) {
+  Bytes out;
+  ByteWriter(&out).u64(resolution_ns);
+  return out;
+}
+
+Bytes encode_clock_data(uint32_t clockid, uint64_t wall_ns, uint64_t clockid_ns) {
+  Bytes out;
+  ByteWriter w(&out);
+  w.u32(1);
+  w.u32(clockid);
+  w.u64(wall_ns);
+  w.u64(clockid_ns);
+  return out;
+}
+
+FeatureMap host_features(const HostInfo& host, std::span<const EventDesc> events,
+                         uint32_t attr_size) {
+  FeatureMap out;
+  auto add_string = [&](int feature, const std::string& value) {
+    if (!value.empty())
+      out[feature] = encode_string_feature(value);
+  };
+  add_string(kFeatureHostname, host.hostname);
+  add_string(kFeatureOsRelease, host.os_release);
+  add_string(kFeatureVersion, host.version);
+  add_string(kFeatureArch, host.arch);
+  if (host.nr_cpus_available || host.nr_cpus_online)
+    out[kFeatureNrCpus] = encode_nr_cpus(host.nr_cpus_available, host.nr_cpus_online);
+  add_string(kFeatureCpuDesc, host.cpu_desc);
+  add_string(kFeatureCpuId, host.cpuid);
+  if (host.total_mem_kb)
+    out[kFeatureTotalMem] = encode_total_mem(host.total_mem_kb);
+  if (!host.cmdline.empty())
+    out[kFeatureCmdline] = encode_cmdline(host.cmdline);
+  out[kFeatureEventDesc] = encode_event_desc(events, attr_size);
+  if (!host.pmu_types.empty())
+    out[kFeaturePmuMappings] = encode_pmu_mappings(host.pmu_types);
+  return out;
+}
+
+Result<std::string> decode_string_feature(std::span<const uint8_t> section) {
+  ByteReader in(section, "string feature");
+  return in.perf_string();
+}
+
+Result<std::pair<uint32_t, uint32_t>> decode_nr_cpus(std::span<const uint8_t> section) {
+  ByteReader in(section, "HEADER_NRCPUS");
+  PP_ASSIGN_OR_RETURN(uint32_t available, in.u32());
+  PP_ASSIGN_OR_RETURN(uint32_t online, in.u32());
+  return std::pair{available, online};
+}
+
+Result<uint64_t> decode_u64_feature(std::span<const uint8_t> section, const char* what) {
+  ByteReader in(section, what);
+  return in.u64();
+}
+
+Result<std::vector<std::string>> decode_cmdline(std::span<const uint8_t> section) {
+  ByteReader in(section, "HEADER_CMDLINE");
+  PP_ASSIGN_OR_RETURN(uint32_t nr, in.u32());
+  std::vector<std::string> argv;
+  for (uint32_t i = 0; i < nr; i++) {
+    PP_ASSIGN_OR_RETURN(std::string arg, in.perf_string());
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
+
+Result<std::vector<EventDesc>> decode_event_desc(std::span<const uint8_t> section) {
+  ByteReader in(section, "HEADER_EVENT_DESC");
+  PP_ASSIGN_OR_RETURN(uint32_t nr, in.u32());
+  PP_ASSIGN_OR_RETURN(uint32_t attr_size, in.u32());
+  if (attr_size < kAttrSizeVer0)
+    return errorf(EINVAL, "HEADER_EVENT_DESC: attr size %u is below perf's minimum of %u",
+                  attr_size, kAttrSizeVer0);
+  std::vector<EventDesc> events;
+  for (uint32_t i = 0; i < nr; i++) {
+    EventDesc event;
+    PP_ASSIGN_OR_RETURN(auto attr, in.bytes(attr_size));
+    std::memcpy(event.attr.words, attr.data(), std::min<size_t>(attr.size(), sizeof(event.attr)));
+    PP_ASSIGN_OR_RETURN(uint32_t nr_ids, in.u32());
+    PP_ASSIGN_OR_RETURN(event.name, in.perf_string());
+    if (nr_ids > in.remaining() / 8)
+      return errorf(EINVAL, "HEADER_EVENT_DESC: event '%s' claims %u ids in %zu bytes",
+                    event.name.c_str(), nr_ids, in.remaining());
+    for (uint32_t j = 0; j < nr_ids; j++) {
+      PP_ASSIGN_OR_RETURN(uint64_t id, in.u64());
+      event.ids.push_back(id);
+    }
+    events.push_back(std::move(event));
+  }
+  return events;
+}
+
+Result<std::pair<uint64_t, uint64_t>> decode_sample_time(std::span<const uint8_t> section) {
+  ByteReader in(section, "HEADER_SAMPLE_TIME");
+  PP_ASSIGN_OR_RETURN(uint64_t first, in.u64());
+  PP_ASSIGN_OR_RETURN(uint64_t last, in.u64());
+  return std::pair{first, last};
+}
+
+}  // namespace pp::report
