@@ -17,6 +17,7 @@ constexpr Command kCommands[] = {
     {"version", "Show the version of perf-persistent and what it was built with", cmd_version},
     {"list", "List the persistent events, with their buffers and counts", cmd_list},
     {"kill", "Kill persistent events by id or name", cmd_kill},
+    {"record", "Record persistent events into perf.data without stopping them", cmd_record},
 };
 
 const Command* find(std::string_view name) {

@@ -25,5 +25,6 @@ int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
 int cmd_list(int argc, const char** argv);
 int cmd_kill(int argc, const char** argv);
+int cmd_record(int argc, const char** argv);
 
 }  // namespace pp::cmd
