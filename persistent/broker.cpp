@@ -76,10 +76,9 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
     return lock.error();
   }
   broker->lock_.emplace(std::move(*lock));
-  PP_RETURN_IF_ERROR(broker->restore());
+  // A fresh publication: whatever a dead broker left in events/ goes.
   PP_RETURN_IF_ERROR(dir.publish_pmu());
-  for (const auto& [id, event] : broker->events_)
-    PP_RETURN_IF_ERROR(dir.publish_event(event.info.name, id));
+  PP_RETURN_IF_ERROR(broker->restore());
   PP_RETURN_IF_ERROR(broker->save());
   // The lock is ours, so a socket already there is a dead broker's.
   PP_RETURN_IF_ERROR(sys::remove_file_durably(dir.socket()));
@@ -124,6 +123,7 @@ Status Broker::restore() {
           "': " + event.info.error + "; it stays listed as failed until killed");
     }
     uint64_t id = event.info.id;
+    PP_RETURN_IF_ERROR(dir_.publish_event(event.info.name, id));
     events_.emplace(id, std::move(event));
   }
   if (!config_.config_file.empty()) {
@@ -170,9 +170,9 @@ Status Broker::open_buffers(LiveEvent& event, const ResolvedEvent& resolved,
   PP_ASSIGN_OR_RETURN(std::vector<int> online, online_cpus(sysfs_));
   PP_ASSIGN_OR_RETURN(std::vector<int> cpus, choose_cpus(request.cpus, online, resolved.pmu_cpus));
   sys::EventAttr attr = sampling_attr(resolved, Layout::kBackward);
-  PP_ASSIGN_OR_RETURN(
-      OpenedEvent opened,
-      open_per_cpu(*config_.kernel, attr, cpus, event.info.pages, request.filter, request.event));
+  PP_ASSIGN_OR_RETURN(OpenedEvent opened,
+                      open_per_cpu(*config_.kernel, attr, cpus, event.info.pages, request.filter,
+                                   request.event, {config_.proc_root, config_.sysfs_root}));
   if (!opened.note.empty() && note)
     *note = opened.note;
   event.info.attr = opened.attr;

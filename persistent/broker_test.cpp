@@ -332,7 +332,7 @@ TEST_F(BrokerTest, KernelRefusalIsExplainedAndChangesNothing) {
   auto r = reply(*broker, s);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), EACCES);
-  EXPECT_NE(r.error().message().find("cannot open 'syscalls:sys_enter_getppid' on CPU 0"),
+  EXPECT_NE(r.error().message().find("cannot open event 'syscalls:sys_enter_getppid' on CPU 0"),
             std::string::npos)
       << r.error().message();
   EXPECT_EQ(kernel_.opens, 1);

@@ -45,7 +45,11 @@ Result<uint64_t> parse_persistent_entry(std::string_view text, std::string_view 
 
 KernelBackend::KernelBackend(sys::Kernel& kernel, const sys::Tree& sysfs, RunDir run_dir,
                              EventResolver* resolver)
-    : kernel_(kernel), sysfs_(sysfs), run_dir_(std::move(run_dir)), resolver_(resolver) {}
+    : kernel_(kernel),
+      sysfs_(sysfs),
+      run_dir_(std::move(run_dir)),
+      resolver_(resolver),
+      env_{sys::kDefaultProcRoot, sysfs.root()} {}
 
 uint64_t KernelBackend::seed_pages() const {
   return std::max<uint64_t>(1, kSeedBufferBytes / sys::page_size());
@@ -112,16 +116,23 @@ Result<sys::Fd> KernelBackend::open_persistent(uint32_t type, uint64_t id, int c
 }
 
 Status KernelBackend::attach(uint32_t type, uint64_t id, int cpu, std::string_view what) {
+  sys::FailedCall call{
+      .call = sys::PerfCall::kOpen,
+      .event = "persistent event " + std::to_string(id) + " (" + std::string(what) + ")",
+      .cpu = cpu,
+      .persistent_type = type};
   auto fd = open_persistent(type, id, cpu);
   if (!fd.ok()) {
     if (fd.error().code() == ENOENT)
       return ok_status();  // already gone from that CPU
-    return kernel_refusal(fd.error(), "open persistent event " + std::to_string(id) + " to kill",
-                          what, cpu);
+    return kernel_refusal(fd.error(), call, env_);
   }
   auto attached = kernel_.ioctl(fd->get(), sys::kIocAttach, 0);
-  if (!attached.ok())
-    return kernel_refusal(attached.error(), "attach (PERF_EVENT_IOC_ATTACH)", what, cpu);
+  if (!attached.ok()) {
+    call.call = sys::PerfCall::kIoctl;
+    call.request = sys::kIocAttach;
+    return kernel_refusal(attached.error(), call, env_);
+  }
   return ok_status();
 }
 
@@ -241,17 +252,23 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
       (void)attach(type, c.id, c.cpu, request.event);
   };
   for (int cpu : cpus) {
+    sys::FailedCall call{.call = sys::PerfCall::kOpen,
+                         .event = request.event,
+                         .cpu = cpu,
+                         .attr = attr,
+                         .persistent_type = type};
     auto fd = kernel_.perf_event_open(attr, -1, cpu, -1, 0);
     if (!fd.ok()) {
       roll_back();
-      return kernel_refusal(fd.error(), "open", request.event, cpu);
+      return kernel_refusal(fd.error(), call, env_);
     }
+    call.call = sys::PerfCall::kIoctl;
     if (!request.filter.empty()) {
-      auto set = kernel_.ioctl(fd->get(), PERF_EVENT_IOC_SET_FILTER,
-                               reinterpret_cast<unsigned long>(request.filter.c_str()));
+      Status set = sys::set_filter(kernel_, fd->get(), request.filter);
       if (!set.ok()) {
         roll_back();
-        Error e = kernel_refusal(set.error(), "set the filter of", request.event, cpu);
+        call.request = PERF_EVENT_IOC_SET_FILTER;
+        Error e = kernel_refusal(set.error(), call, env_);
         return set.error().code() == EINVAL ? Error(EINVAL, e.message()) : e;
       }
     }
@@ -263,7 +280,8 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
                      "this kernel lists a persistent PMU but does not know "
                      "PERF_EVENT_IOC_DETACH (ENOTTY): it lacks the seed's patch 12/12, so "
                      "persistent events cannot be created with it");
-      return kernel_refusal(id.error(), "detach (PERF_EVENT_IOC_DETACH)", request.event, cpu);
+      call.request = sys::kIocDetach;
+      return kernel_refusal(id.error(), call, env_);
     }
     detached.push_back({cpu, uint64_t(*id)});
   }  // each fd closes here: the events run on, persistent
@@ -335,7 +353,12 @@ Result<Buffer> KernelBackend::open(uint64_t id, int cpu) {
     if (fd.error().code() == ENOENT)
       return errorf(ENOENT, "no persistent event %llu on CPU %d; see 'perf persistent list'",
                     (unsigned long long)id, cpu);
-    return kernel_refusal(fd.error(), "open", "persistent event " + std::to_string(id), cpu);
+    return kernel_refusal(fd.error(),
+                          {.call = sys::PerfCall::kOpen,
+                           .event = "persistent event " + std::to_string(id),
+                           .cpu = cpu,
+                           .persistent_type = type},
+                          env_);
   }
   Buffer buffer;
   buffer.fd = std::move(*fd);

@@ -55,6 +55,7 @@ class KernelBackend final : public Backend {
   sys::Tree sysfs_;
   RunDir run_dir_;
   EventResolver* resolver_;
+  sys::ExplainEnv env_;
 };
 
 // Parses a persistent events/ entry: "persistent,config=106\n" -> 106. The

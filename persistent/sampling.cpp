@@ -82,54 +82,27 @@ Status validate_pages(uint64_t pages) {
   return ok_status();
 }
 
-Error kernel_refusal(const Error& error, std::string_view operation, std::string_view what,
-                     int cpu) {
+Error kernel_refusal(const Error& error, const sys::FailedCall& call, const sys::ExplainEnv& env) {
+  Error explained = sys::explain(error, call, env);
   int code = error.code();
-  std::string advice;
-  switch (code) {
-    case EACCES:
-    case EPERM:
-      advice = "only root or a process with CAP_PERFMON may do this";
-      break;
-    case EINVAL:
-      code = EOPNOTSUPP;
-      advice = "the kernel does not support this event as asked (its attributes or this CPU)";
-      break;
-    case ENOENT:
-      code = ENODEV;
-      advice = "the kernel has no such event or PMU";
-      break;
-    case EMFILE:
-    case ENFILE:
-      advice = "too many open files: raise the limit (ulimit -n) or create fewer events";
-      break;
-    case ENOMEM:
-      advice = "the kernel could not allocate the buffer: try a smaller -m";
-      break;
-    case EBUSY:
-      advice = "the PMU is in use by another event";
-      break;
-    default:
-      break;
-  }
-  std::string message = "cannot " + std::string(operation) + " '" + std::string(what) + "'";
-  if (cpu >= 0)
-    message += " on CPU " + std::to_string(cpu);
-  message += ": " + error.message() + " (" + errno_name(error.code()) + ")";
-  if (!advice.empty())
-    message += "; " + advice;
-  return Error(code, message);
+  if (code == EINVAL)
+    code = EOPNOTSUPP;
+  else if (code == ENOENT)
+    code = ENODEV;
+  return Error(code, explained.message());
 }
 
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
                                  const std::vector<int>& cpus, uint64_t pages,
-                                 std::string_view filter, std::string_view what) {
+                                 std::string_view filter, std::string_view what,
+                                 const sys::ExplainEnv& env) {
   OpenedEvent opened;
   opened.attr = attr;
   opened.layout = attr.attr.write_backward ? Layout::kBackward : Layout::kForward;
   size_t length = (1 + pages) * sys::page_size();
-  std::string filter_text(filter);
   for (int cpu : cpus) {
+    sys::FailedCall call{
+        .call = sys::PerfCall::kOpen, .event = std::string(what), .cpu = cpu, .attr = opened.attr};
     auto fd = kernel.perf_event_open(opened.attr, -1, cpu, -1, 0);
     if (!fd.ok() && fd.error().code() == EINVAL && opened.attr.attr.write_backward &&
         opened.buffers.empty()) {
@@ -146,21 +119,26 @@ Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr
       }
     }
     if (!fd.ok())
-      return kernel_refusal(fd.error(), "open", what, cpu);
-    if (!filter_text.empty()) {
-      auto set = kernel.ioctl(fd->get(), PERF_EVENT_IOC_SET_FILTER,
-                              reinterpret_cast<unsigned long>(filter_text.c_str()));
+      return kernel_refusal(fd.error(), call, env);
+    if (!filter.empty()) {
+      Status set = sys::set_filter(kernel, fd->get(), std::string(filter));
       if (!set.ok()) {
-        Error e = kernel_refusal(set.error(), "set the filter '" + filter_text + "' of", what, cpu);
-        if (set.error().code() == EINVAL)  // a bad filter is the request's fault, not the kernel's
-          return Error(EINVAL, e.message() + "; check the filter's syntax and field names");
+        call.call = sys::PerfCall::kIoctl;
+        call.request = PERF_EVENT_IOC_SET_FILTER;
+        Error e = kernel_refusal(set.error(), call, env);
+        if (set.error().code() == EINVAL)  // a bad filter is the request's fault
+          return Error(EINVAL,
+                       "the filter '" + std::string(filter) + "' was refused: " + e.message());
         return e;
       }
     }
     auto mapping = kernel.mmap(fd->get(), length, PROT_READ);
-    if (!mapping.ok())
-      return kernel_refusal(mapping.error(),
-                            "map the " + std::to_string(length) + "-byte buffer of", what, cpu);
+    if (!mapping.ok()) {
+      call.call = sys::PerfCall::kMmap;
+      call.length = length;
+      call.prot = PROT_READ;
+      return kernel_refusal(mapping.error(), call, env);
+    }
     opened.buffers.push_back({cpu, std::move(*fd), std::move(*mapping)});
   }
   return opened;

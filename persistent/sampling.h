@@ -17,6 +17,7 @@
 
 #include "base/result.h"
 #include "persistent/event.h"
+#include "sys/explain.h"
 #include "sys/kernel.h"
 #include "sys/tree.h"
 
@@ -73,18 +74,19 @@ struct OpenedEvent {
 // when not empty, and maps 1 + `pages` pages PROT_READ, so the kernel runs the
 // buffer in overwrite mode. When the kernel refuses write_backward with EINVAL
 // (before Linux 4.7) it opens forward-written buffers instead and says so in
-// `note`. `what` names the event in errors. A refusal names the CPU and the
-// errno; its code is the kernel's, except that EINVAL and ENOENT become
-// EOPNOTSUPP and ENODEV (backend.h: those two mean a bad request and no such
-// persistent event).
+// `note`. `what` names the event in errors; a refusal is kernel_refusal()'s,
+// except that a filter the kernel calls invalid is the request's fault (EINVAL).
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
                                  const std::vector<int>& cpus, uint64_t pages,
-                                 std::string_view filter, std::string_view what);
+                                 std::string_view filter, std::string_view what,
+                                 const sys::ExplainEnv& env = {});
 
-// The kernel's refusal of `operation` on `what` as an Error with the code
-// mapping above; the message names the errno and says what to try.
-Error kernel_refusal(const Error& error, std::string_view operation, std::string_view what,
-                     int cpu);
+// A kernel refusal as the user sees it: sys::explain()'s message (what
+// failed, on what, why, what to try), with the code the kernel gave, except
+// that EINVAL and ENOENT become EOPNOTSUPP and ENODEV (backend.h: those two
+// mean a bad request and no such persistent event).
+Error kernel_refusal(const Error& error, const sys::FailedCall& call,
+                     const sys::ExplainEnv& env = {});
 
 // read(2) of an event's count (read_format 0: one u64).
 Result<uint64_t> read_count(sys::Kernel& kernel, int fd);

@@ -1,0 +1,57 @@
+#include <iostream>
+
+#include "base/options.h"
+#include "cmd/commands.h"
+#include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
+#include "persistent/event.h"
+#include "persistent/event_json.h"
+#include "persistent/parser_resolver.h"
+
+namespace pp::cmd {
+
+int cmd_create(int argc, const char** argv) {
+  bool json = false;
+  std::string run_dir;
+  persistent::CreateRequest request;
+  uint64_t pages = 0;
+  OptionParser opts({"perf persistent create [<options>] -e EVENT"});
+  opts.value('e', "event", "event", &request.event,
+             "the event to make persistent, in perf's event syntax")
+      .value(0, "name", "name", &request.name,
+             "its name (default: the tracepoint's name, else the id)")
+      .number('m', "mmap-pages", "pages", &pages, 1, persistent::kMaxPages,
+              "data pages per CPU, a power of two (default 128)")
+      .value('C', "cpu", "cpus", &request.cpus, "only these CPUs, e.g. 0-3,8 (default: all online)")
+      .value(0, "filter", "filter", &request.filter, "a tracepoint filter, as perf record's")
+      .flag('j', "json", &json, "print JSON (schema in perf-persistent-create(1))")
+      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+  auto parsed = opts.parse(argc, argv);
+  if (parsed.ok() && !parsed->help && request.event.empty())
+    parsed = Error(EINVAL, "no event: give one with -e EVENT");
+  if (!parsed.ok())
+    return report_usage_error("create", parsed.error(), opts, json);
+  if (parsed->help) {
+    std::cout << opts.usage();
+    return kExitOk;
+  }
+  request.pages = pages;
+  persistent::BackendOptions options = backend_options(run_dir, true);
+  auto resolver = persistent::make_parser_resolver(options.sysfs_root, "");
+  options.resolver = resolver.get();
+  auto backend = persistent::make_backend(options);
+  std::string note;
+  auto created = backend->create(request, &note);
+  if (!note.empty())
+    std::cerr << "perf persistent create: " << note << "\n";
+  if (!created.ok())
+    return report_error("create", created.error(), json);
+  if (json)
+    std::cout << persistent::dump_json({{"event", persistent::event_to_json(*created)}})
+              << std::endl;
+  else
+    std::cout << created->id << std::endl;
+  return kExitOk;
+}
+
+}  // namespace pp::cmd

@@ -1,0 +1,286 @@
+// The broker over the fake kernel (sys/fake_kernel.h): what it opens, maps,
+// counts and closes for create, list, open and kill, and what a restart
+// re-creates. The clients are BrokerBackends, the broker serves on a thread.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <gtest/gtest.h>
+#include <thread>
+
+#include "persistent/broker.h"
+#include "persistent/broker_client.h"
+#include "sys/fake_kernel.h"
+#include "sys/tree.h"
+#include "tests/support/temp_dir.h"
+
+namespace pp::persistent {
+namespace {
+
+constexpr uint64_t kGetppid = 316;
+
+class Resolver final : public EventResolver {
+ public:
+  Result<ResolvedEvent> resolve(std::string_view text) override {
+    ResolvedEvent e;
+    e.attr.attr.size = sys::kAttrSizeVer7;
+    if (text == "syscalls:sys_enter_getppid") {
+      e.attr.attr.type = PERF_TYPE_TRACEPOINT;
+      e.attr.attr.config = kGetppid;
+      e.tracepoint = std::string(text);
+    } else if (text == "cpu-clock") {
+      e.attr.attr.type = PERF_TYPE_SOFTWARE;
+      e.attr.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    } else {
+      return Error(EINVAL, "event syntax error: '" + std::string(text) + "'");
+    }
+    return e;
+  }
+};
+
+class BrokerFakeKernelTest : public ::testing::Test {
+ protected:
+  explicit BrokerFakeKernelTest(sys::FakeKernelOptions options = {.cpus = 2}) {
+    sysfs_.write("devices/system/cpu/online", "0-1\n");
+    kernel_ = std::make_unique<sys::FakeKernel>(options);
+    config_.run_dir = tmp_.path("run");
+    config_.sysfs_root = sysfs_.path();
+    config_.kernel = kernel_.get();
+    config_.resolver = &resolver_;
+    config_.clock = [this] { return now_.load(); };
+  }
+
+  ~BrokerFakeKernelTest() override { stop(); }
+
+  void start() {
+    auto broker = Broker::start(config_);
+    ASSERT_TRUE(broker.ok()) << broker.error().message();
+    broker_ = std::move(*broker);
+    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
+    thread_ = std::thread([this] { (void)broker_->serve(stop_[0]); });
+  }
+
+  void stop() {
+    if (!thread_.joinable())
+      return;
+    EXPECT_EQ(::write(stop_[1], "x", 1), 1);
+    thread_.join();
+    ::close(stop_[0]);
+    ::close(stop_[1]);
+    broker_.reset();
+  }
+
+  std::unique_ptr<BrokerBackend> client() {
+    BackendOptions options;
+    options.run_dir = config_.run_dir;
+    return std::make_unique<BrokerBackend>(options);
+  }
+
+  EventInfo create(BrokerBackend& b, CreateRequest request, std::string* note = nullptr) {
+    auto created = b.create(request, note);
+    EXPECT_TRUE(created.ok()) << created.error().message();
+    return created.ok() ? *created : EventInfo{};
+  }
+
+  std::vector<EventInfo> list(bool verbose = false) {
+    auto events = client()->list(verbose, nullptr);
+    EXPECT_TRUE(events.ok()) << events.error().message();
+    return events.ok() ? *events : std::vector<EventInfo>{};
+  }
+
+  testing::TempDir tmp_, sysfs_;
+  std::unique_ptr<sys::FakeKernel> kernel_;
+  Resolver resolver_;
+  BrokerConfig config_;
+  std::atomic<int64_t> now_{1700000000};
+  std::unique_ptr<Broker> broker_;
+  int stop_[2] = {-1, -1};
+  std::thread thread_;
+};
+
+const CreateRequest kGetppidRequest = {"syscalls:sys_enter_getppid", "", 0, "", ""};
+
+TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
+  start();
+  auto b = client();
+  EventInfo e = create(*b, kGetppidRequest);
+  EXPECT_EQ(e.id, 1u);
+  EXPECT_EQ(e.name, "sys_enter_getppid");
+  EXPECT_EQ(e.backend, "broker");
+  EXPECT_EQ(e.layout, Layout::kBackward);
+  EXPECT_EQ(e.cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(e.pages, kDefaultPages);
+  EXPECT_EQ(e.created, 1700000000);
+  EXPECT_FALSE(e.restarted());
+  EXPECT_EQ(e.attr.attr.write_backward, 1u);
+  EXPECT_EQ(kernel_->open_fds(), 2u);
+  EXPECT_EQ(kernel_->mappings(), 2u);
+  sys::Tree run(config_.run_dir);
+  EXPECT_EQ(*run.read("devices/persistent/events/sys_enter_getppid"), "persistent,config=1\n");
+  EXPECT_NE(run.read("state.json")->find("\"name\": \"sys_enter_getppid\""), std::string::npos);
+}
+
+// STYLE.md 11: exactly what reaches the kernel for `create -e
+// syscalls:sys_enter_getppid`: perf record's sampling attr with
+// write_backward, per CPU, each buffer mapped read-only (1 + 128 pages).
+TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
+  start();
+  create(*client(), kGetppidRequest);
+  std::string attr =
+      "{type=tracepoint, config=0x13c, sample_period=1, "
+      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, flags=sample_id_all|write_backward}";
+  std::string length = std::to_string(129 * sys::page_size());
+  EXPECT_EQ(kernel_->render_calls(),
+            "perf_event_open(" + attr + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +
+                "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" + "perf_event_open(" + attr +
+                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" + "mmap(fd#2, " + length +
+                ", PROT_READ) = map#2\n");
+}
+
+TEST_F(BrokerFakeKernelTest, OtherEventsSampleByFrequencyWithAFilterAndFewerPages) {
+  start();
+  EventInfo e = create(*client(), {"cpu-clock", "", 8, "1", ""});
+  EXPECT_EQ(e.name, "1") << "not a tracepoint: named after its id";
+  EXPECT_EQ(e.cpus, std::vector<int>{1});
+  EXPECT_EQ(e.attr.attr.freq, 1u);
+  EXPECT_EQ(e.attr.attr.sample_freq, 4000u);
+  EXPECT_NE(kernel_->render_calls().find("mmap(fd#1, " + std::to_string(9 * sys::page_size())),
+            std::string::npos)
+      << kernel_->render_calls();
+  kernel_->clear_calls();
+  create(*client(), {"syscalls:sys_enter_getppid", "f", 0, "0", "common_pid != 0"});
+  EXPECT_NE(kernel_->render_calls().find("PERF_EVENT_IOC_SET_FILTER, \"common_pid != 0\""),
+            std::string::npos)
+      << kernel_->render_calls();
+}
+
+TEST_F(BrokerFakeKernelTest, VerboseListCountsEachCpu) {
+  start();
+  create(*client(), kGetppidRequest);
+  for (int i = 0; i < 7; i++)
+    kernel_->emit(0, {PERF_TYPE_TRACEPOINT, kGetppid});
+  kernel_->emit(1, {PERF_TYPE_TRACEPOINT, kGetppid});
+  auto events = list(true);
+  ASSERT_EQ(events.size(), 1u);
+  ASSERT_TRUE(events[0].counts.has_value());
+  ASSERT_EQ(events[0].counts->size(), 2u);
+  EXPECT_EQ((*events[0].counts)[0].count, 7u);
+  EXPECT_EQ((*events[0].counts)[1].count, 1u);
+  EXPECT_EQ(events[0].readers, 0);
+  EXPECT_FALSE(list(false)[0].counts.has_value());
+}
+
+TEST_F(BrokerFakeKernelTest, KillClosesEverythingAndUnpublishes) {
+  start();
+  auto b = client();
+  create(*b, kGetppidRequest);
+  auto killed = b->kill("sys_enter_getppid");
+  ASSERT_TRUE(killed.ok()) << killed.error().message();
+  EXPECT_EQ(killed->id, 1u);
+  EXPECT_EQ(kernel_->open_fds(), 0u);
+  EXPECT_EQ(kernel_->mappings(), 0u);
+  EXPECT_EQ(kernel_->live_events(), 0u);
+  EXPECT_TRUE(list().empty());
+  sys::Tree run(config_.run_dir);
+  EXPECT_TRUE(run.list("devices/persistent/events")->empty());
+  EXPECT_EQ(run.read("state.json")->find("sys_enter_getppid"), std::string::npos);
+  EventInfo again = create(*b, kGetppidRequest);
+  EXPECT_EQ(again.id, 2u) << "ids are not reused";
+}
+
+TEST_F(BrokerFakeKernelTest, OpenHandsAnFdAndCountsTheReader) {
+  start();
+  EventInfo e = create(*client(), kGetppidRequest);
+  {
+    auto reader = client();
+    auto buffer = reader->open(e.id, 1);
+    ASSERT_TRUE(buffer.ok()) << buffer.error().message();
+    EXPECT_TRUE(buffer->fd.valid());
+    EXPECT_EQ(buffer->cpu, 1);
+    EXPECT_EQ(buffer->layout, Layout::kBackward);
+    EXPECT_EQ(buffer->mmap_length, 129 * sys::page_size());
+    auto second = reader->open(e.id, 0);
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(list(true)[0].readers, 1) << "one connection, one reader";
+    auto missing = reader->open(e.id, 5);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_EQ(missing.error().code(), ENOENT);
+    EXPECT_NE(missing.error().message().find("no buffer on CPU 5 (its CPUs: 0-1)"),
+              std::string::npos);
+  }
+  int readers = -1;
+  for (int i = 0; i < 200 && readers != 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    readers = list(true)[0].readers.value_or(-1);
+  }
+  EXPECT_EQ(readers, 0) << "a reader that hung up is no longer counted";
+}
+
+TEST_F(BrokerFakeKernelTest, KernelWithoutWriteBackwardGetsForwardBuffersAndANote) {
+  kernel_ =
+      std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2, .write_backward = false});
+  config_.kernel = kernel_.get();
+  start();
+  std::string note;
+  EventInfo e = create(*client(), kGetppidRequest, &note);
+  EXPECT_EQ(e.layout, Layout::kForward);
+  EXPECT_EQ(e.attr.attr.write_backward, 0u);
+  EXPECT_NE(note.find("refuses write_backward"), std::string::npos) << note;
+  auto buffer = client()->open(e.id, 0);
+  ASSERT_TRUE(buffer.ok());
+  EXPECT_EQ(buffer->layout, Layout::kForward);
+}
+
+TEST_F(BrokerFakeKernelTest, RestartRecreatesTheSameIdsAndNames) {
+  start();
+  auto b = client();
+  create(*b, kGetppidRequest);
+  create(*b, {"cpu-clock", "clock", 16, "", ""});
+  create(*b, {"syscalls:sys_enter_getppid", "doomed", 0, "0", ""});
+  ASSERT_TRUE(b->kill("doomed").ok());
+  b.reset();
+  stop();
+  EXPECT_EQ(kernel_->open_fds(), 0u) << "a stopped broker holds nothing";
+  EXPECT_TRUE(sys::Tree(config_.run_dir).list("devices/persistent/events")->empty());
+
+  now_ = 1700000100;
+  kernel_->clear_calls();
+  start();
+  EXPECT_EQ(broker_->start_summary(), "2 events restored");
+  auto events = list();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].id, 1u);
+  EXPECT_EQ(events[0].name, "sys_enter_getppid");
+  EXPECT_EQ(events[1].id, 2u);
+  EXPECT_EQ(events[1].name, "clock");
+  EXPECT_EQ(events[1].pages, 16u);
+  for (const EventInfo& e : events) {
+    EXPECT_EQ(e.created, 1700000000);
+    EXPECT_EQ(e.buffer_start, 1700000100);
+    EXPECT_TRUE(e.restarted());
+  }
+  EXPECT_EQ(kernel_->open_fds(), 4u);
+  EXPECT_EQ(*sys::Tree(config_.run_dir).list("devices/persistent/events"),
+            (std::vector<std::string>{"clock", "sys_enter_getppid"}));
+  EXPECT_EQ(create(*client(), {"cpu-clock", "next", 0, "", ""}).id, 4u)
+      << "the killed event's id 3 is not reused";
+}
+
+TEST_F(BrokerFakeKernelTest, ConfigFileEventsAreCreatedOnce) {
+  tmp_.write("pp.conf", "[getppid]\nevent = syscalls:sys_enter_getppid\npages = 4\n");
+  config_.config_file = tmp_.path("pp.conf");
+  start();
+  EXPECT_EQ(broker_->start_summary(), "0 events restored, 1 created from " + tmp_.path("pp.conf"));
+  auto events = list();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].name, "getppid");
+  EXPECT_EQ(events[0].pages, 4u);
+  EXPECT_EQ(events[0].creator_pid, ::getpid());
+  stop();
+  start();
+  EXPECT_EQ(broker_->start_summary(), "1 event restored") << "not created a second time";
+  EXPECT_EQ(list().size(), 1u);
+}
+
+}  // namespace
+}  // namespace pp::persistent
