@@ -134,6 +134,12 @@ const char* record_type_name(uint32_t type);
 // padding (perf writes 16 bytes).
 inline constexpr uint16_t kTracingDataRecordSize = 16;
 
+// perf's own misc bit on a build-id entry: the id's size is in the entry.
+inline constexpr uint16_t kMiscBuildIdSize = 1 << 15;
+
+// The pid perf files the host kernel's build-id under (HOST_KERNEL_ID).
+inline constexpr int32_t kHostKernelPid = -1;
+
 // Smallest perf_event_attr perf reads (PERF_ATTR_SIZE_VER0).
 inline constexpr uint32_t kAttrSizeVer0 = 64;
 

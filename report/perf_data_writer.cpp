@@ -199,6 +199,16 @@ Status PerfDataWriter::prepare() {
       return std::move(tracing).error();
     features_[kFeatureTracingData] = std::move(*tracing);
   }
+  // The running kernel's build-id beside the kernel map, as perf record
+  // writes it: perf report then uses /proc/kallsyms only on that kernel.
+  if (config_.side_band != SideBand::kNever) {
+    auto id = kernel_build_id(sys::Tree(config_.sysfs_root));
+    if (id.ok() && !id->empty()) {
+      Bytes entry;
+      build_id_entry(0, PERF_RECORD_MISC_KERNEL, kHostKernelPid, *id, "[kernel.kallsyms]", &entry);
+      features_[kFeatureBuildId] = std::move(entry);
+    }
+  }
   if (first.use_clockid) {
     clockid_t clock = clockid_t(first.clockid);
     struct timespec res = {};
@@ -297,7 +307,7 @@ Status PerfDataWriter::start_pipe() {
   // data has its own record; sample time is unknown until the end, which a
   // pipe never revisits.
   for (const auto& [feature, bytes] : features_) {
-    if (feature == kFeatureTracingData)
+    if (feature == kFeatureTracingData || feature == kFeatureBuildId)
       continue;
     size_t size = sizeof(perf_event_header) + 8 + bytes.size();
     if (size > kMaxRecordSize)
@@ -321,6 +331,17 @@ Status PerfDataWriter::start_pipe() {
     w.u32(0);
     w.bytes(data);
     w.zeros(align_up(data.size(), 8) - data.size());
+  }
+  // Build-ids travel as records of their own in a pipe.
+  if (auto ids = features_.find(kFeatureBuildId); ids != features_.end()) {
+    Bytes records = ids->second;
+    const uint32_t type = kRecordHeaderBuildId;
+    for (size_t pos = 0; pos + sizeof(perf_event_header) <= records.size();) {
+      perf_event_header h = read_header_at(records, pos);
+      std::memcpy(records.data() + pos, &type, sizeof(type));
+      pos += h.size;
+    }
+    w.bytes(records);
   }
   iovec part = {head.data(), head.size()};
   PP_RETURN_IF_ERROR(output_->append({&part, 1}));

@@ -6,12 +6,14 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 
 #include "report/perf_data_reader.h"
 #include "report/sample_layout.h"
+#include "report/synthesize.h"
 #include "report/tracing_data.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
@@ -560,6 +562,7 @@ TEST(PerfDataWriter, SideBandFromAFakeProc) {
   proc.write("kallsyms", "ffffffff81000000 T _text\nffffffff82000000 T _etext\n");
   proc.write("7/task/7/comm", "busy\n");
   proc.write("7/maps", "400000-401000 r-xp 00000000 08:02 77 /bin/busy\n");
+  testing::TempDir sysfs;  // no kernel/notes: no build-id
 
   WriterConfig clock;
   EventDesc e;
@@ -573,6 +576,7 @@ TEST(PerfDataWriter, SideBandFromAFakeProc) {
   clock.events = {e};
   clock.host = small_host();
   clock.proc_root = proc.path();
+  clock.sysfs_root = sysfs.path();
 
   auto [out, writer] = memory_writer(clock);
   ASSERT_TRUE(writer);
@@ -583,11 +587,13 @@ TEST(PerfDataWriter, SideBandFromAFakeProc) {
   EXPECT_EQ(count_type(*data, PERF_RECORD_COMM), 1u);
   EXPECT_EQ(count_type(*data, PERF_RECORD_MMAP2), 1u);
   EXPECT_FALSE(data->has_feature(kFeatureTracingData));
+  EXPECT_FALSE(data->has_feature(kFeatureBuildId));
 
   // A tracepoint recording names threads and the kernel, not user binaries.
   WriterConfig tp = mce_config();
   tp.side_band = SideBand::kAuto;
   tp.proc_root = proc.path();
+  tp.sysfs_root = sysfs.path();
   auto [tp_out, tp_writer] = memory_writer(tp);
   ASSERT_TRUE(tp_writer);
   ASSERT_TRUE(tp_writer->finish().ok());
@@ -596,6 +602,46 @@ TEST(PerfDataWriter, SideBandFromAFakeProc) {
   EXPECT_EQ(count_type(*tp_data, PERF_RECORD_MMAP), 1u);
   EXPECT_EQ(count_type(*tp_data, PERF_RECORD_COMM), 1u);
   EXPECT_EQ(count_type(*tp_data, PERF_RECORD_MMAP2), 0u);
+}
+
+TEST(PerfDataWriter, KernelBuildIdGoesWithTheKernelMap) {
+  testing::TempDir proc, sysfs;
+  proc.write("kallsyms", "ffffffff81000000 T _text\nffffffff82000000 T _etext\n");
+  Bytes id(20, 0x5a);
+  Bytes notes;
+  ByteWriter w(&notes);
+  w.u32(4);
+  w.u32(20);
+  w.u32(3);
+  w.text(std::string_view("GNU\0", 4));
+  w.bytes(id);
+  sysfs.write("kernel/notes", std::string(notes.begin(), notes.end()));
+  for (bool pipe : {false, true}) {
+    WriterConfig config = mce_config();
+    config.side_band = SideBand::kAuto;
+    config.proc_root = proc.path();
+    config.sysfs_root = sysfs.path();
+    auto [out, writer] = memory_writer(config, UINT64_MAX, true, pipe);
+    ASSERT_TRUE(writer);
+    ASSERT_TRUE(writer->finish().ok());
+    Bytes entry;
+    uint32_t type = pipe ? uint32_t(kRecordHeaderBuildId) : 0u;
+    build_id_entry(type, PERF_RECORD_MISC_KERNEL, -1, id, "[kernel.kallsyms]", &entry);
+    if (pipe) {
+      // A record of its own, after the tracing data.
+      auto at = std::search(out->bytes().begin(), out->bytes().end(), entry.begin(), entry.end());
+      EXPECT_NE(at, out->bytes().end());
+      auto data = reread(*out);
+      ASSERT_TRUE(data.ok()) << data.error().message();
+      EXPECT_EQ(count_type(*data, kRecordHeaderBuildId), 1u);
+    } else {
+      auto data = reread(*out);
+      ASSERT_TRUE(data.ok()) << data.error().message();
+      ASSERT_TRUE(data->has_feature(kFeatureBuildId));
+      auto section = data->feature(kFeatureBuildId);
+      EXPECT_TRUE(std::equal(section->begin(), section->end(), entry.begin(), entry.end()));
+    }
+  }
 }
 
 TEST(PerfDataWriter, UseClockidWritesClockFeatures) {

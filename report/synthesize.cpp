@@ -3,9 +3,12 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "base/strings.h"
+#include "report/perf_data_format.h"
 #include "report/sample_layout.h"
 
 namespace pp::report {
@@ -17,6 +20,10 @@ constexpr const char* kKernelMmapName = "[kernel.kallsyms]";
 // MMAP2 adds maj, min, ino, ino_generation, prot, flags.
 constexpr size_t kMmapFixed = 4 + 4 + 8 + 8 + 8;
 constexpr size_t kMmap2Fixed = kMmapFixed + 4 + 4 + 8 + 8 + 4 + 4;
+
+// A build-id entry: pid, 20 bytes of id, its size, 3 of padding.
+constexpr size_t kBuildIdMax = 20;
+constexpr size_t kBuildIdFixed = 4 + kBuildIdMax + 1 + 3;
 
 size_t trailer_size(const TrailerLayout& trailer) {
   return trailer.sample_id_all ? id_trailer_size(trailer.sample_type) : 0;
@@ -255,6 +262,40 @@ Result<bool> synthesize_kernel_mmap(const sys::Tree& proc, const TrailerLayout& 
   padded_name(name, w);
   write_trailer(trailer, w);
   return true;
+}
+
+Result<Bytes> kernel_build_id(const sys::Tree& sysfs) {
+  constexpr uint32_t kNoteGnuBuildId = 3;
+  PP_ASSIGN_OR_RETURN(std::string notes, sysfs.read("kernel/notes", 1 << 16));
+  Bytes bytes(notes.begin(), notes.end());
+  ByteReader in(bytes, sysfs.path("kernel/notes"));
+  while (in.remaining() >= 12) {
+    PP_ASSIGN_OR_RETURN(uint32_t name_size, in.u32());
+    PP_ASSIGN_OR_RETURN(uint32_t desc_size, in.u32());
+    PP_ASSIGN_OR_RETURN(uint32_t type, in.u32());
+    PP_ASSIGN_OR_RETURN(auto name, in.bytes(align_up(name_size, 4)));
+    PP_ASSIGN_OR_RETURN(auto desc, in.bytes(align_up(desc_size, 4)));
+    if (type == kNoteGnuBuildId && name_size == 4 && std::memcmp(name.data(), "GNU", 4) == 0 &&
+        desc_size > 0 && desc_size <= kBuildIdMax)
+      return Bytes(desc.begin(), desc.begin() + desc_size);
+  }
+  return Bytes();
+}
+
+void build_id_entry(uint32_t type, uint16_t misc, int32_t pid, std::span<const uint8_t> id,
+                    std::string_view filename, Bytes* out) {
+  size_t name_size = align_up(filename.size() + 1, kNameAlign);
+  ByteWriter w(out);
+  header(type, uint16_t(misc | kMiscBuildIdSize),
+         sizeof(perf_event_header) + kBuildIdFixed + name_size, w);
+  w.u32(uint32_t(pid));
+  size_t n = std::min(id.size(), kBuildIdMax);
+  w.bytes(id.first(n));
+  w.zeros(kBuildIdMax - n);
+  w.u8(uint8_t(n));
+  w.zeros(3);
+  w.text(filename);
+  w.zeros(name_size - filename.size());
 }
 
 }  // namespace pp::report

@@ -18,6 +18,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "base/result.h"
 #include "report/bytes.h"
@@ -82,5 +84,18 @@ Result<SynthesisCounts> synthesize_processes(const sys::Tree& proc, const Traile
 // _text/_stext.
 Result<bool> synthesize_kernel_mmap(const sys::Tree& proc, const TrailerLayout& trailer,
                                     Bytes* out);
+
+// The running kernel's GNU build-id, from <sysfs>/kernel/notes (ELF notes,
+// each: u32 namesz, u32 descsz, u32 type, the name and the desc each padded
+// to 4 bytes; the build-id is type 3, name "GNU"). Empty when there is none.
+Result<Bytes> kernel_build_id(const sys::Tree& sysfs);
+
+// One entry of the HEADER_BUILD_ID table (perf's
+// perf_record_header_build_id): header {type, misc | BUILD_ID_SIZE, size},
+// s32 pid, 20 bytes of id, u8 id size, 3 bytes of padding, the file name
+// padded to 64 bytes. `type` is 0 in a file's feature section and
+// PERF_RECORD_HEADER_BUILD_ID (67) as a pipe record.
+void build_id_entry(uint32_t type, uint16_t misc, int32_t pid, std::span<const uint8_t> id,
+                    std::string_view filename, Bytes* out);
 
 }  // namespace pp::report

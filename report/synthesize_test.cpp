@@ -200,6 +200,60 @@ TEST(Synthesize, AProcessThatIsGoneIsSkipped) {
   EXPECT_EQ(counts.processes, 0u);
 }
 
+// /sys/kernel/notes as a kernel lays it out: a Xen note, then the GNU build-id.
+std::string kernel_notes(const Bytes& id) {
+  Bytes notes;
+  le32(notes, 4);  // "Xen\0"
+  le32(notes, 4);
+  le32(notes, 18);
+  name(notes, "Xen", 4);
+  le32(notes, 0x1234);
+  le32(notes, 4);  // "GNU\0"
+  le32(notes, uint32_t(id.size()));
+  le32(notes, 3);  // NT_GNU_BUILD_ID
+  name(notes, "GNU", 4);
+  notes.insert(notes.end(), id.begin(), id.end());
+  notes.resize(align_up(notes.size(), 4), 0);
+  return std::string(notes.begin(), notes.end());
+}
+
+TEST(Synthesize, KernelBuildIdFromNotes) {
+  Bytes id;
+  for (uint8_t i = 0; i < 20; i++)
+    id.push_back(uint8_t(0xa0 + i));
+  testing::TempDir sysfs;
+  sysfs.write("kernel/notes", kernel_notes(id));
+  auto found = kernel_build_id(sys::Tree(sysfs.path()));
+  ASSERT_TRUE(found.ok()) << found.error().message();
+  EXPECT_EQ(*found, id);
+
+  testing::TempDir none;
+  none.write("kernel/notes", kernel_notes({}).substr(0, 20));  // the Xen note only
+  auto missing = kernel_build_id(sys::Tree(none.path()));
+  ASSERT_TRUE(missing.ok()) << missing.error().message();
+  EXPECT_TRUE(missing->empty());
+
+  testing::TempDir cut;
+  cut.write("kernel/notes", kernel_notes(id).substr(0, 40));  // inside the id
+  EXPECT_FALSE(kernel_build_id(sys::Tree(cut.path())).ok());
+}
+
+TEST(Synthesize, BuildIdEntryAsPerf61WritesIt) {
+  Bytes id(20, 0x11);
+  Bytes out;
+  build_id_entry(0, PERF_RECORD_MISC_KERNEL, -1, id, "[kernel.kallsyms]", &out);
+  Bytes expected;
+  le32(expected, 0);                                    // type: 0 in a file's table
+  le16(expected, PERF_RECORD_MISC_KERNEL | (1 << 15));  // BUILD_ID_SIZE
+  le16(expected, 8 + 4 + 20 + 4 + 64);                  // header, pid, id, size+pad, name
+  le32(expected, 0xffffffff);                           // pid -1: the host kernel
+  expected.insert(expected.end(), id.begin(), id.end());
+  expected.push_back(20);
+  expected.insert(expected.end(), 3, 0);
+  name(expected, "[kernel.kallsyms]", 64);
+  EXPECT_EQ(out, expected);
+}
+
 TEST(Synthesize, MalformedMapsIsAnErrorNamingTheFile) {
   testing::TempDir proc;
   proc.write("5/task/5/comm", "x\n");
