@@ -243,6 +243,10 @@ class Lexer {
   bool has(size_t i) const { return i < in_.size(); }
 
   size_t match_literal(size_t p, std::string_view lit) const {
+    // The first byte decides for almost every literal: check it before
+    // comparing the rest (this is the lexer's hot loop).
+    if (p >= in_.size() || in_[p] != lit[0])
+      return 0;
     return in_.substr(p, lit.size()) == lit ? lit.size() : 0;
   }
 

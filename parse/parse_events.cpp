@@ -141,6 +141,7 @@ bool glob_match(std::string_view text, std::string_view pat) {
       if (pat[p] == '?') {
         ok = true;
       } else if (pat[p] == '[') {
+        next = p;
         ok = match_class(pat, &next, text[t]);
       } else if (pat[p] == '\\' && p + 1 < pat.size()) {
         ok = pat[p + 1] == text[t];
@@ -276,6 +277,20 @@ class Parser {
   }
   bool at(Tok kind, size_t ahead = 0) const { return peek(ahead).kind == kind; }
 
+  // A word where the grammar wants a name. perf's lexer turns words that are
+  // PMU aliases (or parts of one) into other tokens, so that with a PMU alias
+  // called mce_record, perf 6.1 cannot parse the tracepoint mce:mce_record;
+  // in name positions perf-persistent takes them as the names they are.
+  bool at_name(size_t ahead = 0) const {
+    Tok k = peek(ahead).kind;
+    return k == Tok::kName || k == Tok::kKernelPmuEvent || k == Tok::kPmuEventPre ||
+           k == Tok::kPmuEventSuf;
+  }
+  bool at_stray(char c, size_t ahead = 0) const {
+    return at(Tok::kStray, ahead) && peek(ahead).text == std::string(1, c);
+  }
+  bool at_close(size_t ahead = 0) const { return at(Tok::kRBrace, ahead) || at_stray('}', ahead); }
+
   Error fail(size_t col, int code, std::string message, std::string help = {}) {
     errors_.push_back({col, code, message, std::move(help)});
     return Error(code, std::move(message));
@@ -344,25 +359,25 @@ class Parser {
       }
       if (at(Tok::kEnd))
         return ok_status();
-      if (at(Tok::kRBrace))
+      if (at_close())
         return fail(peek().begin, EINVAL, "unbalanced group: '}' without a '{' before it");
       return unexpected(peek(), "',' or the end of the event list");
     }
   }
 
-  bool starts_group() const { return at(Tok::kLBrace) || (at(Tok::kName) && at(Tok::kLBrace, 1)); }
+  bool starts_group() const { return at(Tok::kLBrace) || (at_name() && at(Tok::kLBrace, 1)); }
 
   // group: [PE_NAME] '{' event (',' event)* '}' [':' PE_MODIFIER_EVENT]
   Status parse_group() {
     std::string name;
-    if (at(Tok::kName))
+    if (at_name())
       name = take().text;
     const Token& open = take();
     size_t first = out_.size();
     for (;;) {
       if (starts_group())
         return fail(peek().begin, EINVAL, "groups cannot be nested");
-      if (at(Tok::kRBrace))
+      if (at_close())
         return fail(peek().begin, EINVAL,
                     out_.size() == first ? "empty group: a group needs at least one event"
                                          : "an event is missing before '}'");
@@ -435,6 +450,11 @@ class Parser {
 
   Status parse_event_def() {
     const Token& t = peek();
+    // An alias word followed by ':' and a name is a tracepoint (see at_name()).
+    bool alias_word = t.kind == Tok::kKernelPmuEvent || t.kind == Tok::kPmuEventPre ||
+                      t.kind == Tok::kPmuEventSuf;
+    if (alias_word && at(Tok::kColon, 1) && at_name(2))
+      return parse_tracepoint();
     switch (t.kind) {
       case Tok::kName:
         if (at(Tok::kSlash, 1))
@@ -461,6 +481,14 @@ class Parser {
         sep_dc();
         return add_alias_everywhere(t.text + "-" + suffix.text, t.begin, {});
       }
+      case Tok::kPmuEventSuf:
+        return unknown_word(t);
+      case Tok::kStray:
+        if (t.text == "{")
+          return fail(t.begin, EINVAL, "unbalanced group: this '{' has no matching '}'");
+        if (t.text == "}")
+          return fail(t.begin, EINVAL, "unbalanced group: '}' without a '{' before it");
+        return unexpected(t, "an event");
       case Tok::kValueSymHw:
       case Tok::kValueSymSw:
         return parse_legacy_symbol();
@@ -1024,14 +1052,16 @@ class Parser {
     std::string sys = first.text;
     if (at(Tok::kDash)) {
       take();
-      if (!at(Tok::kName))
+      if (!at_name())
         return unexpected(peek(), "the rest of the tracepoint system name after '-'");
       sys += "-" + take().text;
       if (!at(Tok::kColon))
-        return unexpected(peek(), "':' after the tracepoint system '" + sys + "'");
+        return fail(first.begin, EINVAL, "unknown event '" + sys + "'",
+                    "an event is a symbolic name (cycles, cpu-clock, ...), a PMU event alias, "
+                    "a tracepoint sys:event, pmu/terms/, rNNN, TYPE:CONFIG or mem:ADDR");
     }
     take();  // ':'
-    if (!at(Tok::kName))
+    if (!at_name())
       return unexpected(peek(), "a tracepoint event name after '" + sys + ":'");
     const Token& event = take();
     PP_ASSIGN_OR_RETURN(std::vector<Term> terms, parse_opt_config(false));
@@ -1364,18 +1394,23 @@ class Parser {
         return fail(t.col, EINVAL, "unknown term '" + t.config + "' for PMU '" + pmu.name + "'",
                     valid_terms(pmu));
       }
-      std::string where = "term '" + t.config + "' of PMU '" + pmu.name + "'" + alias_note(t);
+      // The words of an error, built only when there is one.
+      auto where = [&] {
+        return "term '" + t.config + "' of PMU '" + pmu.name + "'" + alias_note(t);
+      };
       if (file->problem)
-        return fail(t.col, file->problem->code(), where + " cannot be used",
+        return fail(t.col, file->problem->code(), where() + " cannot be used",
                     file->problem->message());
       const pmu::Format& format = file->format;
-      std::string spelled = "format file " + file->path + " says '" + format_string(format) + "'";
+      auto spelled = [&] {
+        return "format file " + file->path + " says '" + format_string(format) + "'";
+      };
       if (format.word == 0)
-        return fail(t.col, EINVAL, where + " writes word 0 of perf_event_attr",
-                    spelled + ", but word 0 (type and size) is for perf-persistent to set");
+        return fail(t.col, EINVAL, where() + " writes word 0 of perf_event_attr",
+                    spelled() + ", but word 0 (type and size) is for perf-persistent to set");
       if (format.word >= sys::kAttrWords)
-        return fail(t.col, EINVAL, where + " writes past the end of perf_event_attr",
-                    spelled + ", but perf_event_attr has " + std::to_string(sys::kAttrWords) +
+        return fail(t.col, EINVAL, where() + " writes past the end of perf_event_attr",
+                    spelled() + ", but perf_event_attr has " + std::to_string(sys::kAttrWords) +
                         " u64 words (0-" + std::to_string(sys::kAttrWords - 1) +
                         ", 136 bytes): word " + std::to_string(format.word) + " does not exist");
 
@@ -1398,14 +1433,14 @@ class Parser {
                   (t.alias ? t.alias->name : std::string("...")) + "," + t.config + "=VALUE/");
         value = param->num;
       } else {
-        return fail(t.val_col, EINVAL, where + " takes a number, not '" + t.str + "'", spelled);
+        return fail(t.val_col, EINVAL, where() + " takes a number, not '" + t.str + "'", spelled());
       }
       uint64_t max = pmu::format_max_value(format.bits);
       if (value > max)
         return fail(t.val_col, EINVAL,
                     "value " + hex(value) + " too big for format, maximum is " +
-                        std::to_string(max) + " (" + hex(max) + "): " + where,
-                    spelled);
+                        std::to_string(max) + " (" + hex(max) + "): " + where(),
+                    spelled());
       for (const Written& w : written) {
         if (w.file == file || w.word != format.word || !(w.bits & format.bits))
           continue;

@@ -381,4 +381,33 @@ Result<std::vector<std::string>> Model::tracepoint_events(std::string_view syste
   return out;
 }
 
+PmuEntry memory_pmu(std::string name, uint32_t type, const std::vector<NamedText>& formats,
+                    const std::vector<NamedText>& aliases) {
+  Pmu pmu;
+  pmu.name = name;
+  pmu.type = type;
+  pmu.path = "(in-memory)/" + name;
+  for (const auto& [format_name, text] : formats) {
+    FormatFile file{format_name, pmu.path + "/format/" + format_name, Format{}, std::nullopt};
+    auto format = parse_format(text);
+    if (format.ok())
+      file.format = *format;
+    else
+      file.problem = Error(format.error().code(),
+                           "format file " + file.path + ": " + format.error().message());
+    pmu.formats.push_back(std::move(file));
+  }
+  for (const auto& [alias_name, terms] : aliases) {
+    Alias alias;
+    alias.name = alias_name;
+    alias.terms = terms;
+    alias.path = pmu.path + "/events/" + alias_name;
+    pmu.aliases.push_back(std::move(alias));
+  }
+  auto by_name = [](const auto& a, const auto& b) { return a.name < b.name; };
+  std::sort(pmu.formats.begin(), pmu.formats.end(), by_name);
+  std::sort(pmu.aliases.begin(), pmu.aliases.end(), by_name);
+  return PmuEntry{std::move(name), std::move(pmu), std::nullopt};
+}
+
 }  // namespace pp::pmu

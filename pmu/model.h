@@ -37,6 +37,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -161,5 +162,12 @@ class Model {
 // Loads one PMU directory (`dir` relative to `tree`): what Model::load() does
 // for each, exposed for tests. `name` is the PMU's name.
 PmuEntry load_pmu(const sys::Tree& tree, std::string_view dir, std::string_view name);
+
+// A PMU built in memory for Model::in_memory(), from what its files would
+// hold: formats {"event", "config:0-7"}, aliases {"tsc", "event=0x00"}. A
+// format that does not parse keeps its Error, as load() would.
+using NamedText = std::pair<std::string, std::string>;
+PmuEntry memory_pmu(std::string name, uint32_t type, const std::vector<NamedText>& formats,
+                    const std::vector<NamedText>& aliases);
 
 }  // namespace pp::pmu
