@@ -14,8 +14,9 @@ int cmd_record(int argc, const char** argv) {
   std::string run_dir;
   bool no_follow = false;
   bool quiet = false;
-  OptionParser opts({"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]"},
-                    OptionParser::Positionals::kStopAtFirst);
+  OptionParser opts(
+      {"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]"},
+      OptionParser::Positionals::kStopAtFirst);
   opts.values('e', "event", "event", &request.events,
               "persistent event to record: persistent/NAME/ (repeatable, or a comma list)")
       .value('o', "output", "file", &request.output,

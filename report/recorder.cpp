@@ -29,10 +29,10 @@ constexpr size_t kTrackingPages = 64;
 // One persistent event being recorded.
 struct Recorded {
   persistent::EventInfo info;
-  std::string text;          // as the user named it: "persistent/mce_record/"
-  std::string name;          // what perf shows: "mce:mce_record"
-  std::vector<int> cpus;     // the CPUs read
-  std::vector<uint64_t> ids; // the sample id of each CPU's instance, in `cpus` order
+  std::string text;           // as the user named it: "persistent/mce_record/"
+  std::string name;           // what perf shows: "mce:mce_record"
+  std::vector<int> cpus;      // the CPUs read
+  std::vector<uint64_t> ids;  // the sample id of each CPU's instance, in `cpus` order
 };
 
 // One CPU's buffer of one event (or of the tracking event).
@@ -96,8 +96,9 @@ class Session {
 
 Status Session::resolve_events(const pmu::Model& model) {
   if (request_.events.empty())
-    return Error(EINVAL, "no event given: name the persistent events to record with "
-                         "-e persistent/NAME/ (see 'perf persistent list')");
+    return Error(EINVAL,
+                 "no event given: name the persistent events to record with "
+                 "-e persistent/NAME/ (see 'perf persistent list')");
   PP_ASSIGN_OR_RETURN(auto listed, backend_->list(false, nullptr));
   for (const std::string& text : request_.events) {
     PP_ASSIGN_OR_RETURN(auto specs, parse::parse_events(text, model));
@@ -161,8 +162,9 @@ Status Session::resolve_events(const pmu::Model& model) {
       for (int c : r.info.cpus)
         covered |= c == cpu;
       if (!covered)
-        return errorf(EINVAL, "persistent event '%s' has no buffer on CPU %d (it covers %s); "
-                              "choose CPUs with -C from those",
+        return errorf(EINVAL,
+                      "persistent event '%s' has no buffer on CPU %d (it covers %s); "
+                      "choose CPUs with -C from those",
                       r.info.name.c_str(), cpu, format_cpu_list(r.info.cpus).c_str());
     }
     r.cpus = *requested;
@@ -188,9 +190,9 @@ Status Session::add_stream(Stream stream, size_t mmap_length, sys::RingLayout la
   options.start = request_.snapshot ? sys::RingStart::kOldest : sys::RingStart::kNow;
   options.layout = layout;
   options.attr = attr;
-  PP_ASSIGN_OR_RETURN(sys::RingReader reader,
-                      sys::RingReader::create({stream.mapping.data(), stream.mapping.size()},
-                                              options));
+  PP_ASSIGN_OR_RETURN(
+      sys::RingReader reader,
+      sys::RingReader::create({stream.mapping.data(), stream.mapping.size()}, options));
   stream.reader.emplace(std::move(reader));
   if (has_sample_id(attr)) {
     auto id = sys::event_id(kernel_, stream.fd.get());
@@ -212,8 +214,8 @@ Status Session::attach() {
       s.event = e;
       s.cpu = cpu;
       s.fd = std::move(buffer.fd);
-      PP_RETURN_IF_ERROR(
-          add_stream(std::move(s), buffer.mmap_length, ring_layout(buffer.layout), r.info.attr, r.text));
+      PP_RETURN_IF_ERROR(add_stream(std::move(s), buffer.mmap_length, ring_layout(buffer.layout),
+                                    r.info.attr, r.text));
       r.ids.push_back(streams_.back().id);
     }
   }
@@ -244,8 +246,8 @@ void Session::attach_tracking() {
   attr.attr.config = PERF_COUNT_SW_DUMMY;
   attr.attr.size = sys::kAttrSizeVer7;
   attr.attr.sample_period = 1;
-  attr.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                          PERF_SAMPLE_IDENTIFIER;
+  attr.attr.sample_type =
+      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
   attr.attr.sample_id_all = 1;
   attr.attr.comm = 1;
   attr.attr.comm_exec = 1;
@@ -285,7 +287,8 @@ void Session::attach_tracking() {
 Status Session::open_writer() {
   WriterConfig config;
   for (const Recorded& r : events_) {
-    EventDesc desc{r.info.attr, r.name, has_sample_id(r.info.attr) ? r.ids : std::vector<uint64_t>{}};
+    EventDesc desc{r.info.attr, r.name,
+                   has_sample_id(r.info.attr) ? r.ids : std::vector<uint64_t>{}};
     config.events.push_back(std::move(desc));
   }
   if (tracking_)
@@ -416,9 +419,14 @@ Result<RecordResult> Session::run() {
   Status status = ok_status();
   if (request_.snapshot)
     status = drain_all();
+  // From here on the file is a valid perf.data, even if the recorder is
+  // killed before its first flush in the loop.
+  if (status.ok())
+    status = writer_->flush();
   if (status.ok() && request_.follow) {
     if (!request_.command.empty()) {
-      auto child = sys::Child::spawn(request_.command, {.stdout_to_stderr = request_.output == "-"});
+      auto child =
+          sys::Child::spawn(request_.command, {.stdout_to_stderr = request_.output == "-"});
       if (child.ok())
         child_.emplace(std::move(child).value());
       else
@@ -460,8 +468,8 @@ Result<RecordResult> record(const RecordRequest& request, std::ostream& notes) {
 }
 
 std::string record_summary(const RecordResult& r) {
-  std::string out = "[ perf persistent record: Captured and wrote " + format_mb(r.bytes) +
-                    " MB " + r.output + " (" + std::to_string(r.samples) + " samples) ]\n";
+  std::string out = "[ perf persistent record: Captured and wrote " + format_mb(r.bytes) + " MB " +
+                    r.output + " (" + std::to_string(r.samples) + " samples) ]\n";
   uint64_t lost = r.kernel_lost + r.kernel_lost_samples + r.overwritten;
   if (lost) {
     out += "[ perf persistent record: lost " + std::to_string(lost) + " samples:";

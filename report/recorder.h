@@ -43,21 +43,21 @@ struct RecordRequest {
 };
 
 struct RecordResult {
-  std::string output;            // the file written ("standard output" in pipe mode)
-  uint64_t samples = 0;          // PERF_RECORD_SAMPLE written
-  uint64_t records = 0;          // every record written (samples, side band, losses)
-  uint64_t bytes = 0;            // of the output file
-  uint64_t kernel_lost = 0;      // PERF_RECORD_LOST from the kernel: the buffer was full
+  std::string output;                // the file written ("standard output" in pipe mode)
+  uint64_t samples = 0;              // PERF_RECORD_SAMPLE written
+  uint64_t records = 0;              // every record written (samples, side band, losses)
+  uint64_t bytes = 0;                // of the output file
+  uint64_t kernel_lost = 0;          // PERF_RECORD_LOST from the kernel: the buffer was full
   uint64_t kernel_lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES from the kernel
-  uint64_t overwritten = 0;      // records overwritten before they were read (estimated)
+  uint64_t overwritten = 0;          // records overwritten before they were read (estimated)
   uint64_t overwritten_bytes = 0;
-  uint64_t dropped = 0;          // read but not written: the output failed
-  int buffers = 0;               // per-CPU buffers read
-  std::optional<int> command_status;  // COMMAND's exit status (128 + signal)
-  std::optional<Error> command_error; // COMMAND could not be started (nothing recorded)
-  int signal = 0;                     // the signal that stopped the recording, if any
-  std::optional<Error> output_error;  // the output failed (ENOSPC...): the file holds
-                                      // everything up to the last complete record
+  uint64_t dropped = 0;                // read but not written: the output failed
+  int buffers = 0;                     // per-CPU buffers read
+  std::optional<int> command_status;   // COMMAND's exit status (128 + signal)
+  std::optional<Error> command_error;  // COMMAND could not be started (nothing recorded)
+  int signal = 0;                      // the signal that stopped the recording, if any
+  std::optional<Error> output_error;   // the output failed (ENOSPC...): the file holds
+                                       // everything up to the last complete record
 };
 
 // Records until COMMAND exits, a signal arrives, or (follow = false) the

@@ -78,7 +78,9 @@ Child& Child::operator=(Child&& other) noexcept {
   return *this;
 }
 
-Child::~Child() { stop(); }
+Child::~Child() {
+  stop();
+}
 
 void Child::stop() {
   if (running()) {
