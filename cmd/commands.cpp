@@ -19,6 +19,7 @@ constexpr Command kCommands[] = {
     {"list", "List the persistent events, with their buffers and counts", cmd_list},
     {"create", "Create a persistent event that runs with no process attached", cmd_create},
     {"kill", "Kill persistent events by id or name", cmd_kill},
+    {"record", "Record persistent events into perf.data without stopping them", cmd_record},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",
      cmd_daemon},
 };

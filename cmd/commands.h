@@ -26,6 +26,7 @@ int cmd_help(int argc, const char** argv);
 int cmd_version(int argc, const char** argv);
 int cmd_list(int argc, const char** argv);
 int cmd_kill(int argc, const char** argv);
+int cmd_record(int argc, const char** argv);
 int cmd_create(int argc, const char** argv);
 int cmd_daemon(int argc, const char** argv);
 

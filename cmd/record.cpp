@@ -1,0 +1,67 @@
+#include <iostream>
+
+#include "base/options.h"
+#include "cmd/commands.h"
+#include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
+#include "report/recorder.h"
+#include "sys/process.h"
+
+namespace pp::cmd {
+
+int cmd_record(int argc, const char** argv) {
+  report::RecordRequest request;
+  std::string run_dir;
+  bool no_follow = false;
+  bool quiet = false;
+  OptionParser opts(
+      {"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]"},
+      OptionParser::Positionals::kStopAtFirst);
+  opts.values('e', "event", "event", &request.events,
+              "persistent event to record: persistent/NAME/ (repeatable, or a comma list)")
+      .value('o', "output", "file", &request.output,
+             "output file name (default perf.data; - writes perf's pipe format to stdout)")
+      .value('C', "cpu", "cpus", &request.cpus, "record only these CPUs (e.g. 0-3,8)")
+      .flag(0, "snapshot", &request.snapshot,
+            "first write what the buffers already hold (the flight recorder)")
+      .flag(0, "no-follow", &no_follow, "write what the buffers hold and exit (implies --snapshot)")
+      .flag('q', "quiet", &quiet, "print no summary")
+      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+  auto parsed = opts.parse(argc, argv);
+  if (!parsed.ok())
+    return report_usage_error("record", parsed.error(), opts, false);
+  if (parsed->help) {
+    std::cout << opts.usage();
+    return kExitOk;
+  }
+  if (no_follow) {
+    request.follow = false;
+    request.snapshot = true;
+  }
+  request.command = parsed->args;
+  request.backend = backend_options(run_dir, false);
+  request.roots.broker_run_dir = request.backend.run_dir;
+  request.cmdline = {sys::self_executable().value_or("perf-persistent")};
+  for (int i = 0; i < argc; i++)
+    request.cmdline.emplace_back(argv[i]);
+
+  auto result = report::record(request, std::cerr);
+  if (!result.ok())
+    return report_error("record", result.error(), false);
+  if (result->command_error) {
+    std::cerr << "perf persistent record: " << result->command_error->message() << "\n";
+    return kExitNoCommand;
+  }
+  if (!quiet)
+    std::cerr << report::record_summary(*result);
+  if (result->output_error) {
+    std::cerr << "perf persistent record: " << result->output_error->message() << "\n"
+              << "perf persistent record: " << result->output
+              << " is complete up to the last record written; free space or record to "
+                 "another file system (-o)\n";
+    return kExitOutput;
+  }
+  return result->command_status.value_or(kExitOk);
+}
+
+}  // namespace pp::cmd

@@ -1,0 +1,76 @@
+// `perf persistent record`: reads persistent events' buffers read-only and
+// writes what they hold into perf.data, losing nothing it could have kept and
+// accounting for everything it could not.
+//
+//   -e persistent/NAME/ ... -> parse/ (through pmu/, kernel sysfs or the
+//   broker's run dir) -> the persistent id -> Backend::open() per CPU -> a
+//   read-only mapping and a RingReader each -> PerfDataWriter.
+//
+// The readers attach before COMMAND starts, so everything COMMAND causes is
+// recorded; with `snapshot` the first read takes everything the buffers
+// already hold (the flight recorder: what happened before anyone looked).
+// The loop polls the buffers, COMMAND's pidfd and a signalfd for SIGINT,
+// SIGTERM and SIGHUP; a poll timeout bounds how late a lone sample reaches
+// the file (flush_interval_ms). After each pass over every buffer it writes
+// a FINISHED_ROUND, so perf orders samples across CPUs as for perf record.
+// Records the writer overran before the reader copied them become
+// PERF_RECORD_LOST records in the file.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "persistent/backend.h"
+#include "pmu/model.h"
+
+namespace pp::report {
+
+struct RecordRequest {
+  std::vector<std::string> events;   // -e, each naming persistent events
+  std::string output = "perf.data";  // "-": perf's pipe format on standard output
+  std::string cpus;                  // -C: "" means every CPU each event covers
+  bool snapshot = false;             // first write what the buffers already hold
+  bool follow = true;                // false: write the snapshot and stop
+  std::vector<std::string> command;  // run this, record until it exits
+  std::vector<std::string> cmdline;  // for the file's HEADER_CMDLINE
+  pmu::Roots roots;                  // where persistent/NAME/ is looked up
+  persistent::BackendOptions backend;
+  int flush_interval_ms = 250;  // the longest a record waits before it is written
+};
+
+struct RecordResult {
+  std::string output;                // the file written ("standard output" in pipe mode)
+  uint64_t samples = 0;              // PERF_RECORD_SAMPLE written
+  uint64_t records = 0;              // every record written (samples, side band, losses)
+  uint64_t bytes = 0;                // of the output file
+  uint64_t kernel_lost = 0;          // PERF_RECORD_LOST from the kernel: the buffer was full
+  uint64_t kernel_lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES from the kernel
+  uint64_t overwritten = 0;          // records overwritten before they were read (estimated)
+  uint64_t overwritten_bytes = 0;
+  uint64_t dropped = 0;                // read but not written: the output failed
+  int buffers = 0;                     // per-CPU buffers read
+  std::optional<int> command_status;   // COMMAND's exit status (128 + signal)
+  std::optional<Error> command_error;  // COMMAND could not be started (nothing recorded)
+  int signal = 0;                      // the signal that stopped the recording, if any
+  std::optional<Error> output_error;   // the output failed (ENOSPC...): the file holds
+                                       // everything up to the last complete record
+};
+
+// Records until COMMAND exits, a signal arrives, or (follow = false) the
+// snapshot is written. Errors before anything is written (a bad event, an
+// event that is not persistent, a CPU it does not cover, a refused open) are
+// returned as errors; a failure of the output once writing has started is
+// in RecordResult::output_error, with the file left valid. `notes` gets the
+// lines for the user that are not errors.
+Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
+
+// perf's summary lines for stderr:
+//   [ perf persistent record: Captured and wrote 0.017 MB perf.data (123 samples) ]
+//   [ perf persistent record: lost 12 samples: ... ]
+std::string record_summary(const RecordResult& result);
+
+}  // namespace pp::report
