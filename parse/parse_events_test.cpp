@@ -89,7 +89,7 @@ void lay_out(FakeSysfs& fake, const TempDir& dir) {
   fake.tracepoint("syscalls", "sys_enter_getppid", 555);
   // The real mce and ras formats of a Debian 6.1 kernel.
   std::filesystem::copy(
-      testing::shared_dir() + "/fixtures/tracefs-debian-6.1/events", dir.path("tracing/events"),
+      testing::fixtures_dir() + "/tracefs-debian-6.1/events", dir.path("tracing/events"),
       std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing);
 }
 

@@ -35,7 +35,7 @@ WriterConfig config_for(size_t events) {
   host.arch = "a";
   host.nr_cpus_online = host.nr_cpus_available = 1;
   config.host = host;
-  config.tracefs_root = testing::shared_dir() + "/fixtures/tracefs-debian-6.1";
+  config.tracefs_root = testing::fixtures_dir() + "/tracefs-debian-6.1";
   config.side_band = SideBand::kNever;
   return config;
 }

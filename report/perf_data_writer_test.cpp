@@ -31,7 +31,7 @@ constexpr uint64_t kMceId = 113;  // mce:mce_record in the Debian 6.1 snapshot
 constexpr uint32_t kMceRawSize = 116;
 
 std::string fixture_tracefs() {
-  return testing::shared_dir() + "/fixtures/tracefs-debian-6.1";
+  return testing::fixtures_dir() + "/tracefs-debian-6.1";
 }
 
 HostInfo small_host() {

@@ -11,7 +11,7 @@ namespace pp::report {
 namespace {
 
 std::string fixture_tracefs() {
-  return testing::shared_dir() + "/fixtures/tracefs-debian-6.1";
+  return testing::fixtures_dir() + "/tracefs-debian-6.1";
 }
 
 void le32(Bytes& b, uint32_t v) {

@@ -422,7 +422,7 @@ TEST(ReportPerfData, MceRecordFromTheSnapshotDecodesInPerfScript) {
   WriterConfig config;
   sys::EventAttr attr = tracepoint_attr(113);
   config.events.push_back({attr, "mce:mce_record", {501, 502}});
-  config.tracefs_root = shared_dir() + "/fixtures/tracefs-debian-6.1";
+  config.tracefs_root = fixtures_dir() + "/tracefs-debian-6.1";
   config.side_band = report::SideBand::kNever;
   Bytes raw(116, 0);
   auto put = [&](size_t offset, uint64_t value, size_t size) {
@@ -476,7 +476,7 @@ TEST(ReportPerfData, AWriterKilledMidwayLeavesWhatItFlushed) {
   const uint64_t tracepoint = 113;
   WriterConfig config;
   config.events.push_back({tracepoint_attr(tracepoint), "mce:mce_record", {7}});
-  config.tracefs_root = shared_dir() + "/fixtures/tracefs-debian-6.1";
+  config.tracefs_root = fixtures_dir() + "/tracefs-debian-6.1";
   config.side_band = report::SideBand::kNever;
   auto samples = [](int n) {
     Bytes out;

@@ -21,8 +21,8 @@ std::string build_dir() {
 std::string binary_path() {
   return env_or("PP_BINARY", build_dir() + "/perf-persistent");
 }
-std::string shared_dir() {
-  return env_or("PP_SHARED_DIR", source_dir() + "/../shared");
+std::string fixtures_dir() {
+  return source_dir() + "/tests/fixtures";
 }
 
 }  // namespace pp::testing

@@ -1,4 +1,4 @@
-// Where the tests find the program, the sources and ../shared: from the
+// Where the tests find the program, the sources and the fixtures: from the
 // environment that `make test` sets (PP_BINARY, PP_SOURCE_DIR, PP_BUILD_DIR),
 // falling back to the build tree's defaults when a binary is run by hand.
 #pragma once
@@ -9,7 +9,7 @@ namespace pp::testing {
 
 std::string binary_path();  // the perf-persistent under test
 std::string source_dir();   // the repository root
-std::string shared_dir();   // ../shared beside the repository (fixtures, seed)
+std::string fixtures_dir();  // tests/fixtures: kernel ABI data (tracefs snapshots)
 std::string build_dir();
 
 }  // namespace pp::testing
