@@ -24,7 +24,7 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
     sys::Kernel& kernel = options.kernel ? *options.kernel : sys::real_kernel();
     return std::make_unique<KernelBackend>(
         kernel, sysfs, RunDir(options.run_dir.empty() ? default_run_dir() : options.run_dir),
-        options.resolver);
+        options.resolver, options.tracefs_root);
   }
   return std::make_unique<BrokerBackend>(options);
 }

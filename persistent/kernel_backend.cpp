@@ -43,10 +43,22 @@ Result<uint64_t> parse_persistent_entry(std::string_view text, std::string_view 
   return *config;
 }
 
+sys::EventAttr boot_tracepoint_attr(uint64_t tracepoint_id) {
+  sys::EventAttr attr;
+  attr.attr.type = PERF_TYPE_TRACEPOINT;
+  attr.attr.size = sys::kAttrSizeVer7;
+  attr.attr.config = tracepoint_id;
+  attr.attr.sample_period = 1;
+  attr.attr.wakeup_events = 1;
+  attr.attr.sample_type = PERF_SAMPLE_RAW;
+  return attr;
+}
+
 KernelBackend::KernelBackend(sys::Kernel& kernel, const sys::Tree& sysfs, RunDir run_dir,
-                             EventResolver* resolver)
+                             EventResolver* resolver, std::string tracefs)
     : kernel_(kernel),
       sysfs_(sysfs),
+      tracefs_(tracefs.empty() ? sys::default_tracefs_root() : std::move(tracefs)),
       run_dir_(std::move(run_dir)),
       resolver_(resolver),
       env_{sys::kDefaultProcRoot, sysfs.root()} {}
@@ -136,6 +148,31 @@ Status KernelBackend::attach(uint32_t type, uint64_t id, int cpu, std::string_vi
   return ok_status();
 }
 
+// A sysfs entry with no record of ours is an event the kernel made at boot
+// (06/12: mce_record), named after its tracepoint. Finding that tracepoint
+// in tracefs gives the event string and the attr 05/12 opens it with, so
+// record can write a perf.data that perf decodes. A name that is no
+// tracepoint (or a tracefs that cannot be read) leaves both unknown.
+void KernelBackend::infer_boot_event(EventInfo& event) const {
+  auto systems = tracefs_.list("events");
+  if (!systems.ok())
+    return;
+  for (const std::string& system : *systems) {
+    std::string id_file = "events/" + system + "/" + event.name + "/id";
+    if (!tracefs_.exists(id_file))
+      continue;
+    auto text = tracefs_.read(id_file);
+    if (!text.ok())
+      return;
+    auto id = parse_u64(trim(*text), "tracepoint id");
+    if (!id.ok())
+      return;
+    event.event = system + ":" + event.name;
+    event.attr = boot_tracepoint_attr(*id);
+    return;
+  }
+}
+
 Result<std::vector<EventInfo>> KernelBackend::list(bool verbose, std::string* /*note*/) {
   PP_ASSIGN_OR_RETURN(uint32_t type, pmu_type());
   PP_ASSIGN_OR_RETURN(std::vector<Entry> found, entries());
@@ -177,6 +214,7 @@ Result<std::vector<EventInfo>> KernelBackend::list(bool verbose, std::string* /*
     e.layout = Layout::kForward;
     e.pages = pages;
     e.page_size = sys::page_size();
+    infer_boot_event(e);
     // Where it lives: a boot event on every CPU, a detached one on one.
     if (online.ok()) {
       for (int cpu : *online) {

@@ -30,8 +30,10 @@ inline constexpr uint64_t kSeedBufferBytes = 512 * 1024;
 
 class KernelBackend final : public Backend {
  public:
+  // `tracefs` names the boot events' tracepoints (mce_record is
+  // mce:mce_record); "" means sys::default_tracefs_root().
   KernelBackend(sys::Kernel& kernel, const sys::Tree& sysfs, RunDir run_dir,
-                EventResolver* resolver);
+                EventResolver* resolver, std::string tracefs = "");
 
   std::string_view name() const override { return "kernel"; }
   Result<std::vector<EventInfo>> list(bool verbose, std::string* note) override;
@@ -50,13 +52,19 @@ class KernelBackend final : public Backend {
   Result<sys::Fd> open_persistent(uint32_t type, uint64_t id, int cpu);
   Status attach(uint32_t type, uint64_t id, int cpu, std::string_view what);
   uint64_t seed_pages() const;
+  void infer_boot_event(EventInfo& event) const;
 
   sys::Kernel& kernel_;
   sys::Tree sysfs_;
+  sys::Tree tracefs_;
   RunDir run_dir_;
   EventResolver* resolver_;
   sys::ExplainEnv env_;
 };
+
+// The attr the seed kernel gives a tracepoint it makes persistent at boot
+// (05/12, perf_add_persistent_tp): every hit sampled, raw data only.
+sys::EventAttr boot_tracepoint_attr(uint64_t tracepoint_id);
 
 // Parses a persistent events/ entry: "persistent,config=106\n" -> 106. The
 // terms may come in any order; config is required. EINVAL names `path`.

@@ -11,6 +11,7 @@
 #include "persistent/test_doubles.h"
 #include "sys/fake_kernel.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
 
 namespace pp::persistent {
 namespace {
@@ -27,7 +28,15 @@ class KernelBackendTest : public ::testing::Test {
     options.sysfs_root = sysfs_.path();
     kernel_ = std::make_unique<sys::FakeKernel>(options);
     backend_ = std::make_unique<KernelBackend>(*kernel_, sys::Tree(sysfs_.path()),
-                                               RunDir(run_.path("run")), &resolver_);
+                                               RunDir(run_.path("run")), &resolver_,
+                                               tracefs_.path());
+  }
+
+  // Debian 6.1's tracefs, where mce:mce_record has id 113.
+  void use_debian_tracefs() {
+    backend_ = std::make_unique<KernelBackend>(*kernel_, sys::Tree(sysfs_.path()),
+                                               RunDir(run_.path("run")), &resolver_,
+                                               ::pp::testing::fixtures_dir() + "/tracefs-debian-6.1");
   }
 
   CreateRequest getppid(std::string name = "") {
@@ -43,7 +52,7 @@ class KernelBackendTest : public ::testing::Test {
     return events.ok() ? *events : std::vector<EventInfo>{};
   }
 
-  ::pp::testing::TempDir sysfs_, run_;
+  ::pp::testing::TempDir sysfs_, run_, tracefs_;  // tracefs_: empty, no tracepoints
   testing::TestResolver resolver_;
   std::unique_ptr<sys::FakeKernel> kernel_;
   std::unique_ptr<KernelBackend> backend_;
@@ -79,6 +88,34 @@ TEST_F(KernelBackendTest, ListsABootEventOnEveryCpu) {
   EXPECT_EQ(e.cpus, (std::vector<int>{0, 1}));
   EXPECT_EQ(e.layout, Layout::kForward) << "05/12: the kernel's buffer is forward-written";
   EXPECT_EQ(e.buffer_bytes(), kSeedBufferBytes) << "05/12: CPU_BUFFER_NR_PAGES";
+}
+
+// 05/12 + 06/12: a boot event has no record of ours; its name is its
+// tracepoint's, so tracefs gives the event string and the attr
+// perf_add_persistent_tp opens it with, which record needs to decode it.
+TEST_F(KernelBackendTest, ABootEventIsKnownByItsTracepoint) {
+  use_debian_tracefs();
+  auto id = kernel_->add_boot_event("mce_record", boot_tracepoint_attr(113));
+  ASSERT_TRUE(id.ok());
+  auto events = list();
+  ASSERT_EQ(events.size(), 1u);
+  const EventInfo& e = events[0];
+  EXPECT_EQ(e.event, "mce:mce_record");
+  EXPECT_EQ(e.attr.attr.type, uint32_t(PERF_TYPE_TRACEPOINT));
+  EXPECT_EQ(e.attr.attr.config, 113u) << "tracefs events/mce/mce_record/id";
+  EXPECT_EQ(e.attr.attr.sample_type, uint64_t(PERF_SAMPLE_RAW));
+  EXPECT_EQ(e.attr.attr.sample_period, 1u);
+  EXPECT_EQ(e.attr.attr.wakeup_events, 1u);
+}
+
+// A sysfs name that is no tracepoint stays what the kernel says: a name.
+TEST_F(KernelBackendTest, ABootEventThatIsNoTracepointKeepsOnlyItsName) {
+  use_debian_tracefs();
+  ASSERT_TRUE(kernel_->add_boot_event("not_a_tracepoint", boot_tracepoint_attr(5)).ok());
+  auto events = list();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].event, "");
+  EXPECT_EQ(events[0].attr.attr.type, 0u);
 }
 
 // 12/12: DETACH makes the event behind each CPU's fd persistent and returns
