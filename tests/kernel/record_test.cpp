@@ -190,9 +190,17 @@ TEST_F(Record, CommandsSamplesReachPerfScriptExactly) {
       << r.err;
   EXPECT_EQ(r.err.find("lost"), std::string::npos) << r.err;
   // The tracking event names the workload: perf script shows its comm.
+  // (perf pads the pid to five columns: "kernel_tests  6876".)
   CommandResult comm = run_command({"perf", "script", "-i", file, "-F", "comm,pid"});
-  EXPECT_NE(comm.out.find("kernel_tests " + std::to_string(pid)), std::string::npos)
-      << comm.out.substr(0, 400);
+  bool named = false;
+  std::istringstream lines(comm.out);
+  for (std::string line; std::getline(lines, line) && !named;) {
+    std::istringstream fields(line);
+    std::string name, pid_text;
+    named = (fields >> name >> pid_text) && name == "kernel_tests" &&
+            pid_text == std::to_string(pid);
+  }
+  EXPECT_TRUE(named) << "no 'kernel_tests " << pid << "' line in:\n" << comm.out.substr(0, 400);
 }
 
 TEST_F(Record, ExitStatusIsTheCommands) {
