@@ -12,16 +12,17 @@
 namespace pp::cmd {
 namespace {
 
+// In the order a user meets them: the event lifecycle, then the tools.
 constexpr Command kCommands[] = {
-    {"attr", "Show the perf_event_attr each event of an event string becomes", cmd_attr},
-    {"help", "Show the usage of perf-persistent or of one of its commands", cmd_help},
-    {"version", "Show the version of perf-persistent and what it was built with", cmd_version},
     {"list", "List the persistent events, with their buffers and counts", cmd_list},
     {"create", "Create a persistent event that runs with no process attached", cmd_create},
     {"kill", "Kill persistent events by id or name", cmd_kill},
     {"record", "Record persistent events into perf.data without stopping them", cmd_record},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",
      cmd_daemon},
+    {"attr", "Show the perf_event_attr each event of an event string becomes", cmd_attr},
+    {"help", "Show the usage of perf-persistent or of one of its commands", cmd_help},
+    {"version", "Show the version of perf-persistent and what it was built with", cmd_version},
 };
 
 const Command* find(std::string_view name) {
