@@ -267,6 +267,23 @@ class Lexer {
     return t;
   }
 
+  // The length of a "0x..." number at p with its prefix, or 0.
+  size_t hex_run(size_t p) const {
+    size_t digits = (at(p) == '0' && at(p + 1) == 'x') ? run_of(p + 2, is_hex) : 0;
+    return digits ? digits + 2 : 0;
+  }
+
+  // Consumes the longer of the decimal and the hex run at p (flex takes the
+  // longest match): "0x1f" is hex, "0" alone decimal.
+  Token take_number(size_t p, size_t dec, size_t hex) {
+    if (hex > dec) {
+      pos_ += hex;
+      return number(p, hex, in_.substr(p + 2, hex - 2), 16, Tok::kValue);
+    }
+    pos_ += dec;
+    return number(p, dec, in_.substr(p, dec), 10, Tok::kValue);
+  }
+
   Token number(size_t begin, size_t len, std::string_view digits, unsigned base, Tok kind) const {
     uint64_t value = 0;
     if (!to_u64(digits, base, &value))
@@ -372,21 +389,14 @@ class Lexer {
     while (bp < 3 && in_set(at(p + bp), "rwx") && has(p + bp))
       bp++;
     size_t dec = run_of(p, is_digit);
-    size_t hex = (at(p) == '0' && at(p + 1) == 'x') ? run_of(p + 2, is_hex) : 0;
-    hex = hex ? hex + 2 : 0;
+    size_t hex = hex_run(p);
     char c = in_[p];
     if (bp) {
       pos_ += bp;
       return make(Tok::kModifierBp, p, bp);
     }
-    if (hex > dec) {
-      pos_ += hex;
-      return number(p, hex, in_.substr(p + 2, hex - 2), 16, Tok::kValue);
-    }
-    if (dec) {
-      pos_ += dec;
-      return number(p, dec, in_.substr(p, dec), 10, Tok::kValue);
-    }
+    if (hex || dec)
+      return take_number(p, dec, hex);
     if (c == ':' || c == '/') {
       pos_++;
       return make(c == ':' ? Tok::kColon : Tok::kSlash, p, 1);
@@ -399,16 +409,9 @@ class Lexer {
     size_t p = pos_;
     char c = in_[p];
     size_t dec = run_of(p, is_digit);
-    size_t hex = (c == '0' && at(p + 1) == 'x') ? run_of(p + 2, is_hex) : 0;
-    hex = hex ? hex + 2 : 0;
-    if (hex > dec) {
-      pos_ += hex;
-      return number(p, hex, in_.substr(p + 2, hex - 2), 16, Tok::kValue);
-    }
-    if (dec) {
-      pos_ += dec;
-      return number(p, dec, in_.substr(p, dec), 10, Tok::kValue);
-    }
+    size_t hex = hex_run(p);
+    if (hex || dec)
+      return take_number(p, dec, hex);
     if (in_.substr(p, 3) == "...") {
       pos_ += 3;
       return make(Tok::kArrayRange, p, 3);

@@ -870,22 +870,8 @@ class Parser {
   }
 
   std::string label_for_type(uint64_t type) const {
-    switch (type) {
-      case PERF_TYPE_HARDWARE:
-        return "hardware";
-      case PERF_TYPE_SOFTWARE:
-        return "software";
-      case PERF_TYPE_TRACEPOINT:
-        return "tracepoint";
-      case PERF_TYPE_HW_CACHE:
-        return "hw_cache";
-      case PERF_TYPE_RAW:
-        return "raw";
-      case PERF_TYPE_BREAKPOINT:
-        return "breakpoint";
-      default:
-        break;
-    }
+    if (std::string_view name = sys::builtin_type_name(type); !name.empty())
+      return std::string(name);
     if (const pmu::Pmu* pmu = model_.find_pmu_by_type(uint32_t(type)))
       return pmu->name;
     return std::to_string(type);

@@ -64,7 +64,7 @@ class Backend {
 struct BackendOptions {
   std::string sysfs_root = sys::kDefaultSysfsRoot;
   std::string proc_root = sys::kDefaultProcRoot;
-  std::string tracefs_root;  // "" means sys::default_tracefs_root()
+  std::string tracefs_root;       // "" means sys::default_tracefs_root()
   std::string run_dir;            // "" means default_run_dir()
   sys::Kernel* kernel = nullptr;  // nullptr means sys::real_kernel()
   // Parses event strings for the kernel backend's create (the broker parses

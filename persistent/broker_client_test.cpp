@@ -15,8 +15,6 @@
 namespace pp::persistent {
 namespace {
 
-
-
 // A broker serving on its own thread until the fixture ends.
 class BrokerClientTest : public ::testing::Test {
  protected:

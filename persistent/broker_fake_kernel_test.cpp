@@ -20,7 +20,6 @@ namespace {
 
 constexpr uint64_t kGetppid = testing::kGetppidId;
 
-
 class BrokerFakeKernelTest : public ::testing::Test {
  protected:
   explicit BrokerFakeKernelTest(sys::FakeKernelOptions options = {.cpus = 2}) {

@@ -23,8 +23,6 @@
 namespace pp::persistent {
 namespace {
 
-
-
 class BrokerTest : public ::testing::Test {
  protected:
   BrokerTest() {

@@ -19,7 +19,6 @@ namespace {
 constexpr uint64_t kGetppid = testing::kGetppidId;
 constexpr const char* kEvents = "bus/event_source/devices/persistent/events";
 
-
 class KernelBackendTest : public ::testing::Test {
  protected:
   explicit KernelBackendTest(sys::FakeKernelOptions options = {}) {
@@ -27,16 +26,15 @@ class KernelBackendTest : public ::testing::Test {
     options.cpus = 2;
     options.sysfs_root = sysfs_.path();
     kernel_ = std::make_unique<sys::FakeKernel>(options);
-    backend_ = std::make_unique<KernelBackend>(*kernel_, sys::Tree(sysfs_.path()),
-                                               RunDir(run_.path("run")), &resolver_,
-                                               tracefs_.path());
+    backend_ = std::make_unique<KernelBackend>(
+        *kernel_, sys::Tree(sysfs_.path()), RunDir(run_.path("run")), &resolver_, tracefs_.path());
   }
 
   // Debian 6.1's tracefs, where mce:mce_record has id 113.
   void use_debian_tracefs() {
-    backend_ = std::make_unique<KernelBackend>(*kernel_, sys::Tree(sysfs_.path()),
-                                               RunDir(run_.path("run")), &resolver_,
-                                               ::pp::testing::fixtures_dir() + "/tracefs-debian-6.1");
+    backend_ = std::make_unique<KernelBackend>(
+        *kernel_, sys::Tree(sysfs_.path()), RunDir(run_.path("run")), &resolver_,
+        ::pp::testing::fixtures_dir() + "/tracefs-debian-6.1");
   }
 
   CreateRequest getppid(std::string name = "") {

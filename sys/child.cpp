@@ -14,6 +14,7 @@ Result<Child> Child::spawn(const std::vector<std::string>& argv, const SpawnOpti
   if (argv.empty())
     return Error(EINVAL, "no command to run");
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const std::string& a : argv)
     args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

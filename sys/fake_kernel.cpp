@@ -1246,22 +1246,8 @@ constexpr const char* kFlagNames[] = {"disabled",
 std::string type_name(uint32_t type, uint32_t persistent_type, bool persistent_abi) {
   if (persistent_abi && type == persistent_type)
     return "persistent";
-  switch (type) {
-    case PERF_TYPE_HARDWARE:
-      return "hardware";
-    case PERF_TYPE_SOFTWARE:
-      return "software";
-    case PERF_TYPE_TRACEPOINT:
-      return "tracepoint";
-    case PERF_TYPE_HW_CACHE:
-      return "hw_cache";
-    case PERF_TYPE_RAW:
-      return "raw";
-    case PERF_TYPE_BREAKPOINT:
-      return "breakpoint";
-    default:
-      return std::to_string(type);
-  }
+  std::string_view name = builtin_type_name(type);
+  return name.empty() ? std::to_string(type) : std::string(name);
 }
 
 std::string render_attr(const EventAttr& ea, uint32_t persistent_type, bool persistent_abi) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 namespace pp::sys {
 
@@ -43,6 +44,28 @@ static_assert(sizeof(EventAttr) == kAttrWords * sizeof(uint64_t));
 
 inline bool operator==(const EventAttr& a, const EventAttr& b) {
   return std::memcmp(a.words, b.words, sizeof(a.words)) == 0;
+}
+
+// The name of a type the kernel defines (PERF_TYPE_HARDWARE is "hardware",
+// and so on to "breakpoint"), as perf's PMU names them; "" for a dynamic
+// PMU's type, which only sysfs can name.
+inline std::string_view builtin_type_name(uint64_t type) {
+  switch (type) {
+    case PERF_TYPE_HARDWARE:
+      return "hardware";
+    case PERF_TYPE_SOFTWARE:
+      return "software";
+    case PERF_TYPE_TRACEPOINT:
+      return "tracepoint";
+    case PERF_TYPE_HW_CACHE:
+      return "hw_cache";
+    case PERF_TYPE_RAW:
+      return "raw";
+    case PERF_TYPE_BREAKPOINT:
+      return "breakpoint";
+    default:
+      return "";
+  }
 }
 
 }  // namespace pp::sys

@@ -197,8 +197,8 @@ TEST_F(Record, CommandsSamplesReachPerfScriptExactly) {
   for (std::string line; std::getline(lines, line) && !named;) {
     std::istringstream fields(line);
     std::string name, pid_text;
-    named = (fields >> name >> pid_text) && name == "kernel_tests" &&
-            pid_text == std::to_string(pid);
+    named =
+        (fields >> name >> pid_text) && name == "kernel_tests" && pid_text == std::to_string(pid);
   }
   EXPECT_TRUE(named) << "no 'kernel_tests " << pid << "' line in:\n" << comm.out.substr(0, 400);
 }

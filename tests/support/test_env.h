@@ -7,8 +7,8 @@
 
 namespace pp::testing {
 
-std::string binary_path();  // the perf-persistent under test
-std::string source_dir();   // the repository root
+std::string binary_path();   // the perf-persistent under test
+std::string source_dir();    // the repository root
 std::string fixtures_dir();  // tests/fixtures: kernel ABI data (tracefs snapshots)
 std::string build_dir();
 
