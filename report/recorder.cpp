@@ -120,6 +120,12 @@ Status Session::resolve_events(const pmu::Model& model) {
       if (found->state != "running")
         return errorf(ENOENT, "persistent event '%s' (id %llu) is not running: %s",
                       found->name.c_str(), (unsigned long long)id, found->error.c_str());
+      if (found->attr.attr.size == 0)  // a boot event that names no tracepoint
+        return errorf(ENOTSUP,
+                      "persistent event '%s' (id %llu) has no known attr: the kernel made it, "
+                      "and no tracepoint in tracefs is named '%s', so its records could not be "
+                      "decoded; is tracefs mounted (/sys/kernel/tracing)?",
+                      found->name.c_str(), (unsigned long long)id, found->name.c_str());
       for (const Recorded& r : events_)
         if (r.info.id == id)
           return errorf(EINVAL, "persistent event '%s' (id %llu) is named twice",
