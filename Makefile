@@ -10,6 +10,7 @@
 #   make install      binary into perf's exec path, man pages under the man path
 #   make ci           everything CI runs: test, asan, fuzz, doc, lint
 #   make bench        benchmarks against perf itself (by hand; not in ci)
+#   make check-mce    a real MCE under QEMU, end to end (by hand; not in ci)
 #   V=1               show full commands
 #
 # Sources are found by directory: every <module>/*.cpp is library code,
@@ -78,7 +79,7 @@ KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS) $(SUPPORT_SRCS))
 ALL_OBJS := $(LIB_OBJS) $(CMD_OBJS) $(UNIT_OBJS) $(KERNEL_OBJS)
 
 .PHONY: all test unit check-root asan fuzz fuzz-build doc lint format install uninstall \
-	ci bench clean setup FORCE
+	ci bench check-mce clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -217,6 +218,11 @@ ci:
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
+
+# A real machine check under QEMU, end to end (root; downloads a Debian
+# kernel into $(BUILD)/qemu/). By hand only: not part of test or ci.
+check-mce: $(BIN)
+	PP_BINARY=$(abspath $(BIN)) tests/qemu/mce-test
 
 setup:
 	./scripts/setup
