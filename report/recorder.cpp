@@ -363,7 +363,7 @@ Status Session::drain_all() {
 }
 
 void Session::stop_command() {
-  if (!child_ || !child_->running())
+  if (!child_ || child_->reaped())
     return;
   (void)child_->kill(SIGTERM);
   if (auto status = child_->wait(); status.ok())

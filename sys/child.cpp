@@ -1,6 +1,7 @@
 #include "sys/child.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -84,11 +85,18 @@ Child::~Child() {
 }
 
 void Child::stop() {
-  if (running()) {
+  if (!reaped()) {
     ::kill(pid_, SIGTERM);
     ::waitpid(pid_, nullptr, 0);
     reaped_ = true;
   }
+}
+
+bool Child::exited() const {
+  if (reaped())
+    return true;
+  pollfd p = {pidfd_.get(), POLLIN, 0};
+  return ::poll(&p, 1, 0) == 1;
 }
 
 Result<int> Child::wait() {
@@ -107,7 +115,7 @@ Result<int> Child::wait() {
 }
 
 Status Child::kill(int signal) {
-  if (!running())
+  if (reaped())
     return ok_status();
   if (::kill(pid_, signal) < 0 && errno != ESRCH)
     return error_from_errno(errno, "cannot signal pid " + std::to_string(pid_));

@@ -44,7 +44,11 @@ class Child {
   pid_t pid() const { return pid_; }
   // Readable (POLLIN) once the child has exited.
   int pidfd() const { return pidfd_.get(); }
-  bool running() const { return pid_ > 0 && !reaped_; }
+  // Whether wait() has collected the child (a child that exited stays
+  // unreaped, a zombie, until then).
+  bool reaped() const { return pid_ <= 0 || reaped_; }
+  // Whether the child has exited, reaped or not: its pidfd polls readable.
+  bool exited() const;
 
   // Waits for the child: its exit status, or 128 + the signal that ended it.
   Result<int> wait();

@@ -16,7 +16,8 @@ TEST(Child, ExitStatusAndPidfd) {
   auto status = child->wait();
   ASSERT_TRUE(status.ok());
   EXPECT_EQ(*status, 7);
-  EXPECT_FALSE(child->running());
+  EXPECT_TRUE(child->exited());
+  EXPECT_TRUE(child->reaped());
   EXPECT_EQ(*child->wait(), 7) << "a second wait returns the same status";
 }
 
@@ -31,7 +32,12 @@ TEST(Child, ExecFailureIsAnErrorNotAStatus) {
 TEST(Child, SignalledChildReportsSignal) {
   auto child = Child::spawn({"sleep", "30"});
   ASSERT_TRUE(child.ok());
+  EXPECT_FALSE(child->exited());
   ASSERT_TRUE(child->kill(SIGKILL).ok());
+  pollfd p = {child->pidfd(), POLLIN, 0};
+  ASSERT_EQ(::poll(&p, 1, 5000), 1);
+  EXPECT_TRUE(child->exited()) << "exited, not yet reaped";
+  EXPECT_FALSE(child->reaped());
   EXPECT_EQ(*child->wait(), 128 + SIGKILL);
 }
 

@@ -337,7 +337,7 @@ TEST_F(Record, ALoneSampleReachesTheFileWithinASecond) {
       seen = perf_script_count(copy, pid);
   }
   EXPECT_EQ(seen, 1) << "the lone sample was not in the file a second after the call";
-  EXPECT_TRUE(rec.running()) << "record must still be following";
+  EXPECT_FALSE(rec.exited()) << "record must still be following";
   ASSERT_TRUE(rec.kill(SIGINT).ok());
   EXPECT_EQ(*rec.wait(), 0);
   EXPECT_EQ(perf_script_count(file, pid), 1);
