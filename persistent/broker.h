@@ -34,7 +34,7 @@
 #include "base/result.h"
 #include "persistent/event.h"
 #include "persistent/protocol.h"
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 #include "persistent/sampling.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
@@ -61,7 +61,7 @@ struct BrokerConfig {
 
 class Broker {
  public:
-  // Prepares the run directory (created 0700; persistent/registry.h), takes
+  // Prepares the run directory (created 0700; persistent/run_dir.h), takes
   // its lock (EBUSY when another broker holds it), restores the saved
   // registry re-creating every event with its id and name (an event that
   // cannot be re-created stays listed as "failed"), creates the config

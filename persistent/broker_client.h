@@ -12,7 +12,7 @@
 
 #include "persistent/backend.h"
 #include "persistent/protocol.h"
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 #include "sys/unix_socket.h"
 
 namespace pp::persistent {

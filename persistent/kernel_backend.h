@@ -21,7 +21,7 @@
 #pragma once
 
 #include "persistent/backend.h"
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 
 namespace pp::persistent {
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "parse/parse_events.h"
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 #include "tests/support/fake_sysfs.h"
 #include "tests/support/temp_dir.h"
 

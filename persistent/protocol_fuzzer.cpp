@@ -9,7 +9,7 @@
 #include "persistent/config_file.h"
 #include "persistent/event_json.h"
 #include "persistent/protocol.h"
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 
 using namespace pp::persistent;
 

@@ -1,4 +1,4 @@
-#include "persistent/registry.h"
+#include "persistent/run_dir.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
