@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "base/result.h"
+#include "persistent/create.h"
 #include "persistent/event.h"
-#include "persistent/sampling.h"
 #include "sys/kernel.h"
 #include "sys/tree.h"
 

@@ -9,6 +9,7 @@
 #include "base/cpu_list.h"
 #include "persistent/config_file.h"
 #include "persistent/event_json.h"
+#include "persistent/event_open.h"
 #include "persistent/names.h"
 #include "sys/atomic_file.h"
 
@@ -102,15 +103,9 @@ Status Broker::restore() {
     event.info.backend = "broker";
     event.info.state = "running";
     event.info.error.clear();
-    CreateRequest request;
-    request.event = event.info.event;
-    request.pages = event.info.pages;
-    request.cpus = format_cpu_list(event.info.cpus);
-    request.filter = event.info.filter;
     std::string note;
-    auto resolved = config_.resolver->resolve(request.event);
-    Status opened =
-        resolved.ok() ? open_buffers(event, *resolved, request, &note) : Status(resolved.error());
+    auto plan = plan_recreate(event.info, create_context());
+    Status opened = plan.ok() ? open_buffers(event, *plan, &note) : Status(plan.error());
     if (opened.ok()) {
       restored++;  // the start summary says so, once for all
     } else {
@@ -164,19 +159,22 @@ Status Broker::save() const {
   return save_state(dir_, state);
 }
 
-Status Broker::open_buffers(LiveEvent& event, const ResolvedEvent& resolved,
-                            const CreateRequest& request, std::string* note) {
-  PP_ASSIGN_OR_RETURN(std::vector<int> online, online_cpus(sysfs_));
-  PP_ASSIGN_OR_RETURN(std::vector<int> cpus, choose_cpus(request.cpus, online, resolved.pmu_cpus));
-  sys::EventAttr attr = sampling_attr(resolved, Layout::kBackward);
+CreateContext Broker::create_context() const {
+  return {.resolver = config_.resolver,
+          .sysfs = &sysfs_,
+          .layout = Layout::kBackward,
+          .existing = [this]() -> Result<std::vector<EventInfo>> { return infos(); }};
+}
+
+Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note) {
   PP_ASSIGN_OR_RETURN(OpenedEvent opened,
-                      open_per_cpu(*config_.kernel, attr, cpus, event.info.pages, request.filter,
-                                   request.event, {config_.proc_root, config_.sysfs_root}));
+                      open_per_cpu(*config_.kernel, plan.attr, plan.cpus, plan.pages, plan.filter,
+                                   plan.event, {config_.proc_root, config_.sysfs_root}));
   if (!opened.note.empty() && note)
     *note = opened.note;
   event.info.attr = opened.attr;
   event.info.layout = opened.layout;
-  event.info.cpus = cpus;
+  event.info.cpus = plan.cpus;
   event.info.page_size = sys::page_size();
   event.info.buffer_start = now();
   event.buffers = std::move(opened.buffers);
@@ -185,36 +183,21 @@ Status Broker::open_buffers(LiveEvent& event, const ResolvedEvent& resolved,
 
 Result<EventInfo> Broker::create_event(const CreateRequest& request,
                                        const sys::PeerCredentials& creator, std::string* note) {
-  if (!request.name.empty())
-    PP_RETURN_IF_ERROR(validate_name(request.name));
-  uint64_t pages = request.pages ? request.pages : kDefaultPages;
-  PP_RETURN_IF_ERROR(validate_pages(pages));
-  if (request.event.empty())
-    return Error(EINVAL, "no event given: create needs -e EVENT");
-  PP_ASSIGN_OR_RETURN(ResolvedEvent resolved, config_.resolver->resolve(request.event));
-
+  PP_ASSIGN_OR_RETURN(CreatePlan plan, plan_create(request, create_context()));
   uint64_t id = next_id_;
-  std::string name = request.name.empty() ? default_name(resolved.tracepoint, id) : request.name;
-  for (const auto& [other_id, other] : events_) {
-    if (other.info.name == name)
-      return errorf(EEXIST,
-                    "the name '%s'%s is taken by persistent event %llu; choose another with "
-                    "--name, or kill that one first ('perf persistent kill %s')",
-                    name.c_str(), request.name.empty() ? " (this event's default name)" : "",
-                    (unsigned long long)other_id, name.c_str());
-  }
+  std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
 
   LiveEvent event;
   EventInfo& info = event.info;
   info.id = id;
   info.name = name;
-  info.event = request.event;
+  info.event = plan.event;
   info.backend = "broker";
-  info.pages = pages;
-  info.filter = request.filter;
+  info.pages = plan.pages;
+  info.filter = plan.filter;
   info.creator_uid = creator.uid;
   info.creator_pid = creator.pid;
-  PP_RETURN_IF_ERROR(open_buffers(event, resolved, request, note));
+  PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
   info.created = info.buffer_start;
 
   PP_RETURN_IF_ERROR(dir_.publish_event(name, id));
@@ -228,8 +211,8 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     return saved.error().with_context("saving the registry");
   }
   const EventInfo& made = events_.at(id).info;
-  log("created event " + std::to_string(id) + " '" + name + "' (" + request.event + ") on CPUs " +
-      format_cpu_list(made.cpus) + ", " + std::to_string(pages) + " pages each, for " +
+  log("created event " + std::to_string(id) + " '" + name + "' (" + plan.event + ") on CPUs " +
+      format_cpu_list(made.cpus) + ", " + std::to_string(plan.pages) + " pages each, for " +
       describe_peer(creator));
   return snapshot(events_.at(id), false);
 }

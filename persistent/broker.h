@@ -32,10 +32,11 @@
 #include <vector>
 
 #include "base/result.h"
+#include "persistent/create.h"
 #include "persistent/event.h"
+#include "persistent/event_open.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
-#include "persistent/sampling.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
@@ -121,8 +122,8 @@ class Broker {
   // Creates one event; `creator` is who asked.
   Result<EventInfo> create_event(const CreateRequest& request, const sys::PeerCredentials& creator,
                                  std::string* note);
-  Status open_buffers(LiveEvent& event, const ResolvedEvent& resolved, const CreateRequest& request,
-                      std::string* note);
+  CreateContext create_context() const;
+  Status open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note);
   Result<EventInfo> kill_event(std::string_view reference);
   EventInfo snapshot(const LiveEvent& event, bool verbose) const;
   std::vector<EventInfo> infos() const;

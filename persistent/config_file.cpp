@@ -3,8 +3,8 @@
 #include <set>
 
 #include "base/strings.h"
+#include "persistent/create.h"
 #include "persistent/names.h"
-#include "persistent/sampling.h"
 
 namespace pp::persistent {
 namespace {

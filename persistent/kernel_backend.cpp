@@ -10,7 +10,9 @@
 
 #include "base/cpu_list.h"
 #include "base/strings.h"
+#include "persistent/create.h"
 #include "persistent/event_json.h"
+#include "persistent/event_open.h"
 #include "persistent/names.h"
 #include "sys/atomic_file.h"
 
@@ -248,67 +250,34 @@ Result<std::vector<EventInfo>> KernelBackend::list(bool verbose, std::string* /*
 }
 
 Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::string* /*note*/) {
-  if (request.pages != 0 && request.pages != seed_pages())
-    return errorf(EINVAL,
-                  "-m %llu: this kernel's persistent events always have %llu pages per CPU "
-                  "(PERF_EVENT_IOC_DETACH allocates 512 KiB); leave -m out",
-                  (unsigned long long)request.pages, (unsigned long long)seed_pages());
-  if (!request.name.empty())
-    PP_RETURN_IF_ERROR(validate_name(request.name));
-  if (request.event.empty())
-    return Error(EINVAL, "no event given: create needs -e EVENT");
-  if (!resolver_)
-    return Error(EINVAL, "no event parser to create with");
+  CreateContext context{
+      .resolver = resolver_,
+      .sysfs = &sysfs_,
+      .layout = Layout::kForward,  // the kernel allocates the buffer itself at DETACH
+      .fixed_pages = seed_pages(),
+      .existing = [this] { return list(false, nullptr); }};
+  PP_ASSIGN_OR_RETURN(CreatePlan plan, plan_create(request, context));
   PP_ASSIGN_OR_RETURN(uint32_t type, pmu_type());
-  PP_ASSIGN_OR_RETURN(ResolvedEvent resolved, resolver_->resolve(request.event));
-  PP_ASSIGN_OR_RETURN(std::vector<int> online, online_cpus(sysfs_));
-  PP_ASSIGN_OR_RETURN(std::vector<int> cpus, choose_cpus(request.cpus, online, resolved.pmu_cpus));
-  PP_ASSIGN_OR_RETURN(std::vector<EventInfo> existing, list(false, nullptr));
-  auto taken_by = [&](const std::string& name) -> const EventInfo* {
-    for (const EventInfo& e : existing)
-      if (e.name == name)
-        return &e;
-    return nullptr;
-  };
-  std::string name = request.name;
-  if (name.empty() && !resolved.tracepoint.empty())
-    name = default_name(resolved.tracepoint, 0);
-  if (!name.empty() && !is_id_reference(name)) {
-    if (const EventInfo* other = taken_by(name))
-      return errorf(EEXIST,
-                    "the name '%s'%s is taken by persistent event %llu; choose another with "
-                    "--name, or kill that one first ('perf persistent kill %s')",
-                    name.c_str(), request.name.empty() ? " (this event's default name)" : "",
-                    (unsigned long long)other->id, name.c_str());
-  }
 
-  // The kernel allocates the buffer itself at DETACH, forward-written.
-  sys::EventAttr attr = sampling_attr(resolved, Layout::kForward);
   std::vector<CpuId> detached;
   auto roll_back = [&]() {
     for (const CpuId& c : detached)
-      (void)attach(type, c.id, c.cpu, request.event);
+      (void)attach(type, c.id, c.cpu, plan.event);
   };
-  for (int cpu : cpus) {
+  for (int cpu : plan.cpus) {
     sys::FailedCall call{.call = sys::PerfCall::kOpen,
-                         .event = request.event,
+                         .event = plan.event,
                          .cpu = cpu,
-                         .attr = attr,
+                         .attr = plan.attr,
                          .persistent_type = type};
-    auto fd = kernel_.perf_event_open(attr, -1, cpu, -1, 0);
+    auto fd = kernel_.perf_event_open(plan.attr, -1, cpu, -1, 0);
     if (!fd.ok()) {
       roll_back();
       return kernel_refusal(fd.error(), call, env_);
     }
-    call.call = sys::PerfCall::kIoctl;
-    if (!request.filter.empty()) {
-      Status set = sys::set_filter(kernel_, fd->get(), request.filter);
-      if (!set.ok()) {
-        roll_back();
-        call.request = PERF_EVENT_IOC_SET_FILTER;
-        Error e = kernel_refusal(set.error(), call, env_);
-        return set.error().code() == EINVAL ? Error(EINVAL, e.message()) : e;
-      }
+    if (Status set = apply_filter(kernel_, fd->get(), plan.filter, call, env_); !set.ok()) {
+      roll_back();
+      return set.error();
     }
     auto id = kernel_.ioctl(fd->get(), sys::kIocDetach, 0);
     if (!id.ok()) {
@@ -318,6 +287,7 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
                      "this kernel lists a persistent PMU but does not know "
                      "PERF_EVENT_IOC_DETACH (ENOTTY): it lacks the seed's patch 12/12, so "
                      "persistent events cannot be created with it");
+      call.call = sys::PerfCall::kIoctl;
       call.request = sys::kIocDetach;
       return kernel_refusal(id.error(), call, env_);
     }
@@ -326,16 +296,16 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
 
   EventInfo info;
   info.id = detached.front().id;
-  info.name = name.empty() ? std::to_string(info.id) : name;
-  info.event = request.event;
+  info.name = plan.name.empty() ? std::to_string(info.id) : plan.name;
+  info.event = plan.event;
   info.backend = "kernel";
-  info.attr = attr;
-  info.cpus = cpus;
+  info.attr = plan.attr;
+  info.cpus = plan.cpus;
   info.cpu_ids = detached;
-  info.pages = seed_pages();
+  info.pages = plan.pages;
   info.page_size = sys::page_size();
   info.layout = Layout::kForward;
-  info.filter = request.filter;
+  info.filter = plan.filter;
   info.created = info.buffer_start = int64_t(::time(nullptr));
   info.creator_uid = ::geteuid();
   info.creator_pid = ::getpid();

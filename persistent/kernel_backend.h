@@ -22,6 +22,7 @@
 
 #include "persistent/backend.h"
 #include "persistent/run_dir.h"
+#include "sys/explain.h"
 
 namespace pp::persistent {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "persistent/sampling.h"
+#include "persistent/create.h"
 
 namespace pp::persistent {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "persistent/sampling.h"
+#include "persistent/create.h"
 #include "sys/kernel.h"
 
 namespace pp::persistent::testing {

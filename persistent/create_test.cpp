@@ -1,4 +1,4 @@
-#include "persistent/sampling.h"
+#include "persistent/create.h"
 
 #include <gtest/gtest.h>
 
@@ -116,24 +116,6 @@ TEST(Sampling, PagesArePowersOfTwo) {
     EXPECT_EQ(s.error().code(), EINVAL);
     EXPECT_NE(s.error().message().find("power of two"), std::string::npos);
   }
-}
-
-TEST(Sampling, KernelRefusalsAreExplainedAndNeverReadAsUsageOrNotFound) {
-  testing::TempDir proc, sysfs;
-  proc.write("sys/kernel/perf_event_paranoid", "2\n");
-  proc.write("self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
-  sys::ExplainEnv env{proc.path(), sysfs.path()};
-  sys::FailedCall open{.call = sys::PerfCall::kOpen, .event = "cycles", .cpu = 1};
-  Error inval = kernel_refusal(Error(EINVAL, "perf_event_open: Invalid argument"), open, env);
-  EXPECT_EQ(inval.code(), EOPNOTSUPP);
-  EXPECT_NE(inval.message().find("'cycles' on CPU 1"), std::string::npos) << inval.message();
-  EXPECT_NE(inval.message().find("(EINVAL)"), std::string::npos) << inval.message();
-  Error noent = kernel_refusal(Error(ENOENT, "x"), open, env);
-  EXPECT_EQ(noent.code(), ENODEV);
-  Error acces = kernel_refusal(Error(EACCES, "x"), open, env);
-  EXPECT_EQ(acces.code(), EACCES);
-  EXPECT_NE(acces.message().find("CAP_PERFMON"), std::string::npos) << acces.message();
-  EXPECT_NE(acces.message().find("perf_event_paranoid is 2"), std::string::npos) << acces.message();
 }
 
 }  // namespace

@@ -1,0 +1,29 @@
+#include "persistent/event_open.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace pp::persistent {
+namespace {
+
+TEST(EventOpen, KernelRefusalsAreExplainedAndNeverReadAsUsageOrNotFound) {
+  testing::TempDir proc, sysfs;
+  proc.write("sys/kernel/perf_event_paranoid", "2\n");
+  proc.write("self/status", "Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0000000000000000\n");
+  sys::ExplainEnv env{proc.path(), sysfs.path()};
+  sys::FailedCall open{.call = sys::PerfCall::kOpen, .event = "cycles", .cpu = 1};
+  Error inval = kernel_refusal(Error(EINVAL, "perf_event_open: Invalid argument"), open, env);
+  EXPECT_EQ(inval.code(), EOPNOTSUPP);
+  EXPECT_NE(inval.message().find("'cycles' on CPU 1"), std::string::npos) << inval.message();
+  EXPECT_NE(inval.message().find("(EINVAL)"), std::string::npos) << inval.message();
+  Error noent = kernel_refusal(Error(ENOENT, "x"), open, env);
+  EXPECT_EQ(noent.code(), ENODEV);
+  Error acces = kernel_refusal(Error(EACCES, "x"), open, env);
+  EXPECT_EQ(acces.code(), EACCES);
+  EXPECT_NE(acces.message().find("CAP_PERFMON"), std::string::npos) << acces.message();
+  EXPECT_NE(acces.message().find("perf_event_paranoid is 2"), std::string::npos) << acces.message();
+}
+
+}  // namespace
+}  // namespace pp::persistent
