@@ -318,117 +318,110 @@ void Broker::flush(Client& client) {
     client.socket.close();
 }
 
+const Broker::Operation Broker::kOperations[] = {
+    {Op::kPing, Privilege::kAnyone, &Broker::handle_ping},
+    {Op::kList, Privilege::kAnyone, &Broker::handle_list},
+    {Op::kCreate, Privilege::kPerfmon, &Broker::handle_create},
+    {Op::kKill, Privilege::kPerfmon, &Broker::handle_kill},
+    {Op::kOpen, Privilege::kPerfmon, &Broker::handle_open},
+};
+
 void Broker::handle_request(Client& client, std::string_view payload) {
-  auto request = decode_request(payload);
-  if (!request.ok()) {
-    reply(client, encode_error_reply(request.error()));
+  Result<Answer> answered = answer_request(client, payload);
+  if (!answered.ok()) {
+    reply(client, encode_error_reply(answered.error()));
     return;
   }
-  switch (request->op) {
-    case Op::kPing:
-      reply(client, encode_ok_reply({{"pid", ::getpid()},
-                                     {"protocol", kProtocolVersion},
-                                     {"run_dir", dir_.root()},
-                                     {"events", events_.size()}}));
-      return;
-    case Op::kList: {
-      if (!request->verbose) {
-        std::string list = "{\"ok\":true,\"events\":[";
-        for (const auto& [id, event] : events_) {
-          if (list.back() != '[')
-            list += ',';
-          list += event.json;
-        }
-        reply(client, list + "]}");
-        return;
-      }
-      json events = json::array();
-      for (const auto& [id, event] : events_)
-        events.push_back(event_to_json(snapshot(event, true)));
-      reply(client, encode_ok_reply({{"events", std::move(events)}}));
-      return;
-    }
-    case Op::kCreate: {
-      if (auto allowed = authorise(client, "create"); !allowed.ok()) {
-        reply(client, encode_error_reply(allowed.error()));
-        return;
-      }
-      std::string note;
-      auto created = create_event(request->create, client.peer, &note);
-      if (!created.ok()) {
-        log("create '" + request->create.event.substr(0, 200) + "' for " +
-            describe_peer(client.peer) + " failed: " + created.error().message());
-        reply(client, encode_error_reply(created.error()));
-        return;
-      }
-      json body = {{"event", event_to_json(*created)}};
-      if (!note.empty())
-        body["note"] = note;
-      reply(client, encode_ok_reply(std::move(body)));
-      return;
-    }
-    case Op::kKill: {
-      if (auto allowed = authorise(client, "kill"); !allowed.ok()) {
-        reply(client, encode_error_reply(allowed.error()));
-        return;
-      }
-      auto killed = kill_event(request->reference);
-      if (!killed.ok()) {
-        reply(client, encode_error_reply(killed.error()));
-        return;
-      }
-      log("killed event " + std::to_string(killed->id) + " '" + killed->name + "' for " +
-          describe_peer(client.peer));
-      reply(client, encode_ok_reply({{"event", event_to_json(*killed)}}));
-      return;
-    }
-    case Op::kOpen: {
-      if (auto allowed = authorise(client, "open"); !allowed.ok()) {
-        reply(client, encode_error_reply(allowed.error()));
-        return;
-      }
-      auto it = events_.find(request->id);
-      if (it == events_.end()) {
-        reply(client, encode_error_reply(not_found(std::to_string(request->id))));
-        return;
-      }
-      const LiveEvent& event = it->second;
-      if (event.info.state != "running") {
-        reply(client, encode_error_reply(
-                          errorf(ENODEV,
-                                 "persistent event %llu '%s' has no buffers: %s; kill it and "
-                                 "create it again",
-                                 (unsigned long long)event.info.id, event.info.name.c_str(),
-                                 event.info.error.c_str())));
-        return;
-      }
-      auto buffer = std::find_if(event.buffers.begin(), event.buffers.end(),
-                                 [&](const CpuBuffer& b) { return b.cpu == request->cpu; });
-      if (buffer == event.buffers.end()) {
-        reply(client,
-              encode_error_reply(errorf(
-                  ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
-                  (unsigned long long)event.info.id, event.info.name.c_str(), request->cpu,
-                  format_cpu_list(event.info.cpus).c_str())));
-        return;
-      }
-      auto copy = sys::duplicate(buffer->fd.get());
-      if (!copy.ok()) {
-        reply(client, encode_error_reply(copy.error()));
-        return;
-      }
-      client.opened.insert(event.info.id);
-      std::vector<sys::Fd> fds;
-      fds.push_back(std::move(*copy));
-      reply(client,
-            encode_ok_reply({{"id", event.info.id},
-                             {"cpu", buffer->cpu},
-                             {"mmap_bytes", buffer->mapping.size()},
-                             {"layout", std::string(layout_name(event.info.layout))}}),
-            std::move(fds));
-      return;
-    }
+  if (!answered->serialised_events) {
+    reply(client, encode_ok_reply(std::move(answered->body)), std::move(answered->fds));
+    return;
   }
+  std::string list = "{\"ok\":true,\"events\":[";
+  for (const std::string* event : *answered->serialised_events) {
+    if (list.back() != '[')
+      list += ',';
+    list += *event;
+  }
+  reply(client, list + "]}", std::move(answered->fds));
+}
+
+Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view payload) {
+  PP_ASSIGN_OR_RETURN(Request request, decode_request(payload));
+  const Operation* operation = std::find_if(std::begin(kOperations), std::end(kOperations),
+                                            [&](const Operation& o) { return o.op == request.op; });
+  if (operation == std::end(kOperations))  // decode_request() knows no other op
+    return errorf(EINVAL, "unknown op '%s'", std::string(op_name(request.op)).c_str());
+  if (operation->privilege == Privilege::kPerfmon)
+    PP_RETURN_IF_ERROR(authorise(client, op_name(request.op)));
+  return (this->*operation->handle)(client, request);
+}
+
+Result<Broker::Answer> Broker::handle_ping(Client& /*client*/, const Request& /*request*/) {
+  return Answer{.body = {{"pid", ::getpid()},
+                         {"protocol", kProtocolVersion},
+                         {"run_dir", dir_.root()},
+                         {"events", events_.size()}}};
+}
+
+Result<Broker::Answer> Broker::handle_list(Client& /*client*/, const Request& request) {
+  Answer answer;
+  if (!request.verbose) {
+    answer.serialised_events.emplace();
+    for (const auto& [id, event] : events_)
+      answer.serialised_events->push_back(&event.json);
+    return answer;
+  }
+  json events = json::array();
+  for (const auto& [id, event] : events_)
+    events.push_back(event_to_json(snapshot(event, true)));
+  answer.body = {{"events", std::move(events)}};
+  return answer;
+}
+
+Result<Broker::Answer> Broker::handle_create(Client& client, const Request& request) {
+  std::string note;
+  auto created = create_event(request.create, client.peer, &note);
+  if (!created.ok()) {
+    log("create '" + request.create.event.substr(0, 200) + "' for " + describe_peer(client.peer) +
+        " failed: " + created.error().message());
+    return created.error();
+  }
+  Answer answer{.body = {{"event", event_to_json(*created)}}};
+  if (!note.empty())
+    answer.body["note"] = note;
+  return answer;
+}
+
+Result<Broker::Answer> Broker::handle_kill(Client& client, const Request& request) {
+  PP_ASSIGN_OR_RETURN(EventInfo killed, kill_event(request.reference));
+  log("killed event " + std::to_string(killed.id) + " '" + killed.name + "' for " +
+      describe_peer(client.peer));
+  return Answer{.body = {{"event", event_to_json(killed)}}};
+}
+
+Result<Broker::Answer> Broker::handle_open(Client& client, const Request& request) {
+  auto it = events_.find(request.id);
+  if (it == events_.end())
+    return not_found(std::to_string(request.id));
+  const LiveEvent& event = it->second;
+  if (event.info.state != "running")
+    return errorf(
+        ENODEV, "persistent event %llu '%s' has no buffers: %s; kill it and create it again",
+        (unsigned long long)event.info.id, event.info.name.c_str(), event.info.error.c_str());
+  auto buffer = std::find_if(event.buffers.begin(), event.buffers.end(),
+                             [&](const CpuBuffer& b) { return b.cpu == request.cpu; });
+  if (buffer == event.buffers.end())
+    return errorf(ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
+                  (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
+                  format_cpu_list(event.info.cpus).c_str());
+  PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
+  client.opened.insert(event.info.id);
+  Answer answer{.body = {{"id", event.info.id},
+                         {"cpu", buffer->cpu},
+                         {"mmap_bytes", buffer->mapping.size()},
+                         {"layout", std::string(layout_name(event.info.layout))}}};
+  answer.fds.push_back(std::move(copy));
+  return answer;
 }
 
 void Broker::handle_frames(Client& client) {

@@ -131,7 +131,35 @@ class Broker {
   void accept_clients();
   void read_from(Client& client);
   void handle_frames(Client& client);
+  // What a request's handler answers: the fields of an ok reply ("ok": true
+  // is added), and the descriptors that ride with it. A plain list answers
+  // with its events already serialised (LiveEvent::json) instead of `body`.
+  struct Answer {
+    json body = json::object();
+    std::optional<std::vector<const std::string*>> serialised_events = std::nullopt;
+    std::vector<sys::Fd> fds = {};
+  };
+  // Who may ask for an operation (SO_PEERCRED, see the top of this file).
+  enum class Privilege { kAnyone, kPerfmon };
+  // The protocol's operations, one row each: who may ask, and the handler,
+  // which acts on a decoded request and answers or fails. Decoding and
+  // authorisation (answer_request()) and encoding the reply, an answer or an
+  // error (handle_request()), happen there alone.
+  struct Operation {
+    Op op;
+    Privilege privilege;
+    Result<Answer> (Broker::*handle)(Client& client, const Request& request);
+  };
+  static const Operation kOperations[];
+
+  Result<Answer> handle_ping(Client& client, const Request& request);
+  Result<Answer> handle_list(Client& client, const Request& request);
+  Result<Answer> handle_create(Client& client, const Request& request);
+  Result<Answer> handle_kill(Client& client, const Request& request);
+  Result<Answer> handle_open(Client& client, const Request& request);
+
   void handle_request(Client& client, std::string_view payload);
+  Result<Answer> answer_request(Client& client, std::string_view payload);
   void reply(Client& client, const std::string& payload, std::vector<sys::Fd> fds = {});
   void flush(Client& client);
   Result<sys::ProcessStatus> authorise(const Client& client, std::string_view what) const;
