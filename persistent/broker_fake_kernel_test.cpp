@@ -10,6 +10,7 @@
 
 #include "persistent/broker.h"
 #include "persistent/broker_client.h"
+#include "persistent/kernel_backend.h"
 #include "persistent/test_doubles.h"
 #include "sys/fake_kernel.h"
 #include "sys/tree.h"
@@ -262,6 +263,59 @@ TEST_F(BrokerFakeKernelTest, ConfigFileEventsAreCreatedOnce) {
   start();
   EXPECT_EQ(broker_->start_summary(), "1 event restored") << "not created a second time";
   EXPECT_EQ(list().size(), 1u);
+}
+
+// One create path (persistent/create.h): an invalid request reads the same,
+// code and message, through the broker and through the kernel backend. Only
+// -m differs, by design: the seed kernel's buffers have one size.
+TEST_F(BrokerFakeKernelTest, InvalidRequestsReadTheSameInBothBackends) {
+  start();
+  auto broker = client();
+  ::pp::testing::TempDir kernel_sysfs, kernel_run, tracefs;
+  kernel_sysfs.write("devices/system/cpu/online", "0-1\n");
+  sys::FakeKernel seed({.cpus = 2, .sysfs_root = kernel_sysfs.path()});
+  KernelBackend kernel(seed, sys::Tree(kernel_sysfs.path()), RunDir(kernel_run.path("run")),
+                       &resolver_, tracefs.path());
+  // The same event in each, so that a name is taken in both, by id 1.
+  ASSERT_EQ(create(*broker, {"syscalls:sys_enter_getppid", "g", 0, "", ""}).id, 1u);
+  auto made = kernel.create({"syscalls:sys_enter_getppid", "g", 0, "", ""}, nullptr);
+  ASSERT_TRUE(made.ok()) << made.error().message();
+  ASSERT_EQ(made->id, 1u);
+
+  const CreateRequest cases[] = {
+      {"a:b", "bad name", 0, "", ""},
+      {"a:b", "12", 0, "", ""},
+      {"", "", 0, "", ""},
+      {"nocolon", "", 0, "", ""},
+      {"a:b", "", 0, "0-7", ""},
+      {"a:b", "", 0, "x", ""},
+      {"a:b", "g", 0, "", ""},
+      {"nocolon", "bad name", 0, "9", ""},
+  };
+  for (const CreateRequest& request : cases) {
+    auto via_broker = broker->create(request, nullptr);
+    auto via_kernel = kernel.create(request, nullptr);
+    ASSERT_FALSE(via_broker.ok()) << request.event << " '" << request.name << "'";
+    ASSERT_FALSE(via_kernel.ok()) << request.event << " '" << request.name << "'";
+    EXPECT_EQ(via_broker.error().code(), via_kernel.error().code()) << via_kernel.error().message();
+    EXPECT_EQ(via_broker.error().message(), via_kernel.error().message());
+  }
+
+  // A filter the kernel calls invalid is the request's fault in both, and
+  // both name the filter.
+  kernel_->inject_error(sys::KernelCall::Kind::kIoctl, EINVAL, 1, PERF_EVENT_IOC_SET_FILTER);
+  seed.inject_error(sys::KernelCall::Kind::kIoctl, EINVAL, 1, PERF_EVENT_IOC_SET_FILTER);
+  CreateRequest filtered = {"syscalls:sys_enter_getppid", "f", 0, "0", "common_pid !! 0"};
+  auto via_broker = broker->create(filtered, nullptr);
+  auto via_kernel = kernel.create(filtered, nullptr);
+  ASSERT_FALSE(via_broker.ok());
+  ASSERT_FALSE(via_kernel.ok());
+  EXPECT_EQ(via_broker.error().code(), EINVAL);
+  EXPECT_EQ(via_kernel.error().code(), EINVAL);
+  for (const Error& e : {via_broker.error(), via_kernel.error()})
+    EXPECT_EQ(e.message().rfind("the filter 'common_pid !! 0' was refused: ", 0), 0u)
+        << e.message();
+  EXPECT_EQ(via_broker.error().message(), via_kernel.error().message());
 }
 
 }  // namespace

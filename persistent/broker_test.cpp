@@ -66,6 +66,12 @@ class BrokerTest : public ::testing::Test {
 
   // Pumps the broker until a whole reply arrives: its body, or its error.
   Result<json> reply(Broker& broker, sys::UnixSocket& s) {
+    PP_ASSIGN_OR_RETURN(std::string payload, raw_reply(broker, s));
+    return decode_reply(payload);
+  }
+
+  // Pumps the broker until a whole reply arrives: its payload as sent.
+  Result<std::string> raw_reply(Broker& broker, sys::UnixSocket& s) {
     // One reader per connection: a receive may bring the next reply too.
     FrameReader& reader =
         readers_.try_emplace(s.fd(), FrameKind::kReply, kMaxReplyPayload).first->second;
@@ -75,7 +81,7 @@ class BrokerTest : public ::testing::Test {
       if (!frame.ok())
         return frame.error();
       if (frame->has_value())
-        return decode_reply(**frame);
+        return **frame;
       pump(broker, 1);
       uint8_t buf[65536];
       auto n = s.receive(buf, nullptr);
@@ -168,6 +174,26 @@ TEST_F(BrokerTest, PingAndEmptyList) {
   auto list = reply(*broker, s);
   ASSERT_TRUE(list.ok()) << list.error().message();
   EXPECT_EQ((*list)["events"], json::array());
+}
+
+// The bytes of the replies that carry no event (Documentation/protocol.txt):
+// a plain list is the events serialised once each, "ok" first.
+TEST_F(BrokerTest, ReplyBytes) {
+  auto broker = start();
+  ASSERT_TRUE(broker);
+  auto s = connect();
+  const std::pair<std::string, std::string> cases[] = {
+      {"{\"op\":\"list\"}", "{\"ok\":true,\"events\":[]}"},
+      {"{\"op\":\"list\",\"verbose\":true}", "{\"events\":[],\"ok\":true}"},
+      {"{\"op\":\"ping\"}", "{\"events\":0,\"ok\":true,\"pid\":" + std::to_string(::getpid()) +
+                                ",\"protocol\":1,\"run_dir\":\"" + config_.run_dir + "\"}"},
+  };
+  for (const auto& [request, expected] : cases) {
+    send_request(s, request);
+    auto payload = raw_reply(*broker, s);
+    ASSERT_TRUE(payload.ok()) << request << ": " << payload.error().message();
+    EXPECT_EQ(*payload, expected) << request;
+  }
 }
 
 TEST_F(BrokerTest, PipelinedRequestsAreAnsweredInOrder) {

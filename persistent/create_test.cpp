@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "persistent/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {
@@ -96,7 +97,7 @@ TEST(Sampling, ChooseCpus) {
 }
 
 TEST(Sampling, OnlineCpusFromSysfs) {
-  testing::TempDir sysfs;
+  ::pp::testing::TempDir sysfs;
   sysfs.write("devices/system/cpu/online", "0-1,4\n");
   auto cpus = online_cpus(sys::Tree(sysfs.path()));
   ASSERT_TRUE(cpus.ok());
@@ -116,6 +117,216 @@ TEST(Sampling, PagesArePowersOfTwo) {
     EXPECT_EQ(s.error().code(), EINVAL);
     EXPECT_NE(s.error().message().find("power of two"), std::string::npos);
   }
+}
+
+// The create path on its own: plan_create() over a temp-dir sysfs with two
+// online CPUs and the test resolver, as either backend calls it.
+class PlanCreateTest : public ::testing::Test {
+ protected:
+  PlanCreateTest() {
+    sysfs_dir_.write("devices/system/cpu/online", "0-1\n");
+    context_.resolver = &resolver_;
+    context_.sysfs = &sysfs_;
+    context_.existing = [this]() -> Result<std::vector<EventInfo>> {
+      asked_++;
+      return existing_;
+    };
+  }
+
+  static CreateRequest request(std::string event, std::string name = "", uint64_t pages = 0,
+                               std::string cpus = "", std::string filter = "") {
+    return {std::move(event), std::move(name), pages, std::move(cpus), std::move(filter)};
+  }
+
+  // The error plan_create() gives `r`, which must fail.
+  Error refusal(const CreateRequest& r) {
+    auto plan = plan_create(r, context_);
+    EXPECT_FALSE(plan.ok()) << r.event << " '" << r.name << "'";
+    return plan.ok() ? Error(0, "planned") : plan.error();
+  }
+
+  ::pp::testing::TempDir sysfs_dir_;
+  sys::Tree sysfs_{sysfs_dir_.path()};
+  testing::TestResolver resolver_;
+  std::vector<EventInfo> existing_;
+  int asked_ = 0;
+  CreateContext context_;
+};
+
+TEST_F(PlanCreateTest, ATracepointIsPlannedOnEveryOnlineCpuUnderItsOwnName) {
+  auto plan = plan_create(request("syscalls:sys_enter_getppid"), context_);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->event, "syscalls:sys_enter_getppid");
+  EXPECT_EQ(plan->name, "sys_enter_getppid");
+  EXPECT_EQ(plan->cpus, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan->pages, kDefaultPages);
+  EXPECT_EQ(plan->filter, "");
+  EXPECT_EQ(plan->attr.attr.config, testing::kGetppidId);
+  EXPECT_EQ(plan->attr.attr.sample_period, 1u) << "sampling_attr() applied";
+  EXPECT_EQ(plan->attr.attr.write_backward, 1u) << "the context's layout";
+  EXPECT_EQ(asked_, 1) << "the names taken are looked up once";
+}
+
+TEST_F(PlanCreateTest, WhatTheRequestChoosesIsKept) {
+  context_.layout = Layout::kForward;
+  auto plan = plan_create(request("cpu-clock", "clock", 8, "1", "common_pid != 0"), context_);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->name, "clock");
+  EXPECT_EQ(plan->pages, 8u);
+  EXPECT_EQ(plan->cpus, std::vector<int>{1});
+  EXPECT_EQ(plan->filter, "common_pid != 0");
+  EXPECT_EQ(plan->attr.attr.freq, 1u);
+  EXPECT_EQ(plan->attr.attr.write_backward, 0u);
+}
+
+TEST_F(PlanCreateTest, AnEventThatIsNoTracepointIsNamedAfterItsIdLater) {
+  auto plan = plan_create(request("cpu-clock"), context_);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->name, "") << "the backend names it after the id it gets";
+  EXPECT_EQ(asked_, 0) << "an id is never taken: no need to look";
+  std::string long_name(70, 'x');
+  auto too_long = plan_create(request("sys:" + long_name), context_);
+  ASSERT_TRUE(too_long.ok());
+  EXPECT_EQ(too_long->name, "") << "a tracepoint name that is no valid name: the id";
+}
+
+// Each rule, its code and its message, in the order they are checked.
+TEST_F(PlanCreateTest, EachRuleSaysWhatIsWrong) {
+  struct Case {
+    CreateRequest request;
+    int code;
+    const char* message;
+  } cases[] = {
+      {request("a:b", "bad name"), EINVAL,
+       "invalid name 'bad name': ' ' is not allowed; a name is 1 to 64 letters, digits, '_', '-' "
+       "and '.', not '.' or '..', and not only digits (those are ids)"},
+      {request("a:b", "12"), EINVAL, "invalid name '12': it is a number"},
+      {request("a:b", "..", 0), EINVAL, "invalid name '..': it is a directory name"},
+      {request("a:b", "", 3), EINVAL,
+       "-m 3: the buffer size in pages must be a power of two from 1 to 65536 (the default is "
+       "128)"},
+      {request("a:b", "", 131072), EINVAL, "-m 131072: the buffer size in pages must be"},
+      {request(""), EINVAL, "no event given: create needs -e EVENT"},
+      {request("nocolon"), EINVAL, "event syntax error: 'nocolon'"},
+      {request("a:b", "", 0, "0-7"), EINVAL,
+       "CPU 2 is not online (online: 0-1); choose CPUs with -C from those"},
+      {request("a:b", "", 0, "x"), EINVAL, ""},
+      // The first rule broken is the one reported.
+      {request("", "bad name", 3, "9"), EINVAL, "invalid name 'bad name'"},
+      {request("", "", 3, "9"), EINVAL, "-m 3:"},
+      {request("nocolon", "", 0, "9"), EINVAL, "event syntax error"},
+  };
+  for (const Case& c : cases) {
+    Error e = refusal(c.request);
+    EXPECT_EQ(e.code(), c.code) << e.message();
+    EXPECT_EQ(e.message().substr(0, std::string(c.message).size()), c.message);
+  }
+  EXPECT_EQ(asked_, 0) << "an invalid request never looks at the existing events";
+}
+
+TEST_F(PlanCreateTest, ANameTakenIsRefusedWithTheEventThatHasIt) {
+  EventInfo other;
+  other.id = 7;
+  other.name = "ctxsw";
+  existing_.push_back(other);
+  other.id = 9;
+  other.name = "sys_enter_getppid";
+  existing_.push_back(other);
+  Error given = refusal(request("a:b", "ctxsw"));
+  EXPECT_EQ(given.code(), EEXIST);
+  EXPECT_EQ(given.message(),
+            "the name 'ctxsw' is taken by persistent event 7; choose another with --name, or kill "
+            "that one first ('perf persistent kill ctxsw')");
+  Error by_default = refusal(request("syscalls:sys_enter_getppid"));
+  EXPECT_EQ(by_default.code(), EEXIST);
+  EXPECT_EQ(by_default.message(),
+            "the name 'sys_enter_getppid' (this event's default name) is taken by persistent "
+            "event 9; choose another with --name, or kill that one first ('perf persistent kill "
+            "sys_enter_getppid')");
+  EXPECT_TRUE(plan_create(request("syscalls:sys_enter_getppid", "other"), context_).ok());
+}
+
+TEST_F(PlanCreateTest, TheExistingEventsCannotBeListed) {
+  context_.existing = []() -> Result<std::vector<EventInfo>> {
+    return Error(EACCES, "cannot list");
+  };
+  Error e = refusal(request("a:b"));
+  EXPECT_EQ(e.code(), EACCES);
+  EXPECT_EQ(e.message(), "cannot list");
+  context_.existing = nullptr;
+  EXPECT_TRUE(plan_create(request("a:b"), context_).ok()) << "no lookup: nothing is taken";
+}
+
+// The seed kernel allocates 512 KiB itself: -m may only repeat that.
+TEST_F(PlanCreateTest, ABackendWithOneBufferSizeTakesOnlyThatSize) {
+  context_.fixed_pages = 128;
+  auto plan = plan_create(request("a:b"), context_);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->pages, 128u);
+  EXPECT_TRUE(plan_create(request("a:b", "", 128), context_).ok());
+  Error e = refusal(request("a:b", "", 64));
+  EXPECT_EQ(e.code(), EINVAL);
+  EXPECT_EQ(e.message(),
+            "-m 64: this kernel's persistent events always have 128 pages per CPU "
+            "(PERF_EVENT_IOC_DETACH allocates " +
+                std::to_string(128 * sys::page_size() / 1024) + " KiB); leave -m out");
+}
+
+class MaskedResolver final : public EventResolver {
+ public:
+  Result<ResolvedEvent> resolve(std::string_view) override {
+    ResolvedEvent e;
+    e.attr.attr.type = PERF_TYPE_RAW;
+    e.pmu = "uncore";
+    e.pmu_cpus = {1};
+    return e;
+  }
+};
+
+TEST_F(PlanCreateTest, ThePmuCpumaskLimitsTheCpus) {
+  MaskedResolver masked;
+  context_.resolver = &masked;
+  auto plan = plan_create(request("uncore/x/"), context_);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->cpus, std::vector<int>{1});
+  Error e = refusal(request("uncore/x/", "", 0, "0"));
+  EXPECT_EQ(e.message(), "CPU 0 is not in the event's PMU cpumask (1)");
+  sysfs_dir_.write("devices/system/cpu/online", "0\n");
+  Error none = refusal(request("uncore/x/"));
+  EXPECT_EQ(none.message(), "none of the online CPUs (0) is in the event's PMU cpumask (1)");
+}
+
+TEST_F(PlanCreateTest, WithoutAParserOrOnlineCpusNothingIsPlanned) {
+  context_.resolver = nullptr;
+  EXPECT_EQ(refusal(request("a:b")).message(), "no event parser to create with");
+  context_.resolver = &resolver_;
+  sysfs_dir_.write("devices/system/cpu/online", "garbage\n");
+  EXPECT_NE(refusal(request("a:b")).message().find("devices/system/cpu/online"), std::string::npos);
+}
+
+// A broker restart makes its saved events again: their names (an id's digits
+// too) and pages stand, their event and CPUs are checked again.
+TEST_F(PlanCreateTest, ASavedEventIsPlannedAgainAsItWas) {
+  EventInfo saved;
+  saved.id = 3;
+  saved.name = "3";
+  saved.event = "cpu-clock";
+  saved.cpus = {1};
+  saved.pages = 16;
+  saved.filter = "f";
+  auto plan = plan_recreate(saved, context_);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->name, "3");
+  EXPECT_EQ(plan->pages, 16u);
+  EXPECT_EQ(plan->cpus, std::vector<int>{1});
+  EXPECT_EQ(plan->filter, "f");
+  saved.cpus = {0, 5};
+  EXPECT_FALSE(plan_recreate(saved, context_).ok()) << "CPU 5 is offline now";
+  saved.cpus = {};
+  EXPECT_EQ(plan_recreate(saved, context_)->cpus, (std::vector<int>{0, 1}));
+  saved.event = "nolongerparses";
+  EXPECT_FALSE(plan_recreate(saved, context_).ok());
+  EXPECT_EQ(asked_, 0);
 }
 
 }  // namespace
