@@ -4,13 +4,13 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
-#include "report/recorder.h"
+#include "record/recorder.h"
 #include "sys/process.h"
 
 namespace pp::cmd {
 
 int cmd_record(int argc, const char** argv) {
-  report::RecordRequest request;
+  record::RecordRequest request;
   std::string run_dir;
   bool no_follow = false;
   bool quiet = false;
@@ -45,7 +45,7 @@ int cmd_record(int argc, const char** argv) {
   for (int i = 0; i < argc; i++)
     request.cmdline.emplace_back(argv[i]);
 
-  auto result = report::record(request, std::cerr);
+  auto result = record::record(request, std::cerr);
   if (!result.ok())
     return report_error("record", result.error(), false);
   if (result->command_error) {
@@ -53,7 +53,7 @@ int cmd_record(int argc, const char** argv) {
     return kExitNoCommand;
   }
   if (!quiet)
-    std::cerr << report::record_summary(*result);
+    std::cerr << record::record_summary(*result);
   if (result->output_error) {
     std::cerr << "perf persistent record: " << result->output_error->message() << "\n"
               << "perf persistent record: " << result->output

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "persistent/broker.h"
-#include "persistent/test_doubles.h"
+#include "persistent/testing/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "persistent/names.h"
-#include "persistent/test_doubles.h"
-#include "sys/fake_kernel.h"
+#include "persistent/testing/test_doubles.h"
+#include "sys/testing/fake_kernel.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 

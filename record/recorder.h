@@ -27,7 +27,7 @@
 #include "persistent/backend.h"
 #include "pmu/model.h"
 
-namespace pp::report {
+namespace pp::record {
 
 struct RecordRequest {
   std::vector<std::string> events;   // -e, each naming persistent events
@@ -73,4 +73,4 @@ Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
 //   [ perf persistent record: lost 12 samples: ... ]
 std::string record_summary(const RecordResult& result);
 
-}  // namespace pp::report
+}  // namespace pp::record

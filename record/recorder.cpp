@@ -1,4 +1,4 @@
-#include "report/recorder.h"
+#include "record/recorder.h"
 
 #include <signal.h>
 #include <sys/mman.h>
@@ -17,7 +17,7 @@
 #include "sys/process.h"
 #include "sys/ring_reader.h"
 
-namespace pp::report {
+namespace pp::record {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -87,7 +87,7 @@ class Session {
     std::vector<uint64_t> ids;
   };
   std::optional<Tracking> tracking_;
-  std::unique_ptr<PerfDataWriter> writer_;
+  std::unique_ptr<report::PerfDataWriter> writer_;
   std::optional<sys::SignalFd> signals_;
   std::optional<sys::Child> child_;
   RecordResult result_;
@@ -291,10 +291,10 @@ void Session::attach_tracking() {
 }
 
 Status Session::open_writer() {
-  WriterConfig config;
+  report::WriterConfig config;
   for (const Recorded& r : events_) {
-    EventDesc desc{r.info.attr, r.name,
-                   has_sample_id(r.info.attr) ? r.ids : std::vector<uint64_t>{}};
+    report::EventDesc desc{r.info.attr, r.name,
+                           has_sample_id(r.info.attr) ? r.ids : std::vector<uint64_t>{}};
     config.events.push_back(std::move(desc));
   }
   if (tracking_)
@@ -304,9 +304,11 @@ Status Session::open_writer() {
   config.sysfs_root = request_.roots.sysfs;
   config.proc_root = request_.backend.proc_root;
   if (request_.output == "-") {
-    PP_ASSIGN_OR_RETURN(writer_, PerfDataWriter::create_pipe(STDOUT_FILENO, std::move(config)));
+    PP_ASSIGN_OR_RETURN(writer_,
+                        report::PerfDataWriter::create_pipe(STDOUT_FILENO, std::move(config)));
   } else {
-    PP_ASSIGN_OR_RETURN(writer_, PerfDataWriter::create_file(request_.output, std::move(config)));
+    PP_ASSIGN_OR_RETURN(writer_,
+                        report::PerfDataWriter::create_file(request_.output, std::move(config)));
   }
   result_.output = writer_->output_name();
   return ok_status();
@@ -322,7 +324,7 @@ Status Session::drain(Stream& stream) {
   if (batch.lost.records) {
     result_.overwritten += batch.lost.records;
     result_.overwritten_bytes += batch.lost.bytes;
-    LostReport lost;
+    report::LostReport lost;
     lost.id = stream.id;
     lost.lost = batch.lost.records;
     lost.cpu = uint32_t(stream.cpu);
@@ -448,7 +450,7 @@ Result<RecordResult> Session::run() {
   else if (!finished.ok())
     result_.output_error = finished.error();
 
-  const WriterStats& written = writer_->stats();
+  const report::WriterStats& written = writer_->stats();
   result_.samples = written.samples;
   result_.records = written.records;
   result_.bytes = written.file_bytes;
@@ -498,4 +500,4 @@ std::string record_summary(const RecordResult& r) {
   return out;
 }
 
-}  // namespace pp::report
+}  // namespace pp::record

@@ -1,4 +1,4 @@
-#include "sys/fake_kernel.h"
+#include "sys/testing/fake_kernel.h"
 
 #include <sys/eventfd.h>
 #include <sys/mman.h>
