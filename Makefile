@@ -36,7 +36,8 @@ endif
 # The modules, each a static library, listed so that each comes after every
 # module it depends on (the link order is this list reversed). DEPS_<module>
 # is the one place that says which modules a module may use: `make layers`
-# fails on an #include across any other edge. cmd/ (the program) may use
+# (scripts/check-layers) fails on an #include across any other edge, and
+# Documentation/architecture.txt draws the graph. cmd/ (the program) may use
 # every module; tests/unit, tests/kernel and bench/ anything.
 MODULES := base sys pmu parse report persistent record
 DEPS_base :=
@@ -112,7 +113,7 @@ KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS))
 ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_OBJS) \
 	$(KERNEL_OBJS)
 
-.PHONY: all libs print-libs test unit check-root asan fuzz fuzz-build doc \
+.PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
 	lint format install uninstall ci bench check-mce clean setup FORCE
 .DELETE_ON_ERROR:
 
@@ -166,6 +167,21 @@ $(UNIT): $(UNIT_OBJS) $(TEST_LIBS)
 $(KERNEL): $(KERNEL_OBJS) $(TEST_LIBS)
 	$(quiet) LINK $@
 	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(KERNEL_OBJS) $(TEST_LIBS) $(GTEST_LIBS) $(LDLIBS_ALL)
+
+# The include graph against DEPS_* above: fails naming file:line and the edge.
+LAYERS_GRAPH = $(foreach l,$(MODULES) tests/support,'$(l): $(DEPS_$(l))') 'cmd: $(MODULES)' \
+	$(foreach e,$(LAYERS_EXCEPTIONS),'except $(e)')
+
+layers:
+	$(quiet) LAYERS "(scripts/check-layers)"
+	$(Q)printf '%s\n' $(LAYERS_GRAPH) | scripts/check-layers
+
+# The shipped program holds no test double: no fake and no testing symbol.
+check-binary: $(BIN)
+	$(quiet) CHECK "no test doubles in $(BIN)"
+	$(Q)if nm -C $(BIN) | grep -i 'fake\|testing'; then \
+		echo "$(BIN) links test-only code (above); test doubles go in <module>/testing/" >&2; \
+		exit 1; fi
 
 # The tests find the program, the sources and shared/ through the environment.
 TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))
@@ -260,7 +276,9 @@ uninstall:
 # Steps one after the other (each builds with the -j it was given), the tests
 # last so the output ends with the test runner's summary.
 ci:
+	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory check-binary
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory doc
 	$(Q)$(MAKE) --no-print-directory asan
