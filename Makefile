@@ -7,14 +7,18 @@
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang)
 #   make doc          man pages from Documentation/*.txt
 #   make lint         clang-format check and clang-tidy
+#   make layers       check every #include against the allowed module graph
 #   make install      binary into perf's exec path, man pages under the man path
-#   make ci           everything CI runs: lint, doc, asan, fuzz, check-mce, test
+#   make ci           everything CI runs: layers, check-binary, lint, doc, asan,
+#                     fuzz, check-mce, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
 #   V=1               show full commands
 #
-# Sources are found by directory: every <module>/*.cpp is library code,
+# Sources are found by directory: every <module>/*.cpp is library code (one
+# archive per module), <module>/testing/*.cpp test-only library code,
 # *_test.cpp a unit test, *_fuzzer.cpp a fuzz target, cmd/*.cpp the program.
+# Documentation/architecture.txt describes the modules and their graph.
 
 BUILD ?= build
 CXX ?= g++
@@ -248,13 +252,13 @@ $(BUILD)/doc/%.1: Documentation/%.txt $(wildcard Documentation/*-common.txt)
 doc: $(MAN_PAGES)
 
 LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LIBRARIES) cmd tests/unit tests/kernel bench) \
-	$(addsuffix /*.h,$(LIBRARIES) cmd tests/kernel))
+	$(addsuffix /*.h,$(LIBRARIES) cmd))
 
 lint: | $(BUILD_INFO)
 	$(quiet) FORMAT "(clang-format --dry-run)"
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
 	$(quiet) TIDY "(clang-tidy)"
-	$(Q)printf '%s\n' $(LIB_SRCS) $(TESTING_SRCS) $(CMD_SRCS) | xargs -P $(shell nproc) -n 8 \
+	$(Q)printf '%s\n' $(LIB_SRCS) $(foreach l,$(TESTING),$(call lib_srcs,$(l))) $(CMD_SRCS) | xargs -P $(shell nproc) -n 8 \
 		sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) 2>/dev/null' clang-tidy
 
 format:
