@@ -5,7 +5,7 @@
 #   make check-root   only the real-kernel tests (root or CAP_PERFMON)
 #   make asan         unit and command-line tests under ASan + UBSan
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang)
-#   make doc          man pages from Documentation/*.txt
+#   make doc          man pages from Documentation/perf-persistent*.txt
 #   make lint         clang-format check and clang-tidy
 #   make layers       check every #include against the allowed module graph
 #   make install      binary into perf's exec path, man pages under the man path
@@ -132,6 +132,12 @@ endif
 ifneq ($(NO_PKG_CHECK),yes)
 ifeq ($(shell pkg-config --exists $(PKGS) && echo yes),)
 $(error missing development packages ($(PKGS)); run ./scripts/setup as root)
+endif
+endif
+# The tests need more than the program: ./scripts/setup --test installs it.
+ifneq ($(filter test unit check-root asan ci $(UNIT) $(KERNEL),$(MAKECMDGOALS)),)
+ifeq ($(shell pkg-config --exists gtest gmock && echo yes),)
+$(error missing GoogleTest (gtest, gmock); run ./scripts/setup --test as root)
 endif
 endif
 
