@@ -9,8 +9,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "base/cpu_list.h"
-#include "parse/parse_events.h"
+#include "record/events.h"
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
 #include "sys/explain.h"
@@ -27,11 +26,7 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kTrackingPages = 64;
 
 // One persistent event being recorded.
-struct Recorded {
-  persistent::EventInfo info;
-  std::string text;           // as the user named it: "persistent/mce_record/"
-  std::string name;           // what perf shows: "mce:mce_record"
-  std::vector<int> cpus;      // the CPUs read
+struct Recorded : ResolvedEvent {
   std::vector<uint64_t> ids;  // the sample id of each CPU's instance, in `cpus` order
 };
 
@@ -45,10 +40,6 @@ struct Stream {
   std::optional<sys::RingReader> reader;
   bool read_once = false;
 };
-
-bool has_sample_id(const sys::EventAttr& attr) {
-  return attr.attr.sample_type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID);
-}
 
 sys::RingLayout ring_layout(persistent::Layout layout) {
   return layout == persistent::Layout::kBackward ? sys::RingLayout::kBackward
@@ -65,7 +56,6 @@ class Session {
   Result<RecordResult> run();
 
  private:
-  Status resolve_events(const pmu::Model& model);
   Status add_stream(Stream stream, size_t mmap_length, sys::RingLayout layout,
                     const sys::EventAttr& attr, std::string_view what);
   Status attach();
@@ -93,90 +83,6 @@ class Session {
   RecordResult result_;
   bool appended_since_flush_ = false;
 };
-
-Status Session::resolve_events(const pmu::Model& model) {
-  if (request_.events.empty())
-    return Error(EINVAL,
-                 "no event given: name the persistent events to record with "
-                 "-e persistent/NAME/ (see 'perf persistent list')");
-  PP_ASSIGN_OR_RETURN(auto listed, backend_->list(false, nullptr));
-  for (const std::string& text : request_.events) {
-    PP_ASSIGN_OR_RETURN(auto specs, parse::parse_events(text, model));
-    for (const parse::EventSpec& spec : specs) {
-      if (spec.pmu != "persistent")
-        return errorf(EINVAL,
-                      "'%s' is not a persistent event: record reads events that are already "
-                      "running. Create one with 'perf persistent create -e %s --name NAME', "
-                      "then record it with -e persistent/NAME/",
-                      spec.text.c_str(), spec.text.c_str());
-      uint64_t id = spec.attr.attr.config;
-      const persistent::EventInfo* found = nullptr;
-      for (const persistent::EventInfo& info : listed)
-        if (info.id == id)
-          found = &info;
-      if (!found)
-        return errorf(ENOENT, "no persistent event with id %llu ('%s'); see 'perf persistent list'",
-                      (unsigned long long)id, spec.text.c_str());
-      if (found->state != "running")
-        return errorf(ENOENT, "persistent event '%s' (id %llu) is not running: %s",
-                      found->name.c_str(), (unsigned long long)id, found->error.c_str());
-      if (found->attr.attr.size == 0)  // a boot event that names no tracepoint
-        return errorf(ENOTSUP,
-                      "persistent event '%s' (id %llu) has no known attr: the kernel made it, "
-                      "and no tracepoint in tracefs is named '%s', so its records could not be "
-                      "decoded; is tracefs mounted (/sys/kernel/tracing)?",
-                      found->name.c_str(), (unsigned long long)id, found->name.c_str());
-      for (const Recorded& r : events_)
-        if (r.info.id == id)
-          return errorf(EINVAL, "persistent event '%s' (id %llu) is named twice",
-                        found->name.c_str(), (unsigned long long)id);
-      Recorded r;
-      r.info = *found;
-      r.text = spec.text;
-      // The name perf shows is the underlying event's: parse the string it
-      // was created from ("syscalls:sys_enter_getppid").
-      r.name = found->event.empty() ? found->name : found->event;
-      if (!found->event.empty()) {
-        if (auto inner = parse::parse_events(found->event, model); inner.ok() && inner->size() == 1)
-          r.name = (*inner)[0].name;
-      }
-      if (found->restarted())
-        notes_ << "perf persistent record: the buffers of '" << found->name
-               << "' restarted when the broker restarted; samples from before are gone\n";
-      events_.push_back(std::move(r));
-    }
-  }
-  bool all_ids = true;
-  for (const Recorded& r : events_)
-    all_ids &= has_sample_id(r.info.attr);
-  if (events_.size() > 1 && !all_ids)
-    return Error(EINVAL,
-                 "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "
-                 "so one file cannot tell them apart: record them one per file");
-
-  std::optional<std::vector<int>> requested;
-  if (!request_.cpus.empty()) {
-    PP_ASSIGN_OR_RETURN(requested, parse_cpu_list(request_.cpus));
-  }
-  for (Recorded& r : events_) {
-    if (!requested) {
-      r.cpus = r.info.cpus;
-      continue;
-    }
-    for (int cpu : *requested) {
-      bool covered = false;
-      for (int c : r.info.cpus)
-        covered |= c == cpu;
-      if (!covered)
-        return errorf(EINVAL,
-                      "persistent event '%s' has no buffer on CPU %d (it covers %s); "
-                      "choose CPUs with -C from those",
-                      r.info.name.c_str(), cpu, format_cpu_list(r.info.cpus).c_str());
-    }
-    r.cpus = *requested;
-  }
-  return ok_status();
-}
 
 // Maps `fd` read-only and puts a reader on it.
 Status Session::add_stream(Stream stream, size_t mmap_length, sys::RingLayout layout,
@@ -419,7 +325,10 @@ Result<RecordResult> Session::run() {
   signals_.emplace(std::move(signals));
   PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));
   backend_ = persistent::make_backend(request_.backend);
-  PP_RETURN_IF_ERROR(resolve_events(model));
+  PP_ASSIGN_OR_RETURN(auto resolved,
+                      resolve_events(request_.events, request_.cpus, model, *backend_, notes_));
+  for (ResolvedEvent& event : resolved)
+    events_.push_back({std::move(event), {}});
   PP_RETURN_IF_ERROR(attach());
   attach_tracking();
   PP_RETURN_IF_ERROR(open_writer());
