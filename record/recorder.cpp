@@ -1,18 +1,16 @@
 #include "record/recorder.h"
 
 #include <signal.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 
+#include "record/attach.h"
 #include "record/events.h"
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
-#include "sys/explain.h"
 #include "sys/process.h"
 #include "sys/ring_reader.h"
 
@@ -20,31 +18,6 @@ namespace pp::record {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Data pages per CPU for the tracking event: COMM, FORK, EXIT and MMAP2
-// records are rare next to samples.
-constexpr size_t kTrackingPages = 64;
-
-// One persistent event being recorded.
-struct Recorded : ResolvedEvent {
-  std::vector<uint64_t> ids;  // the sample id of each CPU's instance, in `cpus` order
-};
-
-// One CPU's buffer of one event (or of the tracking event).
-struct Stream {
-  size_t event = 0;
-  int cpu = 0;
-  uint64_t id = 0;  // the sample id, for PERF_RECORD_LOST
-  sys::Fd fd;
-  sys::Mapping mapping;
-  std::optional<sys::RingReader> reader;
-  bool read_once = false;
-};
-
-sys::RingLayout ring_layout(persistent::Layout layout) {
-  return layout == persistent::Layout::kBackward ? sys::RingLayout::kBackward
-                                                 : sys::RingLayout::kForward;
-}
 
 class Session {
  public:
@@ -56,10 +29,7 @@ class Session {
   Result<RecordResult> run();
 
  private:
-  Status add_stream(Stream stream, size_t mmap_length, sys::RingLayout layout,
-                    const sys::EventAttr& attr, std::string_view what);
   Status attach();
-  void attach_tracking();
   Status open_writer();
   Status drain_all();
   Status drain(Stream& stream);
@@ -70,13 +40,9 @@ class Session {
   std::ostream& notes_;
   sys::Kernel& kernel_;
   std::unique_ptr<persistent::Backend> backend_;
-  std::vector<Recorded> events_;
+  std::vector<ResolvedEvent> events_;
   std::vector<Stream> streams_;  // the events' buffers, then the tracking event's
-  struct Tracking {
-    sys::EventAttr attr;
-    std::vector<uint64_t> ids;
-  };
-  std::optional<Tracking> tracking_;
+  std::optional<sys::EventAttr> tracking_;
   std::unique_ptr<report::PerfDataWriter> writer_;
   std::optional<sys::SignalFd> signals_;
   std::optional<sys::Child> child_;
@@ -84,127 +50,46 @@ class Session {
   bool appended_since_flush_ = false;
 };
 
-// Maps `fd` read-only and puts a reader on it.
-Status Session::add_stream(Stream stream, size_t mmap_length, sys::RingLayout layout,
-                           const sys::EventAttr& attr, std::string_view what) {
-  auto mapping = kernel_.mmap(stream.fd.get(), mmap_length, PROT_READ);
-  if (!mapping.ok()) {
-    sys::FailedCall call;
-    call.call = sys::PerfCall::kMmap;
-    call.event = std::string(what);
-    call.cpu = stream.cpu;
-    call.length = mmap_length;
-    call.prot = PROT_READ;
-    return sys::explain(mapping.error(), call, {request_.backend.proc_root, request_.roots.sysfs});
-  }
-  stream.mapping = std::move(mapping).value();
-  sys::RingReaderOptions options;
-  options.start = request_.snapshot ? sys::RingStart::kOldest : sys::RingStart::kNow;
-  options.layout = layout;
-  options.attr = attr;
-  PP_ASSIGN_OR_RETURN(
-      sys::RingReader reader,
-      sys::RingReader::create({stream.mapping.data(), stream.mapping.size()}, options));
-  stream.reader.emplace(std::move(reader));
-  if (has_sample_id(attr)) {
-    auto id = sys::event_id(kernel_, stream.fd.get());
-    if (!id.ok())
-      return id.error().with_context("reading the sample id of '" + std::string(what) +
-                                     "' on CPU " + std::to_string(stream.cpu));
-    stream.id = *id;
-  }
-  streams_.push_back(std::move(stream));
-  return ok_status();
-}
-
+// Attaches to every event's buffers, then (when following: a snapshot
+// starts no task) to the tracking event's.
 Status Session::attach() {
-  for (size_t e = 0; e < events_.size(); e++) {
-    Recorded& r = events_[e];
-    for (int cpu : r.cpus) {
-      PP_ASSIGN_OR_RETURN(persistent::Buffer buffer, backend_->open(r.info.id, cpu));
-      Stream s;
-      s.event = e;
-      s.cpu = cpu;
-      s.fd = std::move(buffer.fd);
-      PP_RETURN_IF_ERROR(add_stream(std::move(s), buffer.mmap_length, ring_layout(buffer.layout),
-                                    r.info.attr, r.text));
-      r.ids.push_back(streams_.back().id);
-    }
-  }
+  AttachOptions options;
+  options.kernel = &kernel_;
+  options.start = request_.snapshot ? sys::RingStart::kOldest : sys::RingStart::kNow;
+  options.explain = {request_.backend.proc_root, request_.roots.sysfs};
+  PP_ASSIGN_OR_RETURN(streams_, attach_events(*backend_, events_, options));
   result_.buffers = int(streams_.size());
+  if (!request_.follow)
+    return ok_status();
+  if (auto tracking = attach_tracking(events_, events_.size(), options, notes_)) {
+    tracking_ = tracking->attr;
+    for (Stream& s : tracking->streams)
+      streams_.push_back(std::move(s));
+  }
   return ok_status();
 }
 
-// The tracking event perf record adds: a dummy software event per CPU whose
-// buffer gets the COMM, FORK and EXIT records (and MMAP2 for events that
-// sample instruction pointers) of tasks that start while recording, so perf
-// names COMMAND and the processes it starts. Best effort: without it the
-// file holds the same samples, with fewer names.
-void Session::attach_tracking() {
-  bool ids = true, ip = false;
-  std::vector<int> cpus;
-  for (const Recorded& r : events_) {
-    ids &= has_sample_id(r.info.attr) && r.info.attr.attr.sample_id_all;
-    ip |= (r.info.attr.attr.sample_type & PERF_SAMPLE_IP) &&
-          r.info.attr.attr.type != PERF_TYPE_TRACEPOINT;
-    for (int cpu : r.cpus)
-      if (std::find(cpus.begin(), cpus.end(), cpu) == cpus.end())
-        cpus.push_back(cpu);
-  }
-  if (!ids || !request_.follow)
-    return;
-  sys::EventAttr attr;
-  attr.attr.type = PERF_TYPE_SOFTWARE;
-  attr.attr.config = PERF_COUNT_SW_DUMMY;
-  attr.attr.size = sys::kAttrSizeVer7;
-  attr.attr.sample_period = 1;
-  attr.attr.sample_type =
-      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-  attr.attr.sample_id_all = 1;
-  attr.attr.comm = 1;
-  attr.attr.comm_exec = 1;
-  attr.attr.task = 1;
-  attr.attr.mmap = ip;
-  attr.attr.mmap2 = ip;
-  attr.attr.write_backward = 1;
-  attr.attr.exclude_guest = 1;
-  Tracking tracking;
-  tracking.attr = attr;
-  size_t first = streams_.size();
-  for (int cpu : cpus) {
-    auto fd = kernel_.perf_event_open(attr, -1, cpu, -1, 0);
-    if (!fd.ok()) {
-      notes_ << "perf persistent record: no tracking event on CPU " << cpu << " ("
-             << fd.error().message() << "): tasks started while recording may show no name\n";
-      streams_.resize(first);
-      return;
-    }
-    Stream s;
-    s.event = events_.size();
-    s.cpu = cpu;
-    s.fd = std::move(fd).value();
-    Status added = add_stream(std::move(s), (1 + kTrackingPages) * sys::page_size(),
-                              sys::RingLayout::kBackward, attr, "dummy:HG");
-    if (!added.ok()) {
-      notes_ << "perf persistent record: no tracking event on CPU " << cpu << " ("
-             << added.error().message() << "): tasks started while recording may show no name\n";
-      streams_.resize(first);
-      return;
-    }
-    tracking.ids.push_back(streams_.back().id);
-  }
-  tracking_ = std::move(tracking);
+// The sample ids of event `event`'s buffers, in the order they were attached.
+std::vector<uint64_t> ids_of(const std::vector<Stream>& streams, size_t event) {
+  std::vector<uint64_t> ids;
+  for (const Stream& s : streams)
+    if (s.event == event)
+      ids.push_back(s.id);
+  return ids;
 }
 
 Status Session::open_writer() {
   report::WriterConfig config;
-  for (const Recorded& r : events_) {
-    report::EventDesc desc{r.info.attr, r.name,
-                           has_sample_id(r.info.attr) ? r.ids : std::vector<uint64_t>{}};
+  for (size_t e = 0; e < events_.size(); e++) {
+    const ResolvedEvent& r = events_[e];
+    report::EventDesc desc{
+        r.info.attr, r.name,
+        has_sample_id(r.info.attr) ? ids_of(streams_, e) : std::vector<uint64_t>{}};
     config.events.push_back(std::move(desc));
   }
   if (tracking_)
-    config.events.push_back({tracking_->attr, "dummy:HG", tracking_->ids});
+    config.events.push_back(
+        {*tracking_, std::string(kTrackingName), ids_of(streams_, events_.size())});
   config.cmdline = request_.cmdline;
   config.tracefs_root = request_.roots.tracefs;
   config.sysfs_root = request_.roots.sysfs;
@@ -325,12 +210,9 @@ Result<RecordResult> Session::run() {
   signals_.emplace(std::move(signals));
   PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));
   backend_ = persistent::make_backend(request_.backend);
-  PP_ASSIGN_OR_RETURN(auto resolved,
+  PP_ASSIGN_OR_RETURN(events_,
                       resolve_events(request_.events, request_.cpus, model, *backend_, notes_));
-  for (ResolvedEvent& event : resolved)
-    events_.push_back({std::move(event), {}});
   PP_RETURN_IF_ERROR(attach());
-  attach_tracking();
   PP_RETURN_IF_ERROR(open_writer());
 
   Status status = ok_status();
