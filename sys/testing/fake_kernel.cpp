@@ -1,3 +1,14 @@
+// Why one file of ~1,400 lines: it is the executable specification of the
+// seed patch set's persistent-event ABI (sys/testing/fake_kernel.h lists what
+// it models), and its parts share one lock and one table of events, fds and
+// buffers whose invariants (refcounts, publication in sysfs, who may map
+// what) each call both checks and changes. Split by call it would spread
+// one state machine over files that each need its private members. It is
+// read by section instead, in the order a reader meets the kernel:
+// bookkeeping, sysfs, perf_event_open, ioctl, mmap/munmap/read/close, poll,
+// events that fire (boot-time persistent events, emit()), inspection for
+// tests, and the call log as text for golden tests. Test-only: the program
+// never links sys/testing/.
 #include "sys/testing/fake_kernel.h"
 
 #include <sys/eventfd.h>
