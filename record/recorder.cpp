@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "record/attach.h"
+#include "record/drain.h"
 #include "record/events.h"
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
@@ -18,6 +19,25 @@ namespace pp::record {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The drained records go into perf.data.
+class WriterSink final : public RecordSink {
+ public:
+  explicit WriterSink(report::PerfDataWriter& writer) : writer_(writer) {}
+
+  Status lost(const Stream& stream, uint64_t records) override {
+    report::LostReport lost;
+    lost.id = stream.id;
+    lost.lost = records;
+    lost.cpu = uint32_t(stream.cpu);
+    return writer_.append_lost(lost);
+  }
+  Status append(std::span<const uint8_t> records) override { return writer_.append(records); }
+  Status end_round() override { return writer_.finished_round(); }
+
+ private:
+  report::PerfDataWriter& writer_;
+};
 
 class Session {
  public:
@@ -32,7 +52,6 @@ class Session {
   Status attach();
   Status open_writer();
   Status drain_all();
-  Status drain(Stream& stream);
   Status follow();
   void stop_command();
 
@@ -44,6 +63,8 @@ class Session {
   std::vector<Stream> streams_;  // the events' buffers, then the tracking event's
   std::optional<sys::EventAttr> tracking_;
   std::unique_ptr<report::PerfDataWriter> writer_;
+  std::optional<WriterSink> sink_;  // into writer_
+  DrainTotals drained_;
   std::optional<sys::SignalFd> signals_;
   std::optional<sys::Child> child_;
   RecordResult result_;
@@ -102,56 +123,13 @@ Status Session::open_writer() {
                         report::PerfDataWriter::create_file(request_.output, std::move(config)));
   }
   result_.output = writer_->output_name();
-  return ok_status();
-}
-
-// Writes what one buffer holds beyond what was read. Spans that lie back to
-// back in the reader's copy go to the writer as one append.
-Status Session::drain(Stream& stream) {
-  if (stream.read_once && !stream.reader->has_new_data())
-    return ok_status();
-  stream.read_once = true;
-  const sys::RingBatch& batch = stream.reader->read();
-  if (batch.lost.records) {
-    result_.overwritten += batch.lost.records;
-    result_.overwritten_bytes += batch.lost.bytes;
-    report::LostReport lost;
-    lost.id = stream.id;
-    lost.lost = batch.lost.records;
-    lost.cpu = uint32_t(stream.cpu);
-    PP_RETURN_IF_ERROR(writer_->append_lost(lost));
-    appended_since_flush_ = true;
-  }
-  const uint8_t* run = nullptr;
-  size_t run_size = 0;
-  for (std::span<const uint8_t> record : batch) {
-    if (run && run + run_size == record.data()) {
-      run_size += record.size();
-      continue;
-    }
-    if (run)
-      PP_RETURN_IF_ERROR(writer_->append({run, run_size}));
-    run = record.data();
-    run_size = record.size();
-  }
-  if (run) {
-    PP_RETURN_IF_ERROR(writer_->append({run, run_size}));
-    appended_since_flush_ = true;
-  }
+  sink_.emplace(*writer_);
   return ok_status();
 }
 
 Status Session::drain_all() {
-  bool any = false;
-  for (Stream& s : streams_) {
-    bool before = appended_since_flush_;
-    appended_since_flush_ = false;
-    PP_RETURN_IF_ERROR(drain(s));
-    any |= appended_since_flush_;
-    appended_since_flush_ |= before;
-  }
-  if (any)
-    PP_RETURN_IF_ERROR(writer_->finished_round());
+  PP_ASSIGN_OR_RETURN(bool any, record::drain_all(streams_, *sink_, drained_));
+  appended_since_flush_ |= any;
   return ok_status();
 }
 
@@ -246,6 +224,8 @@ Result<RecordResult> Session::run() {
   result_.records = written.records;
   result_.bytes = written.file_bytes;
   result_.dropped = written.dropped_records;
+  result_.overwritten = drained_.overwritten;
+  result_.overwritten_bytes = drained_.overwritten_bytes;
   for (const Stream& s : streams_) {
     result_.kernel_lost += s.reader->stats().kernel_lost;
     result_.kernel_lost_samples += s.reader->stats().kernel_lost_samples;
