@@ -194,7 +194,7 @@ check-binary: $(BIN)
 		echo "$(BIN) links test-only code (above); test doubles go in <module>/testing/" >&2; \
 		exit 1; fi
 
-# The tests find the program, the sources and shared/ through the environment.
+# The tests find the program, the sources and the build tree through the environment.
 TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))
 
 RUN_UNIT = $(TEST_ENV) $(UNIT) $(GTEST_ARGS)
