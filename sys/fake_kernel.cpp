@@ -12,6 +12,7 @@
 
 #include "base/strings.h"
 #include "sys/explain.h"
+#include "sys/perf_abi_sample.h"
 
 namespace pp::sys {
 
@@ -34,10 +35,6 @@ Error fake_error(int err, const char* call, const std::string& why) {
 void put_u64(std::vector<uint8_t>& out, uint64_t value) {
   const auto* bytes = reinterpret_cast<const uint8_t*>(&value);
   out.insert(out.end(), bytes, bytes + sizeof(value));
-}
-
-void put_u32_pair(std::vector<uint8_t>& out, uint32_t low, uint32_t high) {
-  put_u64(out, uint64_t(low) | (uint64_t(high) << 32));
 }
 
 void finish_header(std::vector<uint8_t>& out, uint32_t type, uint16_t misc) {
@@ -821,111 +818,70 @@ struct SampleContext {
   uint64_t lost = 0;
 };
 
-// The sample_id trailer of non-sample records when attr.sample_id_all:
-// { u32 pid, tid } { u64 time } { u64 id } { u64 stream_id } { u32 cpu, res } { u64 id }
+// The sample_id trailer of non-sample records when attr.sample_id_all.
 void put_sample_id(std::vector<uint8_t>& out, const perf_event_attr& attr, const FakeSample& s,
                    const SampleContext& c) {
   if (!attr.sample_id_all)
     return;
-  uint64_t type = attr.sample_type;
-  if (type & PERF_SAMPLE_TID)
-    put_u32_pair(out, s.pid, s.tid);
-  if (type & PERF_SAMPLE_TIME)
-    put_u64(out, c.time);
-  if (type & PERF_SAMPLE_ID)
-    put_u64(out, c.id);
-  if (type & PERF_SAMPLE_STREAM_ID)
-    put_u64(out, c.id);
-  if (type & PERF_SAMPLE_CPU)
-    put_u32_pair(out, uint32_t(c.cpu), 0);
-  if (type & PERF_SAMPLE_IDENTIFIER)
-    put_u64(out, c.id);
+  encode_sample_id(attr.sample_type,
+                   {.pid = s.pid,
+                    .tid = s.tid,
+                    .time = c.time,
+                    .id = c.id,
+                    .stream_id = c.id,
+                    .cpu = uint32_t(c.cpu)},
+                   out);
 }
 
-// PERF_RECORD_SAMPLE in perf_output_sample()'s order.
-void encode_sample(std::vector<uint8_t>& out, const perf_event_attr& attr, const FakeSample& s,
-                   const SampleContext& c) {
-  uint64_t type = attr.sample_type;
-  out.assign(sizeof(perf_event_header), 0);
-  if (type & PERF_SAMPLE_IDENTIFIER)
+// The read_format block: one value (this event's count), or a group of one.
+std::vector<uint8_t> read_block(uint64_t format, const SampleContext& c) {
+  std::vector<uint8_t> out;
+  put_u64(out, (format & PERF_FORMAT_GROUP) ? 1 : c.count);
+  if (format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+    put_u64(out, c.elapsed);
+  if (format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+    put_u64(out, c.elapsed);
+  if (format & PERF_FORMAT_GROUP)
+    put_u64(out, c.count);
+  if (format & PERF_FORMAT_ID)
     put_u64(out, c.id);
-  if (type & PERF_SAMPLE_IP)
-    put_u64(out, s.ip);
-  if (type & PERF_SAMPLE_TID)
-    put_u32_pair(out, s.pid, s.tid);
-  if (type & PERF_SAMPLE_TIME)
-    put_u64(out, c.time);
-  if (type & PERF_SAMPLE_ADDR)
-    put_u64(out, s.addr);
-  if (type & PERF_SAMPLE_ID)
-    put_u64(out, c.id);
-  if (type & PERF_SAMPLE_STREAM_ID)
-    put_u64(out, c.id);
-  if (type & PERF_SAMPLE_CPU)
-    put_u32_pair(out, uint32_t(c.cpu), 0);
-  if (type & PERF_SAMPLE_PERIOD)
-    put_u64(out, c.period);
-  if (type & PERF_SAMPLE_READ) {
-    uint64_t format = attr.read_format;
-    if (format & PERF_FORMAT_GROUP)
-      put_u64(out, 1);
-    else
-      put_u64(out, c.count);
-    if (format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-      put_u64(out, c.elapsed);
-    if (format & PERF_FORMAT_TOTAL_TIME_RUNNING)
-      put_u64(out, c.elapsed);
-    if (format & PERF_FORMAT_GROUP)
-      put_u64(out, c.count);
-    if (format & PERF_FORMAT_ID)
-      put_u64(out, c.id);
-    if (format & PERF_FORMAT_LOST)
-      put_u64(out, c.lost);
-  }
-  if (type & PERF_SAMPLE_CALLCHAIN) {
-    put_u64(out, s.callchain.size());
-    for (uint64_t ip : s.callchain)
-      put_u64(out, ip);
-  }
-  if (type & PERF_SAMPLE_RAW) {
-    // { u32 size; char data[size]; } padded so the record stays u64-aligned;
-    // size counts the padding, as perf_prepare_sample() sets it.
-    size_t padded = (sizeof(uint32_t) + s.raw.size() + 7) & ~size_t(7);
-    uint32_t size = uint32_t(padded - sizeof(uint32_t));
-    size_t at = out.size();
-    out.resize(at + padded, 0);
-    std::memcpy(out.data() + at, &size, sizeof(size));
-    if (!s.raw.empty())
-      std::memcpy(out.data() + at + sizeof(size), s.raw.data(), s.raw.size());
-  }
-  if (type & PERF_SAMPLE_BRANCH_STACK) {
-    put_u64(out, 0);  // nr
-    if (attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
-      put_u64(out, uint64_t(-1));
-  }
-  if (type & PERF_SAMPLE_REGS_USER)
-    put_u64(out, PERF_SAMPLE_REGS_ABI_NONE);
-  if (type & PERF_SAMPLE_STACK_USER)
-    put_u64(out, 0);  // size 0: no stack, no dyn_size
-  if (type & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-    put_u64(out, s.weight);
-  if (type & PERF_SAMPLE_DATA_SRC)
-    put_u64(out, s.data_src);
-  if (type & PERF_SAMPLE_TRANSACTION)
-    put_u64(out, s.transaction);
-  if (type & PERF_SAMPLE_REGS_INTR)
-    put_u64(out, PERF_SAMPLE_REGS_ABI_NONE);
-  if (type & PERF_SAMPLE_PHYS_ADDR)
-    put_u64(out, s.phys_addr);
-  if (type & PERF_SAMPLE_CGROUP)
-    put_u64(out, s.cgroup);
-  if (type & PERF_SAMPLE_DATA_PAGE_SIZE)
-    put_u64(out, s.data_page_size);
-  if (type & PERF_SAMPLE_CODE_PAGE_SIZE)
-    put_u64(out, s.code_page_size);
-  if (type & PERF_SAMPLE_AUX)
-    put_u64(out, 0);
-  finish_header(out, PERF_RECORD_SAMPLE, s.misc);
+  if (format & PERF_FORMAT_LOST)
+    put_u64(out, c.lost);
+  return out;
+}
+
+// PERF_RECORD_SAMPLE as perf_output_sample() writes it (sys/perf_abi_sample.h):
+// what the fake cannot make up comes from the FakeSample. No branch
+// entries, registers, user stack or aux data.
+void encode_fake_sample(std::vector<uint8_t>& out, const perf_event_attr& attr, const FakeSample& s,
+                        const SampleContext& c) {
+  std::vector<uint8_t> read = read_block(attr.read_format, c);
+  std::vector<uint8_t> raw = pad_raw(s.raw);
+  Sample sample;
+  sample.identifier = c.id;
+  sample.ip = s.ip;
+  sample.pid = s.pid;
+  sample.tid = s.tid;
+  sample.time = c.time;
+  sample.addr = s.addr;
+  sample.id = c.id;
+  sample.stream_id = c.id;
+  sample.cpu = uint32_t(c.cpu);
+  sample.period = c.period;
+  sample.read = read;
+  sample.callchain = {reinterpret_cast<const uint8_t*>(s.callchain.data()),
+                      s.callchain.size() * sizeof(uint64_t)};
+  sample.raw = raw;
+  sample.branch_hw_index = uint64_t(-1);
+  sample.weight = s.weight;
+  sample.data_src = s.data_src;
+  sample.transaction = s.transaction;
+  sample.phys_addr = s.phys_addr;
+  sample.cgroup = s.cgroup;
+  sample.data_page_size = s.data_page_size;
+  sample.code_page_size = s.code_page_size;
+  out.clear();
+  encode_sample(attr, sample, s.misc, out);
 }
 
 }  // namespace
@@ -1006,7 +962,7 @@ bool FakeKernel::fire_locked(Event& event, int cpu, const FakeSample& sample) {
   c.elapsed = clock_ns_ - event.created_ns;
   c.lost = event.lost_samples;
   std::vector<uint8_t> record;
-  encode_sample(record, attr, sample, c);
+  encode_fake_sample(record, attr, sample, c);
   write_record_locked(event, record, true);
   return true;
 }
