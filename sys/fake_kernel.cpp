@@ -12,6 +12,7 @@
 
 #include "base/strings.h"
 #include "sys/explain.h"
+#include "sys/perf_abi_attr.h"
 #include "sys/perf_abi_sample.h"
 
 namespace pp::sys {
@@ -1118,86 +1119,36 @@ std::string hex(uint64_t value) {
   return buf;
 }
 
-std::string bit_names(uint64_t bits, const char* const* names, size_t count) {
+// The set bits in bit order, '|'-joined, by perf's names (sys/perf_abi_attr.h);
+// "bit<N>" for a bit perf has no name for.
+template <typename NameOf>
+std::string bit_names(uint64_t bits, NameOf name_of) {
   std::string out;
-  for (size_t bit = 0; bit < 64; ++bit) {
+  for (unsigned bit = 0; bit < 64; ++bit) {
     if (!(bits & (1ull << bit)))
       continue;
     if (!out.empty())
       out += '|';
-    out += bit < count && names[bit] ? std::string(names[bit]) : "bit" + std::to_string(bit);
+    std::string_view name = name_of(bit);
+    out += name.empty() ? "bit" + std::to_string(bit) : std::string(name);
   }
   return out;
 }
 
-constexpr const char* kSampleTypeNames[] = {"IP",
-                                            "TID",
-                                            "TIME",
-                                            "ADDR",
-                                            "READ",
-                                            "CALLCHAIN",
-                                            "ID",
-                                            "CPU",
-                                            "PERIOD",
-                                            "STREAM_ID",
-                                            "RAW",
-                                            "BRANCH_STACK",
-                                            "REGS_USER",
-                                            "STACK_USER",
-                                            "WEIGHT",
-                                            "DATA_SRC",
-                                            "IDENTIFIER",
-                                            "TRANSACTION",
-                                            "REGS_INTR",
-                                            "PHYS_ADDR",
-                                            "AUX",
-                                            "CGROUP",
-                                            "DATA_PAGE_SIZE",
-                                            "CODE_PAGE_SIZE",
-                                            "WEIGHT_STRUCT"};
+std::string flag_names(AttrFormat format, uint64_t bits) {
+  return bit_names(bits, [format](unsigned bit) { return attr_flag_name(format, 1ull << bit); });
+}
 
-constexpr const char* kReadFormatNames[] = {"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING", "ID",
-                                            "GROUP", "LOST"};
-
-// Word 5 of perf_event_attr, bit by bit (bits 15-16 are precise_ip, shown apart).
-constexpr const char* kFlagNames[] = {"disabled",
-                                      "inherit",
-                                      "pinned",
-                                      "exclusive",
-                                      "exclude_user",
-                                      "exclude_kernel",
-                                      "exclude_hv",
-                                      "exclude_idle",
-                                      "mmap",
-                                      "comm",
-                                      "freq",
-                                      "inherit_stat",
-                                      "enable_on_exec",
-                                      "task",
-                                      "watermark",
-                                      nullptr,
-                                      nullptr,
-                                      "mmap_data",
-                                      "sample_id_all",
-                                      "exclude_host",
-                                      "exclude_guest",
-                                      "exclude_callchain_kernel",
-                                      "exclude_callchain_user",
-                                      "mmap2",
-                                      "comm_exec",
-                                      "use_clockid",
-                                      "context_switch",
-                                      "write_backward",
-                                      "namespaces",
-                                      "ksymbol",
-                                      "bpf_event",
-                                      "aux_output",
-                                      "cgroup",
-                                      "text_poke",
-                                      "build_id",
-                                      "inherit_thread",
-                                      "remove_on_exec",
-                                      "sigtrap"};
+// perf 6.1 has no name for TRANSACTION; the sample layout does.
+std::string sample_type_names(uint64_t bits) {
+  return bit_names(bits, [](unsigned bit) {
+    std::string_view name = attr_flag_name(AttrFormat::kSampleType, 1ull << bit);
+    for (const SampleField& f : sample_fields())
+      if (name.empty() && f.bits == 1ull << bit)
+        name = f.name;
+    return name;
+  });
+}
 
 std::string type_name(uint32_t type, uint32_t persistent_type, bool persistent_abi) {
   if (persistent_abi && type == persistent_type)
@@ -1225,12 +1176,12 @@ std::string render_attr(const EventAttr& ea, uint32_t persistent_type, bool pers
   else
     add_num("sample_period", a.sample_period);
   if (a.sample_type)
-    add("sample_type", bit_names(a.sample_type, kSampleTypeNames, std::size(kSampleTypeNames)));
+    add("sample_type", sample_type_names(a.sample_type));
   if (a.read_format)
-    add("read_format", bit_names(a.read_format, kReadFormatNames, std::size(kReadFormatNames)));
+    add("read_format", flag_names(AttrFormat::kReadFormat, a.read_format));
   uint64_t flags = ea.words[5] & ~(3ull << 15);
   if (flags) {
-    std::string names = bit_names(flags, kFlagNames, std::size(kFlagNames));
+    std::string names = bit_names(flags, attr_word5_flag_name);
     if (persistent_abi) {
       size_t at = names.find("mmap2");
       if (at != std::string::npos)
