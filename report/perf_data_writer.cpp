@@ -280,57 +280,7 @@ Status PerfDataWriter::start_file() {
 }
 
 Status PerfDataWriter::start_pipe() {
-  Bytes head;
-  ByteWriter w(&head);
-  PipeHeader pipe_header;
-  w.bytes({reinterpret_cast<const uint8_t*>(&pipe_header), sizeof(pipe_header)});
-  for (const EventDesc& e : config_.events) {
-    w.u32(kRecordHeaderAttr);
-    w.u16(0);
-    w.u16(uint16_t(sizeof(perf_event_header) + attr_size_ + 8 * e.ids.size()));
-    w.bytes({reinterpret_cast<const uint8_t*>(e.attr.words), attr_size_});
-    for (uint64_t id : e.ids)
-      w.u64(id);
-  }
-  // Features as HEADER_FEATURE records, then the one that ends them. Tracing
-  // data has its own record; sample time is unknown until the end, which a
-  // pipe never revisits.
-  for (const auto& [feature, bytes] : features_) {
-    if (feature == kFeatureTracingData || feature == kFeatureBuildId)
-      continue;
-    size_t size = sizeof(perf_event_header) + 8 + bytes.size();
-    if (size > kMaxRecordSize)
-      continue;  // as perf does: a feature too big for a record is left out
-    w.u32(kRecordHeaderFeature);
-    w.u16(0);
-    w.u16(uint16_t(size));
-    w.u64(uint64_t(feature));
-    w.bytes(bytes);
-  }
-  w.u32(kRecordHeaderFeature);
-  w.u16(0);
-  w.u16(uint16_t(sizeof(perf_event_header) + 8));
-  w.u64(kFeatureLast);
-  if (auto tracing = features_.find(kFeatureTracingData); tracing != features_.end()) {
-    const Bytes& data = tracing->second;
-    w.u32(kRecordHeaderTracingData);
-    w.u16(0);
-    w.u16(kTracingDataRecordSize);
-    w.u32(uint32_t(align_up(data.size(), 8)));
-    w.u32(0);
-    w.bytes(data);
-    w.zeros(align_up(data.size(), 8) - data.size());
-  }
-  // Build-ids travel as records of their own in a pipe.
-  if (auto ids = features_.find(kFeatureBuildId); ids != features_.end()) {
-    Bytes records = ids->second;
-    const uint32_t type = kRecordHeaderBuildId;
-    sys::walk_records(records, [&](const perf_event_header&, size_t offset) {
-      std::memcpy(records.data() + offset, &type, sizeof(type));
-      return true;
-    });
-    w.bytes(records);
-  }
+  Bytes head = encode_pipe_header(config_.events, attr_size_, features_);
   iovec part = {head.data(), head.size()};
   PP_RETURN_IF_ERROR(output_->append({&part, 1}));
   stats_.file_bytes = head.size();
