@@ -851,6 +851,19 @@ std::vector<uint8_t> read_block(uint64_t format, const SampleContext& c) {
   return out;
 }
 
+// PERF_RECORD_LOST {u64 id, lost} or PERF_RECORD_LOST_SAMPLES {u64 lost},
+// with the sample_id trailer when attr.sample_id_all.
+std::vector<uint8_t> lost_record(const perf_event_attr& attr, uint64_t id, int cpu, uint64_t time,
+                                 uint32_t type, uint64_t lost) {
+  std::vector<uint8_t> out(sizeof(perf_event_header), 0);
+  if (type == PERF_RECORD_LOST)
+    put_u64(out, id);
+  put_u64(out, lost);
+  put_sample_id(out, attr, FakeSample{}, SampleContext{.id = id, .cpu = cpu, .time = time});
+  finish_header(out, type, 0);
+  return out;
+}
+
 // PERF_RECORD_SAMPLE as perf_output_sample() writes it (sys/perf_abi_sample.h):
 // what the fake cannot make up comes from the FakeSample. No branch
 // entries, registers, user stack or aux data.
@@ -907,14 +920,9 @@ bool FakeKernel::write_record_locked(Event& event, const std::vector<uint8_t>& r
   }
   // perf_output_begin(): a pending loss is reported first, in one reservation.
   std::vector<uint8_t> bytes;
-  if (buffer.pending_lost) {
-    bytes.assign(sizeof(perf_event_header), 0);
-    put_u64(bytes, event.id);
-    put_u64(bytes, buffer.pending_lost);
-    SampleContext c{event.id, event.cpu, clock_ns_, 1, event.count, 0, event.lost_samples};
-    put_sample_id(bytes, event.attr.attr, FakeSample{}, c);
-    finish_header(bytes, PERF_RECORD_LOST, 0);
-  }
+  if (buffer.pending_lost)
+    bytes = lost_record(event.attr.attr, event.id, event.cpu, clock_ns_, PERF_RECORD_LOST,
+                        buffer.pending_lost);
   bytes.insert(bytes.end(), record.begin(), record.end());
   if (!buffer.writer.write(bytes)) {
     ++buffer.pending_lost;
@@ -978,33 +986,22 @@ size_t FakeKernel::emit(int cpu, const FakeEventMatch& match, const FakeSample& 
 }
 
 size_t FakeKernel::emit_lost(int cpu, const FakeEventMatch& match, uint64_t lost) {
-  std::lock_guard lock(mutex_);
-  size_t written = 0;
-  for (const auto& event : matching_locked(cpu, match, 0, true)) {
-    if (!event->buffer)
-      continue;
-    std::vector<uint8_t> record(sizeof(perf_event_header), 0);
-    put_u64(record, event->id);
-    put_u64(record, lost);
-    SampleContext c{event->id, cpu, clock_ns_, 1, event->count, 0, event->lost_samples};
-    put_sample_id(record, event->attr.attr, FakeSample{}, c);
-    finish_header(record, PERF_RECORD_LOST, 0);
-    written += write_record_locked(*event, record, false);
-  }
-  return written;
+  return emit_lost_record(cpu, match, PERF_RECORD_LOST, lost);
 }
 
 size_t FakeKernel::emit_lost_samples(int cpu, const FakeEventMatch& match, uint64_t lost) {
+  return emit_lost_record(cpu, match, PERF_RECORD_LOST_SAMPLES, lost);
+}
+
+size_t FakeKernel::emit_lost_record(int cpu, const FakeEventMatch& match, uint32_t type,
+                                    uint64_t lost) {
   std::lock_guard lock(mutex_);
   size_t written = 0;
   for (const auto& event : matching_locked(cpu, match, 0, true)) {
     if (!event->buffer)
       continue;
-    std::vector<uint8_t> record(sizeof(perf_event_header), 0);
-    put_u64(record, lost);
-    SampleContext c{event->id, cpu, clock_ns_, 1, event->count, 0, event->lost_samples};
-    put_sample_id(record, event->attr.attr, FakeSample{}, c);
-    finish_header(record, PERF_RECORD_LOST_SAMPLES, 0);
+    std::vector<uint8_t> record =
+        lost_record(event->attr.attr, event->id, cpu, clock_ns_, type, lost);
     written += write_record_locked(*event, record, false);
   }
   return written;
