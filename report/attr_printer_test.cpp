@@ -2,28 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/attr_goldens.h"
+
 namespace pp::report {
 namespace {
 
 using sys::attr_fields;
 
-// The attr `perf stat -vv -e mem:0x1000/4:rw true` opens (its text block is
-// a golden in sys/perf_abi_attr_test.cpp).
-sys::EventAttr breakpoint() {
-  sys::EventAttr a;
-  a.attr.type = PERF_TYPE_BREAKPOINT;
-  a.attr.size = sys::kAttrSizeVer7;
-  a.attr.sample_type = PERF_SAMPLE_IDENTIFIER;
-  a.attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
-  a.attr.disabled = 1;
-  a.attr.inherit = 1;
-  a.attr.enable_on_exec = 1;
-  a.attr.exclude_guest = 1;
-  a.attr.bp_type = 3;
-  a.attr.bp_addr = 0x1000;
-  a.attr.bp_len = 4;
-  return a;
-}
+using testing::breakpoint;  // `perf stat -vv -e mem:0x1000/4:rw true`
 
 TEST(AttrJson, EveryFieldIsPresentWithItsValue) {
   nlohmann::ordered_json j = attr_json(breakpoint());
