@@ -6,6 +6,7 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "parse/parse_events.h"
+#include "parse/written_terms.h"
 #include "pmu/model.h"
 #include "report/attr_printer.h"
 #include "sys/tree.h"
@@ -28,6 +29,27 @@ int fail(bool json, const Error& error, const OptionParser* usage_of) {
     std::cerr << "Run 'perf list' for the events this machine has; the syntax is in "
                  "'perf persistent help attr'.\n";
   return kExitUsage;
+}
+
+// The parser's event as the printer takes it.
+report::ListedEvent listed(const parse::EventSpec& e) {
+  return {.attr = e.attr,
+          .name = e.name,
+          .pmu = e.pmu,
+          .tracepoint = e.tracepoint,
+          .leader = e.leader,
+          .group_name = e.group_name,
+          .cpus = e.cpus,
+          .text = e.text,
+          .terms = parse::written_terms(e.terms),
+          .unit = e.unit,
+          .scale = e.scale,
+          .per_pkg = e.per_pkg,
+          .snapshot = e.snapshot,
+          .uncore = e.uncore,
+          .sample_read = e.sample_read,
+          .precise_max = e.precise_max,
+          .weak_group = e.weak_group};
 }
 
 }  // namespace
@@ -62,15 +84,15 @@ int cmd_attr(int argc, const char** argv) {
 
   // Each -e is parsed on its own, as perf does, so an error points into the
   // string the user wrote; group leaders are renumbered into one list.
-  std::vector<parse::EventSpec> events;
+  std::vector<report::ListedEvent> events;
   for (const std::string& text : event_texts) {
     auto specs = parse::parse_events(text, *model);
     if (!specs.ok())
       return fail(json, specs.error(), nullptr);
     int base = int(events.size());
-    for (parse::EventSpec& spec : *specs) {
-      spec.leader += base;
-      events.push_back(std::move(spec));
+    for (const parse::EventSpec& spec : *specs) {
+      events.push_back(listed(spec));
+      events.back().leader += base;
     }
   }
 

@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "report/perf_data_reader.h"
-#include "report/sample_layout.h"
 #include "report/synthesize.h"
 #include "report/testing/memory_output.h"
 #include "report/tracing_data.h"

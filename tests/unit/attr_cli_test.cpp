@@ -213,14 +213,14 @@ TEST_F(AttrCommand, TextBlocksAreTheJsonAttrs) {
       sys::EventAttr a;
       for (unsigned w = 0; w < sys::kAttrWords; w++)
         a.words[w] = e["attr"]["words"][w].get<uint64_t>();
-      expected += report::attr_block(a);
+      expected += sys::attr_block(a);
     }
     std::string blocks;
     size_t pos = 0;
-    while ((pos = r.out.find(report::kAttrBlockRule, pos)) != std::string::npos) {
-      size_t end = r.out.find(report::kAttrBlockRule, pos + 1);
+    while ((pos = r.out.find(sys::kAttrBlockRule, pos)) != std::string::npos) {
+      size_t end = r.out.find(sys::kAttrBlockRule, pos + 1);
       ASSERT_NE(end, std::string::npos) << r.out;
-      end += report::kAttrBlockRule.size() + 1;
+      end += sys::kAttrBlockRule.size() + 1;
       blocks += r.out.substr(pos, end - pos);
       pos = end;
     }
