@@ -16,7 +16,7 @@
 
 #include "base/strings.h"
 #include "parse/lexer.h"
-#include "pmu/format.h"
+#include "pmu/config.h"
 
 namespace pp::parse {
 namespace {
@@ -173,27 +173,6 @@ bool iequals(std::string_view a, std::string_view b) {
   return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  snprintf(buf, sizeof(buf), "%#llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string word_name(unsigned word) {
-  switch (word) {
-    case pmu::kConfigWord:
-      return "config";
-    case pmu::kConfig1Word:
-      return "config1";
-    case pmu::kConfig2Word:
-      return "config2";
-    case pmu::kConfig3Word:
-      return "config3";
-    default:
-      return "attr" + std::to_string(word);
-  }
-}
-
 // ---------------------------------------------------------------------------
 // Terms
 
@@ -205,7 +184,6 @@ struct Term {
   std::string str;
   bool no_value = false;  // written bare: "tsc", "inherit"
   bool weak = false;      // from an alias
-  bool used = false;      // consumed as the value of a "?" parameter
   size_t col = 0, val_col = 0;
   const pmu::Alias* alias = nullptr;  // the alias it came from
 
@@ -1326,13 +1304,6 @@ class Parser {
     return std::move(terms).value();
   }
 
-  std::string alias_note(const Term& t) const {
-    if (!t.alias)
-      return {};
-    return " (from event alias '" + t.alias->name + "', " + t.alias->path + ": '" + t.alias->terms +
-           "')";
-  }
-
   std::string valid_terms(const pmu::Pmu& pmu) const {
     std::string out = "valid terms: ";
     for (const pmu::FormatFile& f : pmu.formats)
@@ -1388,92 +1359,25 @@ class Parser {
         PP_RETURN_IF_ERROR(apply_static_term(t, &attr, &config3, "PMU '" + pmu.name + "'"));
 
     // perf_pmu__config(): the format terms.
-    struct Written {
-      unsigned word;
-      uint64_t bits;
-      const pmu::FormatFile* file;
-      const Term* term;
-    };
-    std::vector<Written> written;
-    for (Term& t : expanded) {
-      if (t.used || is_hardcoded(t))
-        continue;
-      const pmu::FormatFile* file = pmu.find_format(t.config);
-      if (!file) {
-        if (pmu.name == pmu::kPersistentPmu && t.no_value && !t.alias)
-          return no_persistent_event(pmu, t);
-        if (t.alias)
-          return fail(t.col, EINVAL,
-                      "event alias '" + t.alias->name + "' uses term '" + t.config +
+    std::vector<pmu::FormatTerm> format_terms;
+    for (const Term& t : expanded)
+      if (t.type == TermType::kUser)
+        format_terms.push_back(
+            {t.config, t.is_num, t.num, t.str, t.no_value, t.col, t.val_col, t.alias});
+    if (auto error = pmu::apply_formats(pmu, format_terms, &attr, &config3)) {
+      if (const pmu::FormatTerm* t = error->no_format) {
+        if (pmu.name == pmu::kPersistentPmu && t->no_value && !t->alias)
+          return no_persistent_event(pmu, t->name, t->col);
+        if (t->alias)
+          return fail(t->col, EINVAL,
+                      "event alias '" + t->alias->name + "' uses term '" + t->name +
                           "', which PMU '" + pmu.name + "' has no format file for",
-                      "the alias file " + t.alias->path + " holds '" + t.alias->terms + "'; " +
+                      "the alias file " + t->alias->path + " holds '" + t->alias->terms + "'; " +
                           valid_terms(pmu));
-        return fail(t.col, EINVAL, "unknown term '" + t.config + "' for PMU '" + pmu.name + "'",
+        return fail(t->col, EINVAL, "unknown term '" + t->name + "' for PMU '" + pmu.name + "'",
                     valid_terms(pmu));
       }
-      // The words of an error, built only when there is one.
-      auto where = [&] {
-        return "term '" + t.config + "' of PMU '" + pmu.name + "'" + alias_note(t);
-      };
-      if (file->problem)
-        return fail(t.col, file->problem->code(), where() + " cannot be used",
-                    file->problem->message());
-      const pmu::Format& format = file->format;
-      auto spelled = [&] {
-        return "format file " + file->path + " says '" + format_string(format) + "'";
-      };
-      if (format.word == 0)
-        return fail(t.col, EINVAL, where() + " writes word 0 of perf_event_attr",
-                    spelled() + ", but word 0 (type and size) is for perf-persistent to set");
-      if (format.word >= sys::kAttrWords)
-        return fail(t.col, EINVAL, where() + " writes past the end of perf_event_attr",
-                    spelled() + ", but perf_event_attr has " + std::to_string(sys::kAttrWords) +
-                        " u64 words (0-" + std::to_string(sys::kAttrWords - 1) +
-                        ", 136 bytes): word " + std::to_string(format.word) + " does not exist");
-
-      uint64_t value = 0;
-      if (t.is_num) {
-        value = t.num;  // a bare term is 1, whatever its width, as in perf 6.1
-      } else if (t.str == "?") {
-        // A parameter: its value is another term of the same name.
-        const Term* param = nullptr;
-        for (Term& other : expanded)
-          if (other.is_num && other.type == TermType::kUser && other.config == t.config) {
-            other.used = true;
-            param = &other;
-            break;
-          }
-        if (!param)
-          return fail(
-              t.col, EINVAL, "required parameter '" + t.config + "' not specified" + alias_note(t),
-              "give it a value: " + pmu.name + "/" +
-                  (t.alias ? t.alias->name : std::string("...")) + "," + t.config + "=VALUE/");
-        value = param->num;
-      } else {
-        return fail(t.val_col, EINVAL, where() + " takes a number, not '" + t.str + "'", spelled());
-      }
-      uint64_t max = pmu::format_max_value(format.bits);
-      if (value > max)
-        return fail(t.val_col, EINVAL,
-                    "value " + hex(value) + " too big for format, maximum is " +
-                        std::to_string(max) + " (" + hex(max) + "): " + where(),
-                    spelled());
-      for (const Written& w : written) {
-        if (w.file == file || w.word != format.word || !(w.bits & format.bits))
-          continue;
-        return fail(t.col, EINVAL,
-                    "formats '" + w.file->name + "' and '" + file->name + "' of PMU '" + pmu.name +
-                        "' both write bits " + pmu::format_bits_string(w.bits & format.bits) +
-                        " of " + word_name(format.word),
-                    "'" + w.term->config + "' and '" + t.config +
-                        "' cannot go together in one event: " + w.file->path + " says '" +
-                        pmu::format_string(w.file->format) + "', " + file->path + " says '" +
-                        pmu::format_string(format) + "'");
-      }
-      written.push_back({format.word, format.bits, file, &t});
-      pmu::format_scatter(format.bits, value, &attr.words[format.word]);
-      if (format.word == pmu::kConfig3Word)
-        config3 = true;
+      return fail(error->col, error->code, std::move(error->message), std::move(error->help));
     }
 
     Evsel& e = new_evsel(pmu.name);
@@ -1491,19 +1395,19 @@ class Parser {
     return ok_status();
   }
 
-  Error no_persistent_event(const pmu::Pmu& pmu, const Term& t) {
+  Error no_persistent_event(const pmu::Pmu& pmu, const std::string& name, size_t col) {
     std::vector<std::string> names;
     for (const pmu::Alias& a : pmu.aliases)
       names.push_back(a.name);
     std::string help = names.empty() ? "there are no persistent events"
                                      : "the persistent events are: " + join(names, ", ");
-    if (std::string near = nearest_word(t.config, names); !near.empty())
+    if (std::string near = nearest_word(name, names); !near.empty())
       help = "did you mean '" + near + "'? " + help;
-    return fail(t.col, ENOENT, "no persistent event '" + t.config + "'",
+    return fail(col, ENOENT, "no persistent event '" + name + "'",
                 help + " (" + pmu.path +
                     "/events); see 'perf persistent list', or create it "
                     "with 'perf persistent create -e EVENT --name " +
-                    t.config + "'");
+                    name + "'");
   }
 
   // --- modifiers ------------------------------------------------------------------------
