@@ -6,41 +6,11 @@
 
 #include <array>
 
+#include "parse/names.h"
 #include "parse/resolver.h"
 
 namespace pp::parse {
 namespace {
-
-// The legacy cache family (perf's evsel__hw_cache*), index = config field.
-constexpr std::array<std::array<std::string_view, 5>, 7> kCacheTypeNames = {{
-    {"L1-dcache", "l1-d", "l1d", "L1-data", ""},
-    {"L1-icache", "l1-i", "l1i", "L1-instruction", ""},
-    {"LLC", "L2", "", "", ""},
-    {"dTLB", "d-tlb", "Data-TLB", "", ""},
-    {"iTLB", "i-tlb", "Instruction-TLB", "", ""},
-    {"branch", "branches", "bpu", "btb", "bpc"},
-    {"node", "", "", "", ""},
-}};
-constexpr std::array<std::array<std::string_view, 4>, 3> kCacheOpNames = {{
-    {"load", "loads", "read", ""},
-    {"store", "stores", "write", ""},
-    {"prefetch", "prefetches", "speculative-read", "speculative-load"},
-}};
-constexpr std::array<std::array<std::string_view, 4>, 2> kCacheResultNames = {{
-    {"refs", "Reference", "ops", "access"},
-    {"misses", "miss", "", ""},
-}};
-// Which operations each cache type has (perf's evsel__hw_cache_stat).
-constexpr unsigned kRead = 1 << PERF_COUNT_HW_CACHE_OP_READ;
-constexpr unsigned kWrite = 1 << PERF_COUNT_HW_CACHE_OP_WRITE;
-constexpr unsigned kPrefetch = 1 << PERF_COUNT_HW_CACHE_OP_PREFETCH;
-constexpr std::array<unsigned, 7> kCacheValidOps = {kRead | kWrite | kPrefetch,
-                                                    kRead | kPrefetch,
-                                                    kRead | kWrite | kPrefetch,
-                                                    kRead | kWrite | kPrefetch,
-                                                    kRead,
-                                                    kRead,
-                                                    kRead | kWrite | kPrefetch};
 
 // The first entry of `table` with an alias that is a case-insensitive prefix
 // of `word` (perf's parse_aliases), or -1.
