@@ -23,6 +23,7 @@ Status Resolver::add_tracepoints(const EventDef& def) {
   const std::string& sys = def.name.text;
   const std::string& event = def.second.text;
   size_t col = def.name.col;
+  const std::string name = sys + ":" + event;
   for (const Term& t : def.terms) {
     switch (t.type) {
       case TermType::kCallGraph:
@@ -41,8 +42,7 @@ Status Resolver::add_tracepoints(const EventDef& def) {
         break;
       }
       default:
-        return fail(t.col, EINVAL,
-                    "unknown term '" + t.label() + "' for tracepoint '" + sys + ":" + event + "'",
+        return fail(t.col, EINVAL, "unknown term '" + t.label() + "' for tracepoint '" + name + "'",
                     "valid terms: " + std::string(kTracepointTerms));
     }
   }
