@@ -154,6 +154,17 @@ class Lexer {
     return in_.substr(p, lit.size()) == lit ? lit.size() : 0;
   }
 
+  // The longest name of a table of names (parse/names.h) at p, or 0.
+  template <typename Table>
+  size_t longest_name(size_t p, const Table& table) const {
+    size_t len = 0;
+    for (const auto& names : table)
+      for (std::string_view name : names)
+        if (!name.empty())
+          len = std::max(len, match_literal(p, name));
+    return len;
+  }
+
   size_t run_of(size_t p, bool (*pred)(char)) const {
     size_t i = p;
     while (has(i) && pred(in_[i]))
@@ -384,24 +395,9 @@ class Lexer {
       }
       best->consider(len, kRKernelPmu);
     }
+    best->consider(longest_name(p, kCacheTypeNames), kRCacheType);
     {
-      size_t len = 0;
-      for (const auto& names : kCacheTypeNames)
-        for (std::string_view lit : names)
-          if (!lit.empty())
-            len = std::max(len, match_literal(p, lit));
-      best->consider(len, kRCacheType);
-    }
-    {
-      size_t len = 0;
-      for (const auto& names : kCacheOpNames)
-        for (std::string_view lit : names)
-          if (!lit.empty())
-            len = std::max(len, match_literal(p, lit));
-      for (const auto& names : kCacheResultNames)
-        for (std::string_view lit : names)
-          if (!lit.empty())
-            len = std::max(len, match_literal(p, lit));
+      size_t len = std::max(longest_name(p, kCacheOpNames), longest_name(p, kCacheResultNames));
       best->consider(len, kRCacheOp);
     }
     best->consider(match_literal(p, "mem:"), kRMem);
