@@ -15,6 +15,11 @@
 //
 // Pure: every name is resolved through the pmu::Model (PMUs, formats,
 // aliases, tracepoints); nothing here reads a file or calls the kernel.
+//
+// Built as perf builds it: parse/lexer.h (parse-events.l), parse/grammar.h
+// (parse-events.y, into the located tree of parse/ast.h), then resolution
+// per event family (parse/resolver.h lists the files), with the PMU formats
+// applied by pmu/config.h (perf's perf_pmu__config).
 #pragma once
 
 #include <cstdint>
