@@ -58,8 +58,8 @@ DEPS_record := base sys pmu parse persistent report
 TESTING := $(foreach m,$(MODULES),$(if $(wildcard $(m)/testing/*),$(m)/testing))
 DEPS_tests/support := base sys pmu report
 # Temporary exceptions to the graph, FILE:MODULE (make layers says when one
-# is no longer needed):
-LAYERS_EXCEPTIONS += report/attr_printer.h:parse  # TEMPORARY (issue 10): prints parse::EventSpec until it moves out of report/; delete this line then
+# is no longer needed): none today.
+LAYERS_EXCEPTIONS :=
 PKGS := libtraceevent libelf nlohmann_json
 FEATURES := broker-backend kernel-backend(seed-v3-abi)
 
