@@ -227,6 +227,8 @@ struct Located {
   size_t col;
   int code;
   std::string message, help;
+  ErrorKind kind = ErrorKind::kUsage;  // the string is the user's to fix, unless it names
+                                       // a persistent event that does not exist
 };
 
 struct Evsel {
@@ -291,9 +293,10 @@ class Parser {
   }
   bool at_close(size_t ahead = 0) const { return at(Tok::kRBrace, ahead) || at_stray('}', ahead); }
 
-  Error fail(size_t col, int code, std::string message, std::string help = {}) {
-    errors_.push_back({col, code, message, std::move(help)});
-    return Error(code, std::move(message));
+  Error fail(size_t col, int code, std::string message, std::string help = {},
+             ErrorKind kind = ErrorKind::kUsage) {
+    errors_.push_back({col, code, message, std::move(help), kind});
+    return Error(kind, code, std::move(message));
   }
 
   // An error for a token the grammar does not allow here.
@@ -337,7 +340,9 @@ class Parser {
         out += "\n\n";
       out += block;
     }
-    return Error(errors_.empty() ? EINVAL : errors_.front().code, out);
+    if (errors_.empty())
+      return usage_error(out);
+    return Error(errors_.front().kind, errors_.front().code, out);
   }
 
   // --- the grammar ------------------------------------------------------------------
@@ -1231,7 +1236,8 @@ class Parser {
                       pmu::kDevicesDir + "/persistent) and no broker publishes one (" +
                       model_.broker_run_dir() +
                       "/devices/persistent); create an event with 'perf persistent create -e "
-                      "EVENT --name NAME', see 'perf persistent list'");
+                      "EVENT --name NAME', see 'perf persistent list'",
+                  ErrorKind::kNotFound);
     std::vector<std::string> names;
     for (const pmu::PmuEntry& e : model_.pmus())
       names.push_back(e.name);
@@ -1503,7 +1509,8 @@ class Parser {
                 help + " (" + pmu.path +
                     "/events); see 'perf persistent list', or create it "
                     "with 'perf persistent create -e EVENT --name " +
-                    t.config + "'");
+                    t.config + "'",
+                ErrorKind::kNotFound);
   }
 
   // --- modifiers ------------------------------------------------------------------------
