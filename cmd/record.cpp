@@ -65,8 +65,8 @@ int cmd_record(int argc, const char** argv) {
     return report_error("record",
                         Error(ErrorKind::kCommand, ENOENT,
                               "COMMAND exited with status 127 (its shell found no such command?); "
-                              "perf persistent record exits 6 instead, as 127 would read as "
-                              "\"not a perf-command\" to perf"),
+                              "record exits 6 instead, since perf takes a 127 to mean that "
+                              "perf-persistent itself is missing"),
                         false);
   return result->command_status.value_or(kExitOk);
 }
