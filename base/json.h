@@ -16,7 +16,9 @@
 // - Strings are UTF-8. A byte that is not part of valid UTF-8 (a name, an
 //   event string or a path can hold any byte) is written as the four
 //   characters \xNN, NN its value in lower-case hex: nothing is lost, and
-//   the output is always valid JSON. ("\xff" in JSON text.)
+//   the output is always valid JSON. (In JSON text: "\\xff".) A string that
+//   held the text \xff itself reads back the same: the rule is for people
+//   and scripts to see every byte, not a reversible encoding.
 // - Registers and bit masks (attr config words, sample_type, read_format...)
 //   are strings "0x<hex>" (hex_u64): jq and JavaScript keep 53 bits of a
 //   number. Counts, ids, sizes and CPU numbers stay numbers.
