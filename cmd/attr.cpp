@@ -51,9 +51,7 @@ int cmd_attr(int argc, const char** argv) {
   if (parsed.ok() && !parsed->help && event_texts.empty())
     parsed = usage_error("give at least one event with -e <event>");
   if (!parsed.ok())
-    return fail(json,
-                parsed.error().with_kind(ErrorKind::kUsage).with_context("perf persistent attr"),
-                &opts);
+    return fail(json, parsed.error().with_context("perf persistent attr"), &opts);
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;
