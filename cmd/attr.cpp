@@ -2,6 +2,7 @@
 // becomes, in perf stat -vv's layout or as JSON.
 #include <iostream>
 
+#include "base/json.h"
 #include "base/options.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
@@ -16,8 +17,8 @@ namespace {
 
 int fail(bool json, const Error& error, const OptionParser* usage_of) {
   if (json) {
-    std::cout << report::error_json(error).dump(2) << '\n';
-    return kExitUsage;
+    std::cout << dump_json(error_json(error), 2) << '\n';
+    return exit_status_of(error.kind());
   }
   std::string message = error.message();
   if (!message.empty() && message.back() != '\n')
@@ -28,7 +29,7 @@ int fail(bool json, const Error& error, const OptionParser* usage_of) {
   else
     std::cerr << "Run 'perf list' for the events this machine has; the syntax is in "
                  "'perf persistent help attr'.\n";
-  return kExitUsage;
+  return exit_status_of(error.kind());
 }
 
 // The parser's event as the printer takes it.
@@ -70,7 +71,7 @@ int cmd_attr(int argc, const char** argv) {
       .flag('j', "json", &json, "print JSON (errors too)");
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && !parsed->help && event_texts.empty())
-    parsed = Error(EINVAL, "give at least one event with -e <event>");
+    parsed = usage_error("give at least one event with -e <event>");
   if (!parsed.ok())
     return fail(json, parsed.error().with_context("perf persistent attr"), &opts);
   if (parsed->help) {
@@ -79,8 +80,8 @@ int cmd_attr(int argc, const char** argv) {
   }
 
   auto model = pmu::Model::load(roots);
-  if (!model.ok())
-    return fail(json, model.error(), nullptr);
+  if (!model.ok())  // a tree given with --sysfs-root, --tracefs-root or --run-dir
+    return fail(json, model.error().with_kind(ErrorKind::kUsage), nullptr);
 
   // Each -e is parsed on its own, as perf does, so an error points into the
   // string the user wrote; group leaders are renumbered into one list.
@@ -97,7 +98,7 @@ int cmd_attr(int argc, const char** argv) {
   }
 
   if (json)
-    std::cout << report::events_json(events).dump(2) << '\n';
+    std::cout << dump_json(report::events_json(events), 2) << '\n';
   else
     report::print_events(std::cout, events);
   return kExitOk;

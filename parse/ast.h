@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/result.h"
 #include "parse/lexer.h"
 
 namespace pp::parse {
@@ -29,6 +30,9 @@ struct Diagnostic {
   size_t col;
   int code;
   std::string message, help;
+  // The string is the user's to fix, unless it names a persistent event that
+  // does not exist.
+  ErrorKind kind = ErrorKind::kUsage;
 };
 
 // A word of the source, where it stands: a name, a number (its value in

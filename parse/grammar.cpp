@@ -68,7 +68,7 @@ class Grammar {
   // Every syntax error is made here.
   Error fail(size_t col, int code, std::string message, std::string help = {}) {
     out_.errors.push_back({col, code, message, std::move(help)});
-    return Error(code, std::move(message));
+    return Error(ErrorKind::kUsage, code, std::move(message));
   }
 
   // An error for a token the grammar does not allow here.

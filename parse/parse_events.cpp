@@ -31,7 +31,9 @@ Error format_errors(std::string_view text, const std::vector<Diagnostic>& errors
       out += "\n\n";
     out += block;
   }
-  return Error(errors.empty() ? EINVAL : errors.front().code, out);
+  if (errors.empty())
+    return usage_error(out);
+  return Error(errors.front().kind, errors.front().code, out);
 }
 
 }  // namespace
@@ -45,11 +47,11 @@ Result<std::vector<EventSpec>> parse_events(std::string_view text, const pmu::Mo
   std::vector<Diagnostic> errors = resolver.errors();
   if (status.ok() && !parsed.errors.empty()) {
     errors = parsed.errors;
-    status = Error(EINVAL, "syntax error");
+    status = usage_error("syntax error");
   }
   if (status.ok() && resolver.events().empty()) {
     errors.push_back({0, EINVAL, "the event list holds no event", {}});
-    status = Error(EINVAL, "no event");
+    status = usage_error("no event");
   }
   if (!status.ok())
     return format_errors(text, errors);

@@ -92,7 +92,8 @@ struct EventSpec {
 };
 
 // Parses a comma-separated event list as `perf stat -e TEXT` would. On error:
-// code EINVAL (ENOENT for a PMU, tracepoint or persistent event that does not
+// kind usage (not-found for a persistent event that does not exist), code
+// EINVAL (ENOENT for a PMU, tracepoint or persistent event that does not
 // exist), and a message in perf's caret form, one block per error, in order:
 //
 //   event syntax error: 'msr/umsk=1/'

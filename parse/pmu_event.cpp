@@ -94,7 +94,8 @@ Status Resolver::add_pmu_event(const EventDef& def) {
                     pmu::kDevicesDir + "/persistent) and no broker publishes one (" +
                     model_.broker_run_dir() +
                     "/devices/persistent); create an event with 'perf persistent create -e "
-                    "EVENT --name NAME', see 'perf persistent list'");
+                    "EVENT --name NAME', see 'perf persistent list'",
+                ErrorKind::kNotFound);
   std::vector<std::string> names;
   for (const pmu::PmuEntry& e : model_.pmus())
     names.push_back(e.name);
@@ -246,7 +247,8 @@ Error Resolver::no_persistent_event(const pmu::Pmu& pmu, const std::string& name
               help + " (" + pmu.path +
                   "/events); see 'perf persistent list', or create it "
                   "with 'perf persistent create -e EVENT --name " +
-                  name + "'");
+                  name + "'",
+              ErrorKind::kNotFound);
 }
 
 }  // namespace pp::parse

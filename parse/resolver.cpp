@@ -72,9 +72,9 @@ Status Resolver::resolve_def(const EventDef& def) {
   return unknown_word(def.name);
 }
 
-Error Resolver::fail(size_t col, int code, std::string message, std::string help) {
-  errors_.push_back({col, code, message, std::move(help)});
-  return Error(code, std::move(message));
+Error Resolver::fail(size_t col, int code, std::string message, std::string help, ErrorKind kind) {
+  errors_.push_back({col, code, message, std::move(help), kind});
+  return Error(kind, code, std::move(message));
 }
 
 Error Resolver::unknown_word(const Word& word) {

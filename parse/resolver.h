@@ -57,7 +57,8 @@ class Resolver {
   Status resolve_def(const EventDef& def);
 
   // Every resolution error is made here.
-  Error fail(size_t col, int code, std::string message, std::string help = {});
+  Error fail(size_t col, int code, std::string message, std::string help = {},
+             ErrorKind kind = ErrorKind::kUsage);
   Error unknown_word(const Word& word);
 
   // --- shared by the families (parse/terms.cpp) ---

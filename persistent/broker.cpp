@@ -65,7 +65,7 @@ void Broker::log(const std::string& line) const {
 
 Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   if (!config.kernel || !config.resolver)
-    return Error(EINVAL, "a broker needs a kernel and an event resolver");
+    return internal_error("a broker needs a kernel and an event resolver");
   std::unique_ptr<Broker> broker(new Broker(std::move(config)));
   const RunDir& dir = broker->dir_;
   PP_RETURN_IF_ERROR(dir.prepare());
@@ -89,9 +89,9 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
 Status Broker::restore() {
   auto loaded = load_state(dir_);
   if (!loaded.ok()) {
-    int code = loaded.error().code() == EINVAL ? EIO : loaded.error().code();
-    return Error(code, "cannot restore the registry: " + loaded.error().message() + "; move " +
-                           dir_.state() + " away to start with an empty one");
+    return Error(loaded.error().code(), "cannot restore the registry: " + loaded.error().message() +
+                                            "; move " + dir_.state() +
+                                            " away to start with an empty one");
   }
   RegistryState state = std::move(*loaded);
   next_id_ = state.next_id;
@@ -190,14 +190,14 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
   uint64_t pages = request.pages ? request.pages : kDefaultPages;
   PP_RETURN_IF_ERROR(validate_pages(pages));
   if (request.event.empty())
-    return Error(EINVAL, "no event given: create needs -e EVENT");
+    return usage_error("no event given: create needs -e EVENT");
   PP_ASSIGN_OR_RETURN(ResolvedEvent resolved, config_.resolver->resolve(request.event));
 
   uint64_t id = next_id_;
   std::string name = request.name.empty() ? default_name(resolved.tracepoint, id) : request.name;
   for (const auto& [other_id, other] : events_) {
     if (other.info.name == name)
-      return errorf(EEXIST,
+      return errorf(ErrorKind::kNameTaken, EEXIST,
                     "the name '%s'%s is taken by persistent event %llu; choose another with "
                     "--name, or kill that one first ('perf persistent kill %s')",
                     name.c_str(), request.name.empty() ? " (this event's default name)" : "",
@@ -422,11 +422,11 @@ void Broker::handle_request(Client& client, std::string_view payload) {
       auto buffer = std::find_if(event.buffers.begin(), event.buffers.end(),
                                  [&](const CpuBuffer& b) { return b.cpu == request->cpu; });
       if (buffer == event.buffers.end()) {
-        reply(client,
-              encode_error_reply(errorf(
-                  ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
-                  (unsigned long long)event.info.id, event.info.name.c_str(), request->cpu,
-                  format_cpu_list(event.info.cpus).c_str())));
+        reply(client, encode_error_reply(errorf(
+                          ErrorKind::kNotFound, ENOENT,
+                          "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
+                          (unsigned long long)event.info.id, event.info.name.c_str(), request->cpu,
+                          format_cpu_list(event.info.cpus).c_str())));
         return;
       }
       auto copy = sys::duplicate(buffer->fd.get());

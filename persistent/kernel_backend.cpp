@@ -249,16 +249,16 @@ Result<std::vector<EventInfo>> KernelBackend::list(bool verbose, std::string* /*
 
 Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::string* /*note*/) {
   if (request.pages != 0 && request.pages != seed_pages())
-    return errorf(EINVAL,
+    return errorf(ErrorKind::kUsage, EINVAL,
                   "-m %llu: this kernel's persistent events always have %llu pages per CPU "
                   "(PERF_EVENT_IOC_DETACH allocates 512 KiB); leave -m out",
                   (unsigned long long)request.pages, (unsigned long long)seed_pages());
   if (!request.name.empty())
     PP_RETURN_IF_ERROR(validate_name(request.name));
   if (request.event.empty())
-    return Error(EINVAL, "no event given: create needs -e EVENT");
+    return usage_error("no event given: create needs -e EVENT");
   if (!resolver_)
-    return Error(EINVAL, "no event parser to create with");
+    return internal_error("no event parser to create with");
   PP_ASSIGN_OR_RETURN(uint32_t type, pmu_type());
   PP_ASSIGN_OR_RETURN(ResolvedEvent resolved, resolver_->resolve(request.event));
   PP_ASSIGN_OR_RETURN(std::vector<int> online, online_cpus(sysfs_));
@@ -275,7 +275,7 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
     name = default_name(resolved.tracepoint, 0);
   if (!name.empty() && !is_id_reference(name)) {
     if (const EventInfo* other = taken_by(name))
-      return errorf(EEXIST,
+      return errorf(ErrorKind::kNameTaken, EEXIST,
                     "the name '%s'%s is taken by persistent event %llu; choose another with "
                     "--name, or kill that one first ('perf persistent kill %s')",
                     name.c_str(), request.name.empty() ? " (this event's default name)" : "",
@@ -307,7 +307,8 @@ Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::strin
         roll_back();
         call.request = PERF_EVENT_IOC_SET_FILTER;
         Error e = kernel_refusal(set.error(), call, env_);
-        return set.error().code() == EINVAL ? Error(EINVAL, e.message()) : e;
+        // A filter the kernel calls invalid is the request's fault.
+        return set.error().code() == EINVAL ? std::move(e).with_kind(ErrorKind::kUsage) : e;
       }
     }
     auto id = kernel_.ioctl(fd->get(), sys::kIocDetach, 0);
@@ -380,7 +381,8 @@ Result<Buffer> KernelBackend::open(uint64_t id, int cpu) {
     auto on_cpu = std::find_if(record.cpu_ids.begin(), record.cpu_ids.end(),
                                [&](const CpuId& c) { return c.cpu == cpu; });
     if (on_cpu == record.cpu_ids.end())
-      return errorf(ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
+      return errorf(ErrorKind::kNotFound, ENOENT,
+                    "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
                     (unsigned long long)id, record.name.c_str(), cpu,
                     format_cpu_list(record.cpus).c_str());
     kernel_id = on_cpu->id;
@@ -389,7 +391,8 @@ Result<Buffer> KernelBackend::open(uint64_t id, int cpu) {
   auto fd = open_persistent(type, kernel_id, cpu);
   if (!fd.ok()) {
     if (fd.error().code() == ENOENT)
-      return errorf(ENOENT, "no persistent event %llu on CPU %d; see 'perf persistent list'",
+      return errorf(ErrorKind::kNotFound, ENOENT,
+                    "no persistent event %llu on CPU %d; see 'perf persistent list'",
                     (unsigned long long)id, cpu);
     return kernel_refusal(fd.error(),
                           {.call = sys::PerfCall::kOpen,

@@ -56,17 +56,19 @@ Result<std::vector<int>> choose_cpus(std::string_view requested, const std::vect
       if (pmu_cpus.empty() || in(pmu_cpus, cpu))
         chosen.push_back(cpu);
     if (chosen.empty())
-      return errorf(EINVAL, "none of the online CPUs (%s) is in the event's PMU cpumask (%s)",
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "none of the online CPUs (%s) is in the event's PMU cpumask (%s)",
                     format_cpu_list(online).c_str(), format_cpu_list(pmu_cpus).c_str());
     return chosen;
   }
   PP_ASSIGN_OR_RETURN(chosen, parse_cpu_list(requested));
   for (int cpu : chosen) {
     if (!in(online, cpu))
-      return errorf(EINVAL, "CPU %d is not online (online: %s); choose CPUs with -C from those",
-                    cpu, format_cpu_list(online).c_str());
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "CPU %d is not online (online: %s); choose CPUs with -C from those", cpu,
+                    format_cpu_list(online).c_str());
     if (!pmu_cpus.empty() && !in(pmu_cpus, cpu))
-      return errorf(EINVAL, "CPU %d is not in the event's PMU cpumask (%s)", cpu,
+      return errorf(ErrorKind::kUsage, EINVAL, "CPU %d is not in the event's PMU cpumask (%s)", cpu,
                     format_cpu_list(pmu_cpus).c_str());
   }
   return chosen;
@@ -74,7 +76,7 @@ Result<std::vector<int>> choose_cpus(std::string_view requested, const std::vect
 
 Status validate_pages(uint64_t pages) {
   if (pages == 0 || pages > kMaxPages || (pages & (pages - 1)) != 0)
-    return errorf(EINVAL,
+    return errorf(ErrorKind::kUsage, EINVAL,
                   "-m %llu: the buffer size in pages must be a power of two from 1 to %llu "
                   "(the default is %llu)",
                   (unsigned long long)pages, (unsigned long long)kMaxPages,
@@ -83,13 +85,7 @@ Status validate_pages(uint64_t pages) {
 }
 
 Error kernel_refusal(const Error& error, const sys::FailedCall& call, const sys::ExplainEnv& env) {
-  Error explained = sys::explain(error, call, env);
-  int code = error.code();
-  if (code == EINVAL)
-    code = EOPNOTSUPP;
-  else if (code == ENOENT)
-    code = ENODEV;
-  return Error(code, explained.message());
+  return Error(ErrorKind::kRefused, error.code(), sys::explain(error, call, env).message());
 }
 
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
@@ -127,8 +123,8 @@ Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr
         call.request = PERF_EVENT_IOC_SET_FILTER;
         Error e = kernel_refusal(set.error(), call, env);
         if (set.error().code() == EINVAL)  // a bad filter is the request's fault
-          return Error(EINVAL,
-                       "the filter '" + std::string(filter) + "' was refused: " + e.message());
+          return usage_error("the filter '" + std::string(filter) +
+                             "' was refused: " + e.message());
         return e;
       }
     }

@@ -31,8 +31,8 @@ struct ResolvedEvent {
   std::vector<int> pmu_cpus;  // the PMU's cpumask; empty means every CPU
 };
 
-// Turns an event string into one event. EINVAL for anything that does not
-// parse, with the parser's located message; EINVAL too for a list or group
+// Turns an event string into one event. A usage error for anything that does
+// not parse, with the parser's located message; a usage error too for a list or group
 // of several events (create makes one at a time) and for an event of the
 // persistent PMU itself.
 class EventResolver {
@@ -49,11 +49,12 @@ Result<std::vector<int>> online_cpus(const sys::Tree& sysfs);
 
 // The CPUs an event is created on: every online CPU (within the PMU's
 // cpumask, when it has one) when `requested` is "", else the requested list,
-// each of which must be online and in the cpumask. EINVAL says which is not.
+// each of which must be online and in the cpumask. A usage error (EINVAL)
+// says which is not.
 Result<std::vector<int>> choose_cpus(std::string_view requested, const std::vector<int>& online,
                                      const std::vector<int>& pmu_cpus);
 
-// -m: a power of two from 1 to kMaxPages. EINVAL otherwise.
+// -m: a power of two from 1 to kMaxPages. A usage error (EINVAL) otherwise.
 Status validate_pages(uint64_t pages);
 
 // One CPU's open event and its read-only mapping.
@@ -75,16 +76,14 @@ struct OpenedEvent {
 // buffer in overwrite mode. When the kernel refuses write_backward with EINVAL
 // (before Linux 4.7) it opens forward-written buffers instead and says so in
 // `note`. `what` names the event in errors; a refusal is kernel_refusal()'s,
-// except that a filter the kernel calls invalid is the request's fault (EINVAL).
+// except that a filter the kernel calls invalid is the request's fault (usage).
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
                                  const std::vector<int>& cpus, uint64_t pages,
                                  std::string_view filter, std::string_view what,
                                  const sys::ExplainEnv& env = {});
 
-// A kernel refusal as the user sees it: sys::explain()'s message (what
-// failed, on what, why, what to try), with the code the kernel gave, except
-// that EINVAL and ENOENT become EOPNOTSUPP and ENODEV (backend.h: those two
-// mean a bad request and no such persistent event).
+// A kernel refusal as the user sees it: kind refused, the code the kernel
+// gave, and sys::explain()'s message (what failed, on what, why, what to try).
 Error kernel_refusal(const Error& error, const sys::FailedCall& call,
                      const sys::ExplainEnv& env = {});
 

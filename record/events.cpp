@@ -15,15 +15,15 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
                                                   std::ostream& notes) {
   std::vector<ResolvedEvent> resolved;
   if (events.empty())
-    return Error(EINVAL,
-                 "no event given: name the persistent events to record with "
-                 "-e persistent/NAME/ (see 'perf persistent list')");
+    return usage_error(
+        "no event given: name the persistent events to record with "
+        "-e persistent/NAME/ (see 'perf persistent list')");
   PP_ASSIGN_OR_RETURN(auto listed, backend.list(false, nullptr));
   for (const std::string& text : events) {
     PP_ASSIGN_OR_RETURN(auto specs, parse::parse_events(text, model));
     for (const parse::EventSpec& spec : specs) {
       if (spec.pmu != "persistent")
-        return errorf(EINVAL,
+        return errorf(ErrorKind::kUsage, EINVAL,
                       "'%s' is not a persistent event: record reads events that are already "
                       "running. Create one with 'perf persistent create -e %s --name NAME', "
                       "then record it with -e persistent/NAME/",
@@ -34,11 +34,13 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
         if (info.id == id)
           found = &info;
       if (!found)
-        return errorf(ENOENT, "no persistent event with id %llu ('%s'); see 'perf persistent list'",
+        return errorf(ErrorKind::kNotFound, ENOENT,
+                      "no persistent event with id %llu ('%s'); see 'perf persistent list'",
                       (unsigned long long)id, spec.text.c_str());
       if (found->state != "running")
-        return errorf(ENOENT, "persistent event '%s' (id %llu) is not running: %s",
-                      found->name.c_str(), (unsigned long long)id, found->error.c_str());
+        return errorf(ErrorKind::kNotFound, ENOENT,
+                      "persistent event '%s' (id %llu) is not running: %s", found->name.c_str(),
+                      (unsigned long long)id, found->error.c_str());
       if (found->attr.attr.size == 0)  // a boot event that names no tracepoint
         return errorf(ENOTSUP,
                       "persistent event '%s' (id %llu) has no known attr: the kernel made it, "
@@ -47,7 +49,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
                       found->name.c_str(), (unsigned long long)id, found->name.c_str());
       for (const ResolvedEvent& r : resolved)
         if (r.info.id == id)
-          return errorf(EINVAL, "persistent event '%s' (id %llu) is named twice",
+          return errorf(ErrorKind::kUsage, EINVAL, "persistent event '%s' (id %llu) is named twice",
                         found->name.c_str(), (unsigned long long)id);
       ResolvedEvent r;
       r.info = *found;
@@ -69,9 +71,9 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   for (const ResolvedEvent& r : resolved)
     all_ids &= has_sample_id(r.info.attr);
   if (resolved.size() > 1 && !all_ids)
-    return Error(EINVAL,
-                 "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "
-                 "so one file cannot tell them apart: record them one per file");
+    return usage_error(
+        "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "
+        "so one file cannot tell them apart: record them one per file");
 
   std::optional<std::vector<int>> requested;
   if (!cpus.empty()) {
@@ -87,7 +89,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
       for (int c : r.info.cpus)
         covered |= c == cpu;
       if (!covered)
-        return errorf(EINVAL,
+        return errorf(ErrorKind::kUsage, EINVAL,
                       "persistent event '%s' has no buffer on CPU %d (it covers %s); "
                       "choose CPUs with -C from those",
                       r.info.name.c_str(), cpu, format_cpu_list(r.info.cpus).c_str());

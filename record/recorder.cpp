@@ -183,7 +183,7 @@ Status Session::follow() {
 
 Result<RecordResult> Session::run() {
   if (!request_.follow && !request_.command.empty())
-    return Error(EINVAL, "--no-follow writes what the buffers hold and exits: it runs no command");
+    return usage_error("--no-follow writes what the buffers hold and exits: it runs no command");
   PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
   signals_.emplace(std::move(signals));
   PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));

@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "base/json.h"
 #include "base/strings.h"
 
 namespace pp::report {
@@ -26,6 +27,8 @@ nlohmann::ordered_json attr_json(const sys::EventAttr& attr) {
       j["wakeup_watermark"] = a.watermark ? value : 0;
     } else if (f.format == AttrFormat::kSigned) {
       j[std::string(key)] = int64_t(value);
+    } else if (f.format != AttrFormat::kUnsigned) {
+      j[std::string(key)] = hex_u64(value);  // a register or bit mask (base/json.h)
     } else {
       j[std::string(key)] = value;
     }
@@ -34,7 +37,7 @@ nlohmann::ordered_json attr_json(const sys::EventAttr& attr) {
   }
   nlohmann::ordered_json words = nlohmann::ordered_json::array();
   for (uint64_t w : attr.words)
-    words.push_back(w);
+    words.push_back(hex_u64(w));
   j["words"] = std::move(words);
   return j;
 }
@@ -117,16 +120,6 @@ nlohmann::ordered_json events_json(std::span<const ListedEvent> events) {
   }
   nlohmann::ordered_json doc = nlohmann::ordered_json::object();
   doc["events"] = std::move(list);
-  return doc;
-}
-
-nlohmann::ordered_json error_json(const Error& error) {
-  nlohmann::ordered_json e = nlohmann::ordered_json::object();
-  e["code"] = errno_name(error.code());
-  e["errno"] = error.code();
-  e["message"] = error.message();
-  nlohmann::ordered_json doc = nlohmann::ordered_json::object();
-  doc["error"] = std::move(e);
   return doc;
 }
 

@@ -45,14 +45,16 @@ struct ListedEvent {
 };
 
 // The attr as JSON. Every field is present, zero or not, under its C name
-// (AttrField::json_name), numbers as JSON numbers; the unions are split:
+// (sys::AttrField::json_name), counts as JSON numbers, registers and bit masks (the
+// "%#llx" fields: config words, sample_regs_*; and sample_type, read_format,
+// branch_sample_type) as "0x..." strings; the unions are split:
 //   "sample_period" / "sample_freq"       (by the freq bit; the other is 0)
 //   "wakeup_events" / "wakeup_watermark"  (by the watermark bit)
 //   "config1" and "config2" are bp_addr and bp_len for breakpoints
 // plus "sample_type_names", "read_format_names" and
 // "branch_sample_type_names" (arrays of perf's flag names, unnamed bits as
-// "0x..." strings), and "words": the 17 u64 words of the struct, word 16
-// being config3. Documentation/perf-persistent-attr.txt has the schema.
+// "0x..." strings), and "words": the 17 u64 words of the struct as "0x..."
+// strings, word 16 being config3. Documentation/perf-persistent-attr.txt has the schema.
 nlohmann::ordered_json attr_json(const sys::EventAttr& attr);
 
 // What `perf persistent attr` prints for each event: its attr block, then one
@@ -71,8 +73,5 @@ void print_events(std::ostream& out, std::span<const ListedEvent> events);
 //   "weak_group", "terms" (only the terms written, by their perf names),
 //   "attr" (attr_json()).
 nlohmann::ordered_json events_json(std::span<const ListedEvent> events);
-
-// {"error": {"code": "EINVAL", "errno": 22, "message": "..."}}.
-nlohmann::ordered_json error_json(const Error& error);
 
 }  // namespace pp::report

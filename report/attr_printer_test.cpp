@@ -4,6 +4,8 @@
 
 #include "tests/support/attr_goldens.h"
 
+#include "base/json.h"
+
 namespace pp::report {
 namespace {
 
@@ -15,20 +17,21 @@ TEST(AttrJson, EveryFieldIsPresentWithItsValue) {
   nlohmann::ordered_json j = attr_json(breakpoint());
   EXPECT_EQ(j["type"], 5);
   EXPECT_EQ(j["size"], 128);
-  EXPECT_EQ(j["config"], 0);
+  // Registers and bit masks are "0x..." strings (base/json.h); counts numbers.
+  EXPECT_EQ(j["config"], "0x0");
   EXPECT_EQ(j["bp_type"], 3);
-  EXPECT_EQ(j["config1"], 0x1000);
-  EXPECT_EQ(j["config2"], 4);
-  EXPECT_EQ(j["config3"], 0);
+  EXPECT_EQ(j["config1"], "0x1000");
+  EXPECT_EQ(j["config2"], "0x4");
+  EXPECT_EQ(j["config3"], "0x0");
   EXPECT_EQ(j["exclude_guest"], 1);
   EXPECT_EQ(j["exclude_host"], 0);
-  EXPECT_EQ(j["sample_type"], PERF_SAMPLE_IDENTIFIER);
+  EXPECT_EQ(*u64_from_hex_json(j["sample_type"]), uint64_t(PERF_SAMPLE_IDENTIFIER));
   EXPECT_EQ(j["sample_type_names"], nlohmann::ordered_json::array({"IDENTIFIER"}));
   EXPECT_EQ(j["read_format_names"],
             nlohmann::ordered_json::array({"TOTAL_TIME_ENABLED", "TOTAL_TIME_RUNNING"}));
   EXPECT_EQ(j["branch_sample_type_names"], nlohmann::ordered_json::array());
   ASSERT_EQ(j["words"].size(), sys::kAttrWords);
-  EXPECT_EQ(j["words"][7], 0x1000);
+  EXPECT_EQ(j["words"][7], "0x1000");
   // One key per field, the unions split in two, the flag names, the words.
   EXPECT_EQ(j.size(), attr_fields().size() + 2 + 3 + 1);
 }
@@ -57,10 +60,11 @@ TEST(AttrJson, SixtyFourBitValuesAndSignedClockidSurvive) {
   a.attr.clockid = -1;
   a.config3() = ~uint64_t(0);
   a.attr.sample_type = uint64_t(1) << 63;
-  nlohmann::ordered_json j = nlohmann::ordered_json::parse(attr_json(a).dump());
-  EXPECT_EQ(j["config"].get<uint64_t>(), 0xc00000000002a823);
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(dump_json(attr_json(a)));
+  EXPECT_EQ(j["config"], "0xc00000000002a823") << "a string: jq keeps every bit";
+  EXPECT_EQ(*u64_from_hex_json(j["config"]), 0xc00000000002a823);
   EXPECT_EQ(j["clockid"].get<int64_t>(), -1);
-  EXPECT_EQ(j["config3"].get<uint64_t>(), ~uint64_t(0));
+  EXPECT_EQ(j["config3"], "0xffffffffffffffff");
   EXPECT_EQ(j["sample_type_names"], nlohmann::ordered_json::array({"0x8000000000000000"}));
 }
 

@@ -5,7 +5,8 @@
 // Every write takes a list of buffers and is done with as few system calls
 // as the kernel allows (pwritev / writev, retried on short writes and
 // EINTR). A failed write reports how many bytes reached the output before
-// the error, so the writer can restore a consistent file.
+// the error, so the writer can restore a consistent file. Every error an
+// Output returns is of kind output (base/result.h): the output failed.
 #pragma once
 
 #include <sys/uio.h>

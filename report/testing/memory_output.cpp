@@ -39,7 +39,8 @@ Status MemoryOutput::write_at(uint64_t offset, std::span<const iovec> parts, uin
     if (fits < part.iov_len) {
       if (written)
         *written = done;
-      return errorf(ENOSPC, "no space left writing %s (%llu of %llu bytes made it)", name_.c_str(),
+      return errorf(ErrorKind::kOutput, ENOSPC,
+                    "no space left writing %s (%llu of %llu bytes made it)", name_.c_str(),
                     static_cast<unsigned long long>(done),
                     static_cast<unsigned long long>(total_size(parts)));
     }
@@ -55,10 +56,12 @@ Status MemoryOutput::append(std::span<const iovec> parts) {
 
 Status MemoryOutput::reserve(uint64_t offset, uint64_t length) {
   if (!can_reserve_)
-    return errorf(EOPNOTSUPP, "reserving space in %s: not supported", name_.c_str());
+    return errorf(ErrorKind::kOutput, EOPNOTSUPP, "reserving space in %s: not supported",
+                  name_.c_str());
   uint64_t end = offset + length;
   if (end > allocated() && end > capacity_)
-    return errorf(ENOSPC, "reserving space in %s: no space left on device", name_.c_str());
+    return errorf(ErrorKind::kOutput, ENOSPC, "reserving space in %s: no space left on device",
+                  name_.c_str());
   reserved_end_ = std::max(reserved_end_, end);
   return ok_status();
 }

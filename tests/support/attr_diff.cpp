@@ -2,7 +2,9 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "base/json.h"
 #include "base/strings.h"
 #include "sys/perf_abi_attr.h"
 
@@ -230,11 +232,12 @@ Result<Shown> read_attr_json(std::string_view json, int status) {
     if (e.contains("attr") && e["attr"].contains("words"))
       words = &e["attr"]["words"];
     if (!words || !words->is_array() || words->size() != sys::kAttrWords)
-      return Error(EINVAL, "an event in perf-persistent's JSON has no attr.words of 17 numbers");
+      return Error(EINVAL, "an event in perf-persistent's JSON has no attr.words of 17 words");
     for (unsigned w = 0; w < sys::kAttrWords; w++) {
-      if (!(*words)[w].is_number_unsigned())
-        return errorf(EINVAL, "attr.words[%u] is not an unsigned number", w);
-      ev.attr.words[w] = (*words)[w].get<uint64_t>();
+      std::optional<uint64_t> word = u64_from_hex_json((*words)[w]);
+      if (!word)
+        return errorf(EINVAL, "attr.words[%u] is not a \"0x...\" string", w);
+      ev.attr.words[w] = *word;
     }
     if (!e.contains("name") || !e["name"].is_string() || !e.contains("leader") ||
         !e["leader"].is_number_integer())
