@@ -5,16 +5,20 @@
 #   make check-root   only the real-kernel tests (root or CAP_PERFMON)
 #   make asan         unit and command-line tests under ASan + UBSan
 #   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang)
-#   make doc          man pages from Documentation/*.txt
+#   make doc          man pages from Documentation/perf-persistent*.txt
 #   make lint         clang-format check and clang-tidy
+#   make layers       check every #include against the allowed module graph
 #   make install      binary into perf's exec path, man pages under the man path
-#   make ci           everything CI runs: lint, doc, asan, fuzz, check-mce, test
+#   make ci           everything CI runs: layers, check-binary, lint, doc, asan,
+#                     fuzz, check-mce, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
 #   V=1               show full commands
 #
-# Sources are found by directory: every <module>/*.cpp is library code,
+# Sources are found by directory: every <module>/*.cpp is library code (one
+# archive per module), <module>/testing/*.cpp test-only library code,
 # *_test.cpp a unit test, *_fuzzer.cpp a fuzz target, cmd/*.cpp the program.
+# Documentation/architecture.txt describes the modules and their graph.
 
 BUILD ?= build
 CXX ?= g++
@@ -33,7 +37,29 @@ Q := @
 quiet = @printf '  %-6s %s\n'
 endif
 
-MODULES := base sys pmu parse persistent report
+# The modules, each a static library, listed so that each comes after every
+# module it depends on (the link order is this list reversed). DEPS_<module>
+# is the one place that says which modules a module may use: `make layers`
+# (scripts/check-layers) fails on an #include across any other edge, and
+# Documentation/architecture.txt draws the graph. cmd/ (the program) may use
+# every module; tests/unit, tests/kernel and bench/ anything.
+MODULES := base sys pmu parse report persistent record
+DEPS_base :=
+DEPS_sys := base
+DEPS_pmu := base sys
+DEPS_parse := base sys pmu
+DEPS_report := base sys
+DEPS_persistent := base sys pmu parse
+DEPS_record := base sys pmu parse persistent report
+# Test-only libraries, never linked into the program: <module>/testing/ holds
+# a module's test doubles (the fake kernel, ...) and may use the module, its
+# DEPS and their testing/ folders; tests/support/ holds helpers every test
+# shares (temp dirs, fake sysfs trees, running the program).
+TESTING := $(foreach m,$(MODULES),$(if $(wildcard $(m)/testing/*),$(m)/testing))
+DEPS_tests/support := base sys pmu report
+# Temporary exceptions to the graph, FILE:MODULE (make layers says when one
+# is no longer needed): none today.
+LAYERS_EXCEPTIONS :=
 PKGS := libtraceevent libelf nlohmann_json
 FEATURES := broker-backend kernel-backend(seed-v3-abi)
 
@@ -55,41 +81,64 @@ LDLIBS_ALL = $(PKG_LIBS) -lpthread $(LDLIBS)
 BIN_LDFLAGS ?= -static-libstdc++ -static-libgcc
 
 not_lib := %_test.cpp %_fuzzer.cpp %_benchmark.cpp
-LIB_SRCS := $(filter-out $(not_lib),$(wildcard $(addsuffix /*.cpp,$(MODULES))))
+# A library's sources: its folder's *.cpp that are not tests, fuzzers or
+# benchmarks (<module>/testing/ is a library of its own).
+lib_srcs = $(filter-out $(not_lib),$(wildcard $(1)/*.cpp))
+lib_file = $(BUILD)/lib/libpp_$(subst /,_,$(1)).a
+reverse = $(if $(1),$(call reverse,$(wordlist 2,$(words $(1)),$(1))) $(firstword $(1)))
+
+LIBRARIES := $(MODULES) $(TESTING) tests/support
+LIB_SRCS := $(foreach l,$(MODULES),$(call lib_srcs,$(l)))
+TESTING_SRCS := $(foreach l,$(TESTING) tests/support,$(call lib_srcs,$(l)))
 CMD_SRCS := $(filter-out $(not_lib),$(wildcard cmd/*.cpp))
-UNIT_SRCS := $(wildcard $(addsuffix /*_test.cpp,$(MODULES) cmd) tests/unit/*.cpp)
-SUPPORT_SRCS := $(wildcard tests/support/*.cpp)
+UNIT_SRCS := $(wildcard $(addsuffix /*_test.cpp,$(MODULES) $(TESTING) cmd) tests/unit/*.cpp)
 KERNEL_SRCS := $(wildcard tests/kernel/*.cpp)
 FUZZ_SRCS := $(wildcard $(addsuffix /*_fuzzer.cpp,$(MODULES)))
 BENCH_SRCS := $(wildcard bench/*.cpp)
+# Man pages only: Documentation/architecture.txt and protocol.txt are notes.
 DOC_SRCS := $(filter-out Documentation/%-common.txt,$(wildcard Documentation/perf-persistent*.txt))
 
 obj = $(patsubst %.cpp,$(1)/obj/%.o,$(2))
 
 BIN := $(BUILD)/perf-persistent
-LIB := $(BUILD)/libpp.a
 UNIT := $(BUILD)/unit_tests
 KERNEL := $(BUILD)/kernel_tests
 BUILD_INFO := $(BUILD)/gen/build_info.h
 
+# Link order: users before what they use. The program links the modules
+# only; the tests link the test-only libraries first.
+PROGRAM_LIBS := $(foreach l,$(call reverse,$(MODULES)),$(call lib_file,$(l)))
+TEST_LIBS := $(call lib_file,tests/support) \
+	$(foreach l,$(call reverse,$(TESTING)),$(call lib_file,$(l))) $(PROGRAM_LIBS)
+
 LIB_OBJS := $(call obj,$(BUILD),$(LIB_SRCS))
 CMD_OBJS := $(call obj,$(BUILD),$(CMD_SRCS))
-UNIT_OBJS := $(call obj,$(BUILD),$(UNIT_SRCS) $(SUPPORT_SRCS))
-KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS) $(SUPPORT_SRCS))
-ALL_OBJS := $(LIB_OBJS) $(CMD_OBJS) $(UNIT_OBJS) $(KERNEL_OBJS)
+UNIT_OBJS := $(call obj,$(BUILD),$(UNIT_SRCS))
+KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS))
+ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_OBJS) \
+	$(KERNEL_OBJS)
 
-.PHONY: all test unit check-root asan fuzz fuzz-build doc lint format install uninstall \
-	ci bench check-mce clean setup FORCE
+.PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
+	lint format install uninstall ci bench check-mce clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
 
 # Missing libraries are a setup problem: say which script fixes it.
-ifneq ($(MAKECMDGOALS),clean)
-ifneq ($(MAKECMDGOALS),setup)
+ifeq ($(filter-out clean setup layers print-libs,$(MAKECMDGOALS)),)
+ifneq ($(MAKECMDGOALS),)
+NO_PKG_CHECK := yes
+endif
+endif
+ifneq ($(NO_PKG_CHECK),yes)
 ifeq ($(shell pkg-config --exists $(PKGS) && echo yes),)
 $(error missing development packages ($(PKGS)); run ./scripts/setup as root)
 endif
+endif
+# The tests need more than the program: ./scripts/setup --test installs it.
+ifneq ($(filter test unit check-root asan ci $(UNIT) $(KERNEL),$(MAKECMDGOALS)),)
+ifeq ($(shell pkg-config --exists gtest gmock && echo yes),)
+$(error missing GoogleTest (gtest, gmock); run ./scripts/setup --test as root)
 endif
 endif
 
@@ -104,23 +153,48 @@ $(BUILD)/obj/%.o: %.cpp | $(BUILD_INFO)
 
 $(BUILD)/obj/cmd/version.o: $(BUILD_INFO)
 
-$(LIB): $(LIB_OBJS)
+# One archive per library: $(BUILD)/lib/libpp_<module>.a, libpp_sys_testing.a...
+$(foreach l,$(LIBRARIES),$(eval $(call lib_file,$(l)): $(call obj,$(BUILD),$(call lib_srcs,$(l)))))
+
+$(BUILD)/lib/%.a:
+	@mkdir -p $(dir $@)
 	$(quiet) AR $@
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(CMD_OBJS) $(LIB)
-	$(quiet) LINK $@
-	$(Q)$(CXX) $(CXXFLAGS_ALL) $(BIN_LDFLAGS) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS_ALL)
+libs: $(PROGRAM_LIBS)
 
-$(UNIT): $(UNIT_OBJS) $(LIB)
-	$(quiet) LINK $@
-	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(UNIT_OBJS) $(LIB) $(GTEST_LIBS) $(LDLIBS_ALL)
+# The archives the program links, in link order (for bench/*.bench).
+print-libs:
+	@echo $(PROGRAM_LIBS)
 
-$(KERNEL): $(KERNEL_OBJS) $(LIB)
+$(BIN): $(CMD_OBJS) $(PROGRAM_LIBS)
 	$(quiet) LINK $@
-	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(KERNEL_OBJS) $(LIB) $(GTEST_LIBS) $(LDLIBS_ALL)
+	$(Q)$(CXX) $(CXXFLAGS_ALL) $(BIN_LDFLAGS) -o $@ $(CMD_OBJS) $(PROGRAM_LIBS) $(LDLIBS_ALL)
 
-# The tests find the program, the sources and shared/ through the environment.
+$(UNIT): $(UNIT_OBJS) $(TEST_LIBS)
+	$(quiet) LINK $@
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(UNIT_OBJS) $(TEST_LIBS) $(GTEST_LIBS) $(LDLIBS_ALL)
+
+$(KERNEL): $(KERNEL_OBJS) $(TEST_LIBS)
+	$(quiet) LINK $@
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -o $@ $(KERNEL_OBJS) $(TEST_LIBS) $(GTEST_LIBS) $(LDLIBS_ALL)
+
+# The include graph against DEPS_* above: fails naming file:line and the edge.
+LAYERS_GRAPH = $(foreach l,$(MODULES) tests/support,'$(l): $(DEPS_$(l))') 'cmd: $(MODULES)' \
+	$(foreach e,$(LAYERS_EXCEPTIONS),'except $(e)')
+
+layers:
+	$(quiet) LAYERS "(scripts/check-layers)"
+	$(Q)printf '%s\n' $(LAYERS_GRAPH) | scripts/check-layers
+
+# The shipped program holds no test double: no fake and no testing symbol.
+check-binary: $(BIN)
+	$(quiet) CHECK "no test doubles in $(BIN)"
+	$(Q)if nm -C $(BIN) | grep -i 'fake\|testing'; then \
+		echo "$(BIN) links test-only code (above); test doubles go in <module>/testing/" >&2; \
+		exit 1; fi
+
+# The tests find the program, the sources and the build tree through the environment.
 TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))
 
 RUN_UNIT = $(TEST_ENV) $(UNIT) $(GTEST_ARGS)
@@ -184,14 +258,14 @@ $(BUILD)/doc/%.1: Documentation/%.txt $(wildcard Documentation/*-common.txt)
 
 doc: $(MAN_PAGES)
 
-LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(MODULES) cmd tests/unit tests/kernel tests/support bench) \
-	$(addsuffix /*.h,$(MODULES) cmd tests/support))
+LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LIBRARIES) cmd tests/unit tests/kernel bench) \
+	$(addsuffix /*.h,$(LIBRARIES) cmd))
 
 lint: | $(BUILD_INFO)
 	$(quiet) FORMAT "(clang-format --dry-run)"
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
 	$(quiet) TIDY "(clang-tidy)"
-	$(Q)printf '%s\n' $(LIB_SRCS) $(CMD_SRCS) | xargs -P $(shell nproc) -n 8 \
+	$(Q)printf '%s\n' $(LIB_SRCS) $(foreach l,$(TESTING),$(call lib_srcs,$(l))) $(CMD_SRCS) | xargs -P $(shell nproc) -n 8 \
 		sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) 2>/dev/null' clang-tidy
 
 format:
@@ -213,7 +287,9 @@ uninstall:
 # Steps one after the other (each builds with the -j it was given), the tests
 # last so the output ends with the test runner's summary.
 ci:
+	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory check-binary
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory doc
 	$(Q)$(MAKE) --no-print-directory asan

@@ -10,7 +10,8 @@ namespace {
 Result<int> parse_cpu(std::string_view list, std::string_view part) {
   auto value = parse_u64(part, "CPU number");
   if (!value.ok() || *value >= uint64_t(kMaxCpu))
-    return errorf(EINVAL, "CPU list '%.*s': '%.*s' is not a CPU number (0 to %d)", int(list.size()),
+    return errorf(ErrorKind::kUsage, EINVAL,
+                  "CPU list '%.*s': '%.*s' is not a CPU number (0 to %d)", int(list.size()),
                   list.data(), int(part.size()), part.data(), kMaxCpu - 1);
   return int(*value);
 }
@@ -20,7 +21,7 @@ Result<int> parse_cpu(std::string_view list, std::string_view part) {
 Result<std::vector<int>> parse_cpu_list(std::string_view text) {
   std::string_view list = trim(text);
   if (list.empty())
-    return errorf(EINVAL, "empty CPU list: give CPUs as in '0-3,8'");
+    return errorf(ErrorKind::kUsage, EINVAL, "empty CPU list: give CPUs as in '0-3,8'");
   std::vector<int> cpus;
   for (std::string_view part : split(list, ',')) {
     size_t dash = part.find('-');
@@ -29,8 +30,8 @@ Result<std::vector<int>> parse_cpu_list(std::string_view text) {
     if (dash != std::string_view::npos) {
       PP_ASSIGN_OR_RETURN(last, parse_cpu(list, part.substr(dash + 1)));
       if (last < first)
-        return errorf(EINVAL, "CPU list '%.*s': range '%.*s' runs backwards", int(list.size()),
-                      list.data(), int(part.size()), part.data());
+        return errorf(ErrorKind::kUsage, EINVAL, "CPU list '%.*s': range '%.*s' runs backwards",
+                      int(list.size()), list.data(), int(part.size()), part.data());
     }
     for (int cpu = first; cpu <= last; cpu++)
       cpus.push_back(cpu);

@@ -18,8 +18,9 @@ namespace pp {
 inline constexpr int kMaxCpu = 8192;
 
 // Parses "0-3,8" into a sorted list without duplicates. A trailing newline is
-// allowed (sysfs files end with one); an empty list is an error. EINVAL names
-// the offending part: "CPU list '0-x': 'x' is not a CPU number".
+// allowed (sysfs files end with one); an empty list is an error, a usage
+// error (EINVAL: most lists come from -C) naming the offending part:
+// "CPU list '0-x': 'x' is not a CPU number".
 Result<std::vector<int>> parse_cpu_list(std::string_view text);
 
 // Formats a sorted list back into the shortest notation: {0,1,2,3,8} -> "0-3,8".

@@ -58,7 +58,7 @@ Error OptionParser::unknown_option(std::string_view spelled) const {
   std::string near = nearest_word(spelled, names);
   if (!near.empty())
     message += "; did you mean '" + near + "'?";
-  return Error(EINVAL, message);
+  return usage_error(message);
 }
 
 Status OptionParser::apply(const Spec& spec, std::string_view value) const {
@@ -75,7 +75,8 @@ Status OptionParser::apply(const Spec& spec, std::string_view value) const {
     case Kind::kNumber: {
       auto n = parse_u64(value, "value");
       if (!n.ok() || *n < spec.min || *n > spec.max)
-        return errorf(EINVAL, "option '--%s' wants a number from %llu to %llu, not '%.*s'",
+        return errorf(ErrorKind::kUsage, EINVAL,
+                      "option '--%s' wants a number from %llu to %llu, not '%.*s'",
                       spec.info.long_name.c_str(), (unsigned long long)spec.min,
                       (unsigned long long)spec.max, int(value.size()), value.data());
       *static_cast<uint64_t*>(spec.out) = *n;
@@ -92,7 +93,7 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
     std::string_view arg = argv[i];
     if (options_done || arg.size() < 2 || arg[0] != '-') {
       if (positionals_ == Positionals::kNone)
-        return errorf(EINVAL, "unexpected argument '%s'", argv[i]);
+        return errorf(ErrorKind::kUsage, EINVAL, "unexpected argument '%s'", argv[i]);
       parsed.args.emplace_back(arg);
       if (positionals_ == Positionals::kStopAtFirst)
         options_done = true;
@@ -120,14 +121,16 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
       if (!spec && starts_with(name, "no-")) {
         spec = find_long(name.substr(3));
         if (spec && spec->kind != Kind::kFlag)
-          return errorf(EINVAL, "option '--%s' cannot be negated", spec->info.long_name.c_str());
+          return errorf(ErrorKind::kUsage, EINVAL, "option '--%s' cannot be negated",
+                        spec->info.long_name.c_str());
         negated = spec != nullptr;
       }
       if (!spec)
         return unknown_option(std::string("--") + std::string(name));
       if (spec->kind == Kind::kFlag || spec->kind == Kind::kCounter) {
         if (has_value)
-          return errorf(EINVAL, "option '--%.*s' takes no value", int(name.size()), name.data());
+          return errorf(ErrorKind::kUsage, EINVAL, "option '--%.*s' takes no value",
+                        int(name.size()), name.data());
         if (spec->kind == Kind::kFlag)
           *static_cast<bool*>(spec->out) = !negated;
         else
@@ -136,8 +139,8 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
       }
       if (!has_value) {
         if (i + 1 >= argc)
-          return errorf(EINVAL, "option '--%s' requires a value (%s)", spec->info.long_name.c_str(),
-                        spec->info.arg_name.c_str());
+          return errorf(ErrorKind::kUsage, EINVAL, "option '--%s' requires a value (%s)",
+                        spec->info.long_name.c_str(), spec->info.arg_name.c_str());
         inline_value = argv[++i];
       }
       PP_RETURN_IF_ERROR(apply(*spec, inline_value));
@@ -159,7 +162,7 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
       std::string_view value = arg.substr(k + 1);
       if (value.empty()) {
         if (i + 1 >= argc)
-          return errorf(EINVAL, "option '-%c' requires a value (%s)", arg[k],
+          return errorf(ErrorKind::kUsage, EINVAL, "option '-%c' requires a value (%s)", arg[k],
                         spec->info.arg_name.c_str());
         value = argv[++i];
       }

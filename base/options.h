@@ -68,8 +68,8 @@ class OptionParser {
   OptionParser& number(char short_name, std::string long_name, std::string arg_name, uint64_t* out,
                        uint64_t min, uint64_t max, std::string help);
 
-  // Parses argv[1..argc-1] (argv[0] is the verb itself). Errors are EINVAL
-  // with a message naming the option and what to do.
+  // Parses argv[1..argc-1] (argv[0] is the verb itself). Errors are usage
+  // errors (EINVAL) with a message naming the option and what to do.
   Result<Parsed> parse(int argc, const char* const* argv) const;
 
   // " Usage: <synopsis>\n\n    -j, --json   print JSON\n..." in perf's layout.

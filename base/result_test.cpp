@@ -57,5 +57,43 @@ TEST(Error, ContextAndErrno) {
   EXPECT_EQ(errno_name(99999), "E99999");
 }
 
+TEST(Error, TheKindDecidesTheExitStatusNotTheErrno) {
+  EXPECT_EQ(Error(EINVAL, "syscall").kind(), ErrorKind::kRefused);
+  EXPECT_EQ(Error(ENOENT, "syscall").kind(), ErrorKind::kRefused);
+  EXPECT_EQ(usage_error("bad").kind(), ErrorKind::kUsage);
+  EXPECT_EQ(usage_error("bad").code(), EINVAL);
+  EXPECT_EQ(not_found_error("x").code(), ENOENT);
+  EXPECT_EQ(name_taken_error("x").kind(), ErrorKind::kNameTaken);
+  EXPECT_EQ(internal_error("x").kind(), ErrorKind::kInternal);
+  Error e = errorf(ErrorKind::kOutput, ENOSPC, "writing %s", "perf.data").with_context("record");
+  EXPECT_EQ(e.kind(), ErrorKind::kOutput) << "context keeps the kind";
+  EXPECT_EQ(e.message(), "record: writing perf.data");
+  EXPECT_EQ(e.with_kind(ErrorKind::kUsage).code(), ENOSPC) << "a new kind keeps the code";
+}
+
+TEST(Error, OneTableOfKindsNamesAndStatuses) {
+  struct Row {
+    ErrorKind kind;
+    const char* name;
+    int status;
+  } rows[] = {
+      {ErrorKind::kUsage, "usage", 1},          {ErrorKind::kRefused, "refused", 2},
+      {ErrorKind::kNameTaken, "name-taken", 3}, {ErrorKind::kNotFound, "not-found", 4},
+      {ErrorKind::kOutput, "output", 5},        {ErrorKind::kCommand, "command", 6},
+      {ErrorKind::kInternal, "internal", 7},
+  };
+  ASSERT_EQ(std::size(kErrorKinds), std::size(rows));
+  for (const Row& r : rows) {
+    EXPECT_EQ(kind_name(r.kind), r.name);
+    EXPECT_EQ(exit_status_of(r.kind), r.status) << r.name;
+    EXPECT_EQ(kind_from_name(r.name), r.kind);
+    EXPECT_NE(exit_status_of(r.kind), 127) << "perf reads 127 as 'not a perf-command'";
+  }
+  EXPECT_FALSE(kind_from_name("nonsense"));
+  EXPECT_EQ(errno_from_name("EEXIST"), EEXIST);
+  EXPECT_EQ(errno_from_name(errno_name(EPROTO)), EPROTO);
+  EXPECT_EQ(errno_from_name("ENOSUCH"), 0);
+}
+
 }  // namespace
 }  // namespace pp

@@ -57,7 +57,7 @@ int cmd_help(int argc, const char** argv) {
   OptionParser opts({"perf persistent help [COMMAND]"}, OptionParser::Positionals::kInterleaved);
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && parsed->args.size() > 1)
-    parsed = Error(EINVAL, "give at most one COMMAND");
+    parsed = usage_error("give at most one COMMAND");
   if (!parsed.ok()) {
     std::cerr << "perf persistent help: " << parsed.error().message() << "\n\n" << opts.usage();
     return kExitUsage;

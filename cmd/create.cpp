@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "base/json.h"
 #include "base/options.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
@@ -28,7 +29,7 @@ int cmd_create(int argc, const char** argv) {
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && !parsed->help && request.event.empty())
-    parsed = Error(EINVAL, "no event: give one with -e EVENT");
+    parsed = usage_error("no event: give one with -e EVENT");
   if (!parsed.ok())
     return report_usage_error("create", parsed.error(), opts, json);
   if (parsed->help) {
@@ -47,8 +48,7 @@ int cmd_create(int argc, const char** argv) {
   if (!created.ok())
     return report_error("create", created.error(), json);
   if (json)
-    std::cout << persistent::dump_json({{"event", persistent::event_to_json(*created)}})
-              << std::endl;
+    std::cout << dump_json(pp::json{{"event", persistent::event_to_json(*created)}}) << std::endl;
   else
     std::cout << created->id << std::endl;
   return kExitOk;

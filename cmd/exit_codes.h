@@ -1,15 +1,19 @@
-// Exit statuses shared by every verb; each man page's EXIT STATUS section
-// lists the ones its verb uses.
+// Exit statuses shared by every verb, named for cmd/. The statuses come from
+// the one table, pp::kErrorKinds (base/result.h): an Error's kind decides its
+// status. Each man page's EXIT STATUS section lists the ones its verb uses.
 #pragma once
+
+#include "base/result.h"
 
 namespace pp::cmd {
 
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 1;        // bad option, bad event string, bad name
-inline constexpr int kExitRefused = 2;      // the kernel or the broker refused (errno explained)
-inline constexpr int kExitNameTaken = 3;    // create: the name is in use
-inline constexpr int kExitNotFound = 4;     // no such persistent event
-inline constexpr int kExitOutput = 5;       // record: the output failed (disk full...)
-inline constexpr int kExitNoCommand = 127;  // record: COMMAND could not be run
+inline constexpr int kExitUsage = exit_status_of(ErrorKind::kUsage);
+inline constexpr int kExitRefused = exit_status_of(ErrorKind::kRefused);
+inline constexpr int kExitNameTaken = exit_status_of(ErrorKind::kNameTaken);
+inline constexpr int kExitNotFound = exit_status_of(ErrorKind::kNotFound);
+inline constexpr int kExitOutput = exit_status_of(ErrorKind::kOutput);
+inline constexpr int kExitCommand = exit_status_of(ErrorKind::kCommand);
+inline constexpr int kExitInternal = exit_status_of(ErrorKind::kInternal);
 
 }  // namespace pp::cmd

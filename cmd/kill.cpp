@@ -1,5 +1,6 @@
 #include <iostream>
 
+#include "base/json.h"
 #include "base/options.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
@@ -20,9 +21,9 @@ int cmd_kill(int argc, const char** argv) {
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && !parsed->help && parsed->args.empty() && !all)
-    parsed = Error(EINVAL, "name the events to kill (ID or NAME), or give --all");
+    parsed = usage_error("name the events to kill (ID or NAME), or give --all");
   if (parsed.ok() && all && !parsed->args.empty())
-    parsed = Error(EINVAL, "give either --all or events to kill, not both");
+    parsed = usage_error("give either --all or events to kill, not both");
   if (!parsed.ok())
     return report_usage_error("kill", parsed.error(), opts, json);
   if (parsed->help) {
@@ -36,22 +37,18 @@ int cmd_kill(int argc, const char** argv) {
 
   int status = kExitOk;
   for (const auto& [reference, error] : report->failed) {
-    int s = exit_status_of(error);
+    int s = exit_status_of(error.kind());
     if (status == kExitOk || s == kExitNotFound)
       status = s;
   }
   if (json) {
-    persistent::json doc = {{"killed", persistent::json::array()},
-                            {"errors", persistent::json::array()}};
+    pp::json doc = {{"killed", pp::json::array()}, {"errors", pp::json::array()}};
     for (const auto& event : report->killed)
       doc["killed"].push_back(persistent::event_to_json(event));
     for (const auto& [reference, error] : report->failed)
-      doc["errors"].push_back({{"ref", reference},
-                               {"message", error.message()},
-                               {"errno", errno_name(error.code())},
-                               {"exit_status", exit_status_of(error)}});
+      doc["errors"].push_back({{"ref", reference}, {"error", error_object(error)}});
     doc["exit_status"] = status;
-    std::cout << persistent::dump_json(doc) << std::endl;
+    std::cout << dump_json(doc) << std::endl;
     return status;
   }
   for (const auto& event : report->killed) {

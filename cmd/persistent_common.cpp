@@ -2,53 +2,26 @@
 
 #include <iostream>
 
+#include "base/json.h"
 #include "cmd/exit_codes.h"
-#include "persistent/json_fields.h"
 #include "sys/process.h"
 
 namespace pp::cmd {
 
-int exit_status_of(const Error& error) {
-  switch (persistent::failure_of(error)) {
-    case persistent::Failure::kUsage:
-      return kExitUsage;
-    case persistent::Failure::kNameTaken:
-      return kExitNameTaken;
-    case persistent::Failure::kNotFound:
-      return kExitNotFound;
-    case persistent::Failure::kRefused:
-      return kExitRefused;
-  }
-  return kExitRefused;
-}
-
-namespace {
-
-int print_error(std::string_view verb, const Error& error, bool json, int status) {
-  if (json) {
-    persistent::json doc = {{"error",
-                             {{"message", error.message()},
-                              {"errno", errno_name(error.code())},
-                              {"exit_status", status}}}};
-    std::cout << persistent::dump_json(doc) << std::endl;
-  } else {
-    std::cerr << "perf persistent " << verb << ": " << error.message() << "\n";
-  }
-  return status;
-}
-
-}  // namespace
-
 int report_error(std::string_view verb, const Error& error, bool json) {
-  return print_error(verb, error, json, exit_status_of(error));
+  if (json)
+    std::cout << dump_json(error_json(error)) << std::endl;
+  else
+    std::cerr << "perf persistent " << verb << ": " << error.message() << "\n";
+  return exit_status_of(error.kind());
 }
 
 int report_usage_error(std::string_view verb, const Error& error, const OptionParser& options,
                        bool json) {
-  print_error(verb, error, json, kExitUsage);
+  int status = report_error(verb, error.with_kind(ErrorKind::kUsage), json);
   if (!json)
     std::cerr << "\n" << options.usage();
-  return kExitUsage;
+  return status;
 }
 
 persistent::BackendOptions backend_options(const std::string& run_dir, bool start_broker) {

@@ -1,11 +1,11 @@
 // What the persistent-event verbs (list, create, kill, daemon) share: the
 // --run-dir option, the backend they talk to, and how an error ends them:
-// "perf persistent VERB: message" on stderr, or under --json one object on
-// stdout,
+// "perf persistent VERB: message" on stderr, or under --json the one error
+// shape (base/json.h) on stdout,
 //
-//   {"error": {"message": "...", "errno": "EEXIST", "exit_status": 3}}
+//   {"error": {"kind": "name-taken", "exit_status": 3, "errno": "EEXIST", "message": "..."}}
 //
-// with the exit status of cmd/exit_codes.h either way.
+// with the exit status of the error's kind either way.
 #pragma once
 
 #include <string>
@@ -20,13 +20,10 @@ namespace pp::cmd {
 inline constexpr const char* kRunDirHelp =
     "the broker's run directory (default: $PERF_PERSISTENT_RUN_DIR, else /run/perf-persistent)";
 
-// The exit status for an error from persistent/ (persistent/backend.h).
-int exit_status_of(const Error& error);
-
-// Prints `error` for `verb` and returns its exit status.
+// Prints `error` for `verb` and returns its exit status (its kind's).
 int report_error(std::string_view verb, const Error& error, bool json);
 
-// A bad command line: the message and the usage (text), exit status 1.
+// A bad command line: the message and the usage (text); a usage error.
 int report_usage_error(std::string_view verb, const Error& error, const OptionParser& options,
                        bool json);
 

@@ -4,13 +4,13 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
-#include "report/recorder.h"
+#include "record/recorder.h"
 #include "sys/process.h"
 
 namespace pp::cmd {
 
 int cmd_record(int argc, const char** argv) {
-  report::RecordRequest request;
+  record::RecordRequest request;
   std::string run_dir;
   bool no_follow = false;
   bool quiet = false;
@@ -45,15 +45,13 @@ int cmd_record(int argc, const char** argv) {
   for (int i = 0; i < argc; i++)
     request.cmdline.emplace_back(argv[i]);
 
-  auto result = report::record(request, std::cerr);
+  auto result = record::record(request, std::cerr);
   if (!result.ok())
     return report_error("record", result.error(), false);
-  if (result->command_error) {
-    std::cerr << "perf persistent record: " << result->command_error->message() << "\n";
-    return kExitNoCommand;
-  }
+  if (result->command_error)
+    return report_error("record", result->command_error->with_kind(ErrorKind::kCommand), false);
   if (!quiet)
-    std::cerr << report::record_summary(*result);
+    std::cerr << record::record_summary(*result);
   if (result->output_error) {
     std::cerr << "perf persistent record: " << result->output_error->message() << "\n"
               << "perf persistent record: " << result->output
@@ -61,6 +59,15 @@ int cmd_record(int argc, const char** argv) {
                  "another file system (-o)\n";
     return kExitOutput;
   }
+  // perf's dispatcher reads 127 from perf-persistent as "not a perf-command":
+  // a COMMAND's own 127 (the shell's "command not found") is passed on as 6.
+  if (result->command_status == 127)
+    return report_error("record",
+                        Error(ErrorKind::kCommand, ENOENT,
+                              "COMMAND exited with status 127 (its shell found no such command?); "
+                              "record exits 6 instead, since perf takes a 127 to mean that "
+                              "perf-persistent itself is missing"),
+                        false);
   return result->command_status.value_or(kExitOk);
 }
 

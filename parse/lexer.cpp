@@ -1,111 +1,15 @@
+// The event-string lexer: perf 6.1's parse-events.l, its start states and rules
+// in flex's order (see parse/lexer.h); its vocabulary is parse/names.h.
 #include "parse/lexer.h"
 
-#include <linux/perf_event.h>
-
 #include <algorithm>
-#include <array>
 #include <optional>
 
+#include "parse/names.h"
 #include "pmu/model.h"
 
 namespace pp::parse {
 namespace {
-
-struct Literal {
-  std::string_view text;
-  Tok kind;
-  uint64_t num;
-};
-
-// perf 6.1's symbolic events, in the lexer's order.
-constexpr Literal kSymbols[] = {
-    {"cpu-cycles", Tok::kValueSymHw, PERF_COUNT_HW_CPU_CYCLES},
-    {"cycles", Tok::kValueSymHw, PERF_COUNT_HW_CPU_CYCLES},
-    {"stalled-cycles-frontend", Tok::kValueSymHw, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-    {"idle-cycles-frontend", Tok::kValueSymHw, PERF_COUNT_HW_STALLED_CYCLES_FRONTEND},
-    {"stalled-cycles-backend", Tok::kValueSymHw, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-    {"idle-cycles-backend", Tok::kValueSymHw, PERF_COUNT_HW_STALLED_CYCLES_BACKEND},
-    {"instructions", Tok::kValueSymHw, PERF_COUNT_HW_INSTRUCTIONS},
-    {"cache-references", Tok::kValueSymHw, PERF_COUNT_HW_CACHE_REFERENCES},
-    {"cache-misses", Tok::kValueSymHw, PERF_COUNT_HW_CACHE_MISSES},
-    {"branch-instructions", Tok::kValueSymHw, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-    {"branches", Tok::kValueSymHw, PERF_COUNT_HW_BRANCH_INSTRUCTIONS},
-    {"branch-misses", Tok::kValueSymHw, PERF_COUNT_HW_BRANCH_MISSES},
-    {"bus-cycles", Tok::kValueSymHw, PERF_COUNT_HW_BUS_CYCLES},
-    {"ref-cycles", Tok::kValueSymHw, PERF_COUNT_HW_REF_CPU_CYCLES},
-    {"cpu-clock", Tok::kValueSymSw, PERF_COUNT_SW_CPU_CLOCK},
-    {"task-clock", Tok::kValueSymSw, PERF_COUNT_SW_TASK_CLOCK},
-    {"page-faults", Tok::kValueSymSw, PERF_COUNT_SW_PAGE_FAULTS},
-    {"faults", Tok::kValueSymSw, PERF_COUNT_SW_PAGE_FAULTS},
-    {"minor-faults", Tok::kValueSymSw, PERF_COUNT_SW_PAGE_FAULTS_MIN},
-    {"major-faults", Tok::kValueSymSw, PERF_COUNT_SW_PAGE_FAULTS_MAJ},
-    {"context-switches", Tok::kValueSymSw, PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"cs", Tok::kValueSymSw, PERF_COUNT_SW_CONTEXT_SWITCHES},
-    {"cpu-migrations", Tok::kValueSymSw, PERF_COUNT_SW_CPU_MIGRATIONS},
-    {"migrations", Tok::kValueSymSw, PERF_COUNT_SW_CPU_MIGRATIONS},
-    {"alignment-faults", Tok::kValueSymSw, PERF_COUNT_SW_ALIGNMENT_FAULTS},
-    {"emulation-faults", Tok::kValueSymSw, PERF_COUNT_SW_EMULATION_FAULTS},
-    {"dummy", Tok::kValueSymSw, PERF_COUNT_SW_DUMMY},
-    {"duration_time", Tok::kValueSymTool, 0},
-    {"bpf-output", Tok::kValueSymSw, PERF_COUNT_SW_BPF_OUTPUT},
-    {"cgroup-switches", Tok::kValueSymSw, 11 /* PERF_COUNT_SW_CGROUP_SWITCHES, 5.13+ */},
-};
-
-// Events perf must not mistake for cycles, loads or stores.
-constexpr std::string_view kKernelPmuLiterals[] = {"cycles-ct", "cycles-t", "mem-loads",
-                                                   "mem-loads-aux", "mem-stores"};
-constexpr std::string_view kKernelPmuPrefixes[] = {"topdown-", "tx-capacity-", "el-capacity-"};
-
-constexpr std::string_view kCacheTypes[] = {
-    "L1-dcache", "l1-d",     "l1d",  "L1-data", "L1-icache", "l1-i", "l1i",   "L1-instruction",
-    "LLC",       "L2",       "dTLB", "d-tlb",   "Data-TLB",  "iTLB", "i-tlb", "Instruction-TLB",
-    "branch",    "branches", "bpu",  "btb",     "bpc",       "node"};
-
-constexpr std::string_view kCacheOpResults[] = {"load",
-                                                "loads",
-                                                "read",
-                                                "store",
-                                                "stores",
-                                                "write",
-                                                "prefetch",
-                                                "prefetches",
-                                                "speculative-read",
-                                                "speculative-load",
-                                                "refs",
-                                                "Reference",
-                                                "ops",
-                                                "access",
-                                                "misses",
-                                                "miss"};
-
-struct TermKeyword {
-  std::string_view text;
-  TermType type;
-};
-
-constexpr TermKeyword kTermKeywords[] = {
-    {"config", TermType::kConfig},
-    {"config1", TermType::kConfig1},
-    {"config2", TermType::kConfig2},
-    {"config3", TermType::kConfig3},
-    {"name", TermType::kName},
-    {"period", TermType::kPeriod},
-    {"freq", TermType::kFreq},
-    {"branch_type", TermType::kBranchType},
-    {"time", TermType::kTime},
-    {"call-graph", TermType::kCallGraph},
-    {"stack-size", TermType::kStackSize},
-    {"max-stack", TermType::kMaxStack},
-    {"nr", TermType::kMaxEvents},
-    {"inherit", TermType::kInherit},
-    {"no-inherit", TermType::kNoInherit},
-    {"overwrite", TermType::kOverwrite},
-    {"no-overwrite", TermType::kNoOverwrite},
-    {"percore", TermType::kPercore},
-    {"aux-output", TermType::kAuxOutput},
-    {"aux-sample-size", TermType::kAuxSampleSize},
-    {"metric-id", TermType::kMetricId},
-};
 
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
@@ -248,6 +152,17 @@ class Lexer {
     if (p >= in_.size() || in_[p] != lit[0])
       return 0;
     return in_.substr(p, lit.size()) == lit ? lit.size() : 0;
+  }
+
+  // The longest name of a table of names (parse/names.h) at p, or 0.
+  template <typename Table>
+  size_t longest_name(size_t p, const Table& table) const {
+    size_t len = 0;
+    for (const auto& names : table)
+      for (std::string_view name : names)
+        if (!name.empty())
+          len = std::max(len, match_literal(p, name));
+    return len;
   }
 
   size_t run_of(size_t p, bool (*pred)(char)) const {
@@ -462,7 +377,7 @@ class Lexer {
   void initial_rules(size_t p, Best* best) const {
     {
       Best sym;
-      for (const Literal& s : kSymbols)
+      for (const SymbolicEvent& s : kSymbolicEvents)
         sym.consider(match_literal(p, s.text), kRSymbol, s.num, s.kind);
       best->consider(sym.len, kRSymbol, sym.num, sym.kind);
     }
@@ -480,16 +395,9 @@ class Lexer {
       }
       best->consider(len, kRKernelPmu);
     }
+    best->consider(longest_name(p, kCacheTypeNames), kRCacheType);
     {
-      size_t len = 0;
-      for (std::string_view lit : kCacheTypes)
-        len = std::max(len, match_literal(p, lit));
-      best->consider(len, kRCacheType);
-    }
-    {
-      size_t len = 0;
-      for (std::string_view lit : kCacheOpResults)
-        len = std::max(len, match_literal(p, lit));
+      size_t len = std::max(longest_name(p, kCacheOpNames), longest_name(p, kCacheResultNames));
       best->consider(len, kRCacheOp);
     }
     best->consider(match_literal(p, "mem:"), kRMem);

@@ -15,6 +15,11 @@
 //
 // Pure: every name is resolved through the pmu::Model (PMUs, formats,
 // aliases, tracepoints); nothing here reads a file or calls the kernel.
+//
+// Built as perf builds it: parse/lexer.h (parse-events.l), parse/grammar.h
+// (parse-events.y, into the located tree of parse/ast.h), then resolution
+// per event family (parse/resolver.h lists the files), with the PMU formats
+// applied by pmu/config.h (perf's perf_pmu__config).
 #pragma once
 
 #include <cstdint>
@@ -87,7 +92,8 @@ struct EventSpec {
 };
 
 // Parses a comma-separated event list as `perf stat -e TEXT` would. On error:
-// code EINVAL (ENOENT for a PMU, tracepoint or persistent event that does not
+// kind usage (not-found for a persistent event that does not exist), code
+// EINVAL (ENOENT for a PMU, tracepoint or persistent event that does not
 // exist), and a message in perf's caret form, one block per error, in order:
 //
 //   event syntax error: 'msr/umsk=1/'

@@ -29,19 +29,6 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   return std::make_unique<BrokerBackend>(options);
 }
 
-Failure failure_of(const Error& error) {
-  switch (error.code()) {
-    case EINVAL:
-      return Failure::kUsage;
-    case EEXIST:
-      return Failure::kNameTaken;
-    case ENOENT:
-      return Failure::kNotFound;
-    default:
-      return Failure::kRefused;
-  }
-}
-
 Result<KillReport> kill_events(Backend& backend, const std::vector<std::string>& references,
                                bool all) {
   KillReport report;

@@ -10,14 +10,12 @@
 // A reader keeps its Backend alive while it reads: the broker counts the
 // readers of an event by their open connections.
 //
-// Every operation fails with one of these codes, each of which ends a command
-// with its own exit status (failure_of() below, cmd/exit_codes.h):
-//   EINVAL  the request itself is wrong: name, event string, CPU list, pages (1)
-//   EEXIST  the name is taken (3)
-//   ENOENT  no persistent event with that id or name, or not on that CPU (4)
-//   other   refused: by the kernel (its errno, explained; a kernel EINVAL or
-//           ENOENT is passed on as EOPNOTSUPP or ENODEV so it cannot read as the
-//           above), by authorisation (EACCES), or the broker is unreachable (2)
+// Every operation's Error has a kind (base/result.h) that decides the exit
+// status: usage (a bad name, event string, CPU list, pages), name-taken,
+// not-found (no persistent event with that id or name, or not on that CPU),
+// or refused (by the kernel, with its own errno explained; by authorisation,
+// EACCES; or the broker is unreachable). The broker's kind reaches the client
+// through the protocol.
 #pragma once
 
 #include <memory>
@@ -93,10 +91,6 @@ bool kernel_has_persistent_pmu(const sys::Tree& sysfs);
 
 // The kernel backend where the kernel has the ABI, else the broker's client.
 std::unique_ptr<Backend> make_backend(const BackendOptions& options);
-
-// What ends a command when an operation fails, from the code (see above).
-enum class Failure { kUsage, kRefused, kNameTaken, kNotFound };
-Failure failure_of(const Error& error);
 
 // Kills each reference (or, with `all`, every event): what was killed and
 // the error of each reference that was not.

@@ -66,7 +66,7 @@ void Broker::log(const std::string& line) const {
 
 Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   if (!config.kernel || !config.resolver)
-    return Error(EINVAL, "a broker needs a kernel and an event resolver");
+    return internal_error("a broker needs a kernel and an event resolver");
   std::unique_ptr<Broker> broker(new Broker(std::move(config)));
   const RunDir& dir = broker->dir_;
   PP_RETURN_IF_ERROR(dir.prepare());
@@ -90,9 +90,9 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
 Status Broker::restore() {
   auto loaded = load_state(dir_);
   if (!loaded.ok()) {
-    int code = loaded.error().code() == EINVAL ? EIO : loaded.error().code();
-    return Error(code, "cannot restore the registry: " + loaded.error().message() + "; move " +
-                           dir_.state() + " away to start with an empty one");
+    return Error(loaded.error().code(), "cannot restore the registry: " + loaded.error().message() +
+                                            "; move " + dir_.state() +
+                                            " away to start with an empty one");
   }
   RegistryState state = std::move(*loaded);
   next_id_ = state.next_id;
@@ -411,7 +411,8 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
   auto buffer = std::find_if(event.buffers.begin(), event.buffers.end(),
                              [&](const CpuBuffer& b) { return b.cpu == request.cpu; });
   if (buffer == event.buffers.end())
-    return errorf(ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
+    return errorf(ErrorKind::kNotFound, ENOENT,
+                  "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));

@@ -157,8 +157,8 @@ Result<EventInfo> BrokerBackend::kill(std::string_view reference) {
   auto conn = connection(false);
   if (!conn.ok()) {
     if (conn.error().code() == ECONNREFUSED)
-      return Error(ENOENT,
-                   not_found(reference).message() + " (no broker runs for " + dir_.root() + ")");
+      return not_found_error(not_found(reference).message() + " (no broker runs for " +
+                             dir_.root() + ")");
     return conn.error();
   }
   Request request;
@@ -174,8 +174,8 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   auto conn = connection(false);
   if (!conn.ok()) {
     if (conn.error().code() == ECONNREFUSED)
-      return Error(ENOENT, not_found(std::to_string(id)).message() + " (no broker runs for " +
-                               dir_.root() + ")");
+      return not_found_error(not_found(std::to_string(id)).message() + " (no broker runs for " +
+                             dir_.root() + ")");
     return conn.error();
   }
   Request request;

@@ -9,7 +9,9 @@
 #include <thread>
 
 #include "persistent/broker.h"
-#include "persistent/test_doubles.h"
+#include "persistent/create.h"
+#include "persistent/names.h"
+#include "persistent/testing/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {
@@ -151,10 +153,11 @@ TEST_F(BrokerClientTest, TheBrokersRefusalArrivesWithItsCode) {
   request.event = "syscalls:sys_enter_getppid";
   auto create = b.create(request, nullptr);
   ASSERT_FALSE(create.ok());
-  EXPECT_EQ(create.error().code(), EOPNOTSUPP) << "a kernel EINVAL is a refusal, not a usage error";
+  EXPECT_EQ(create.error().kind(), ErrorKind::kRefused)
+      << "a kernel EINVAL is a refusal, not a usage error";
+  EXPECT_EQ(create.error().code(), EINVAL) << "the kernel's own errno, not remapped";
   EXPECT_NE(create.error().message().find("(EINVAL)"), std::string::npos);
   EXPECT_EQ(notes_.str(), "") << "a broker answered: none was started";
-  EXPECT_EQ(failure_of(create.error()), Failure::kRefused);
 }
 
 TEST(BackendSelection, KernelAbiPicksTheKernelBackend) {
@@ -178,12 +181,14 @@ TEST(BackendSelection, RunDirFromTheEnvironment) {
   ::unsetenv(kRunDirEnv);
 }
 
-TEST(BackendSelection, FailureClasses) {
-  EXPECT_EQ(failure_of(Error(EINVAL, "")), Failure::kUsage);
-  EXPECT_EQ(failure_of(Error(EEXIST, "")), Failure::kNameTaken);
-  EXPECT_EQ(failure_of(Error(ENOENT, "")), Failure::kNotFound);
-  for (int code : {EACCES, EPERM, EOPNOTSUPP, ENODEV, ECONNREFUSED, EMFILE, EBUSY})
-    EXPECT_EQ(failure_of(Error(code, "")), Failure::kRefused) << errno_name(code);
+TEST(BackendSelection, FailureClassesComeFromTheKindNotTheErrno) {
+  EXPECT_EQ(validate_name("a b").error().kind(), ErrorKind::kUsage);
+  EXPECT_EQ(find_event({}, "ctxsw").error().kind(), ErrorKind::kNotFound);
+  EXPECT_EQ(validate_pages(3).error().kind(), ErrorKind::kUsage);
+  // A system or kernel errno, whatever its value, is a refusal.
+  for (int code :
+       {EINVAL, EEXIST, ENOENT, EACCES, EPERM, EOPNOTSUPP, ENODEV, ECONNREFUSED, EMFILE, EBUSY})
+    EXPECT_EQ(Error(code, "").kind(), ErrorKind::kRefused) << errno_name(code);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The broker over the fake kernel (sys/fake_kernel.h): what it opens, maps,
+// The broker over the fake kernel (sys/testing/fake_kernel.h): what it opens, maps,
 // counts and closes for create, list, open and kill, and what a restart
 // re-creates. The clients are BrokerBackends, the broker serves on a thread.
 #include <fcntl.h>
@@ -11,8 +11,8 @@
 #include "persistent/broker.h"
 #include "persistent/broker_client.h"
 #include "persistent/kernel_backend.h"
-#include "persistent/test_doubles.h"
-#include "sys/fake_kernel.h"
+#include "persistent/testing/test_doubles.h"
+#include "sys/testing/fake_kernel.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
 

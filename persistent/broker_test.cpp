@@ -16,7 +16,7 @@
 
 #include "persistent/event_json.h"
 #include "persistent/protocol.h"
-#include "persistent/test_doubles.h"
+#include "persistent/testing/test_doubles.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
 

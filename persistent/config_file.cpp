@@ -25,7 +25,8 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
   std::set<std::string> names;
   int number = 0, section_line = 0;
   auto fail_at = [&](int line, const std::string& why) {
-    return errorf(EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line, why.c_str());
+    return errorf(ErrorKind::kUsage, EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line,
+                  why.c_str());
   };
   auto fail = [&](const std::string& why) { return fail_at(number, why); };
   auto no_event = [&]() {

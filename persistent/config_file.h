@@ -24,7 +24,7 @@ namespace pp::persistent {
 
 inline constexpr const char* kDefaultConfigFile = "/etc/perf-persistent.conf";
 
-// Pure: EINVAL names `path`, the line and what is wrong.
+// Pure: a usage error (EINVAL) names `path`, the line and what is wrong.
 Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path);
 
 }  // namespace pp::persistent

@@ -56,17 +56,19 @@ Result<std::vector<int>> choose_cpus(std::string_view requested, const std::vect
       if (pmu_cpus.empty() || in(pmu_cpus, cpu))
         chosen.push_back(cpu);
     if (chosen.empty())
-      return errorf(EINVAL, "none of the online CPUs (%s) is in the event's PMU cpumask (%s)",
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "none of the online CPUs (%s) is in the event's PMU cpumask (%s)",
                     format_cpu_list(online).c_str(), format_cpu_list(pmu_cpus).c_str());
     return chosen;
   }
   PP_ASSIGN_OR_RETURN(chosen, parse_cpu_list(requested));
   for (int cpu : chosen) {
     if (!in(online, cpu))
-      return errorf(EINVAL, "CPU %d is not online (online: %s); choose CPUs with -C from those",
-                    cpu, format_cpu_list(online).c_str());
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "CPU %d is not online (online: %s); choose CPUs with -C from those", cpu,
+                    format_cpu_list(online).c_str());
     if (!pmu_cpus.empty() && !in(pmu_cpus, cpu))
-      return errorf(EINVAL, "CPU %d is not in the event's PMU cpumask (%s)", cpu,
+      return errorf(ErrorKind::kUsage, EINVAL, "CPU %d is not in the event's PMU cpumask (%s)", cpu,
                     format_cpu_list(pmu_cpus).c_str());
   }
   return chosen;
@@ -74,7 +76,7 @@ Result<std::vector<int>> choose_cpus(std::string_view requested, const std::vect
 
 Status validate_pages(uint64_t pages) {
   if (pages == 0 || pages > kMaxPages || (pages & (pages - 1)) != 0)
-    return errorf(EINVAL,
+    return errorf(ErrorKind::kUsage, EINVAL,
                   "-m %llu: the buffer size in pages must be a power of two from 1 to %llu "
                   "(the default is %llu)",
                   (unsigned long long)pages, (unsigned long long)kMaxPages,
@@ -89,7 +91,7 @@ Status check_pages(uint64_t pages, uint64_t fixed_pages) {
   if (fixed_pages == 0)
     return validate_pages(pages ? pages : kDefaultPages);
   if (pages != 0 && pages != fixed_pages)
-    return errorf(EINVAL,
+    return errorf(ErrorKind::kUsage, EINVAL,
                   "-m %llu: this kernel's persistent events always have %llu pages per CPU "
                   "(PERF_EVENT_IOC_DETACH allocates %llu KiB); leave -m out",
                   (unsigned long long)pages, (unsigned long long)fixed_pages,
@@ -102,9 +104,9 @@ Status check_pages(uint64_t pages, uint64_t fixed_pages) {
 Result<CreatePlan> plan_event(std::string_view event, std::string_view cpus,
                               const CreateContext& context, ResolvedEvent* resolved) {
   if (event.empty())
-    return Error(EINVAL, "no event given: create needs -e EVENT");
+    return usage_error("no event given: create needs -e EVENT");
   if (!context.resolver)
-    return Error(EINVAL, "no event parser to create with");
+    return internal_error("no event parser to create with");
   PP_ASSIGN_OR_RETURN(*resolved, context.resolver->resolve(event));
   PP_ASSIGN_OR_RETURN(std::vector<int> online, online_cpus(*context.sysfs));
   CreatePlan plan;
@@ -139,7 +141,7 @@ Result<CreatePlan> plan_create(const CreateRequest& request, const CreateContext
   PP_ASSIGN_OR_RETURN(std::vector<EventInfo> existing, context.existing());
   for (const EventInfo& other : existing) {
     if (other.name == plan.name)
-      return errorf(EEXIST,
+      return errorf(ErrorKind::kNameTaken, EEXIST,
                     "the name '%s'%s is taken by persistent event %llu; choose another with "
                     "--name, or kill that one first ('perf persistent kill %s')",
                     plan.name.c_str(), request.name.empty() ? " (this event's default name)" : "",

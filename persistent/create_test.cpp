@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "persistent/test_doubles.h"
+#include "persistent/testing/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::persistent {

@@ -25,7 +25,7 @@ json event_to_json(const EventInfo& e) {
   j["creator"] = {{"uid", e.creator_uid}, {"pid", e.creator_pid}};
   j["attr"] = json::array();
   for (uint64_t w : e.attr.words)
-    j["attr"].push_back(w);
+    j["attr"].push_back(hex_u64(w));
   if (!e.cpu_ids.empty()) {
     j["cpu_ids"] = json::array();
     for (const CpuId& c : e.cpu_ids)
@@ -94,10 +94,10 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
       return errorf(EINVAL, "%s: \"attr\" has %zu words; struct perf_event_attr has %u",
                     where.c_str(), attr->size(), sys::kAttrWords);
     for (size_t i = 0; i < attr->size(); i++) {
-      const json& w = (*attr)[i];
-      if (!w.is_number_unsigned() && !(w.is_number_integer() && w.get<int64_t>() >= 0))
-        return errorf(EINVAL, "%s: \"attr\" word %zu is not a u64", where.c_str(), i);
-      e.attr.words[i] = w.get<uint64_t>();
+      std::optional<uint64_t> w = u64_from_hex_json((*attr)[i]);
+      if (!w)
+        return errorf(EINVAL, "%s: \"attr\" word %zu is not a u64 (\"0x...\")", where.c_str(), i);
+      e.attr.words[i] = *w;
     }
   }
   if (g.has("cpu_ids")) {

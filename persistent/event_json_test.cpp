@@ -55,6 +55,21 @@ TEST(EventJson, EveryFieldRoundTrips) {
   EXPECT_EQ(back->readers, 2);
 }
 
+// The attr words are "0x..." strings; a state file written when they were
+// numbers still loads.
+TEST(EventJson, AttrWordsAreHexStringsAndNumbersStillRead) {
+  EventInfo e = full_event();
+  json j = event_to_json(e);
+  EXPECT_EQ(j["attr"][1], "0x13c");
+  EXPECT_EQ(j["attr"][16], "0xffffffffffffffff");
+  json old = j;
+  for (size_t i = 0; i < old["attr"].size(); i++)
+    old["attr"][i] = e.attr.words[i];
+  auto back = event_from_json(old, "an old state file");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_TRUE(back->attr == e.attr);
+}
+
 TEST(EventJson, StableKeysForScripts) {
   json j = event_to_json(full_event());
   for (const char* key :

@@ -6,13 +6,7 @@
 namespace pp::persistent {
 
 Error kernel_refusal(const Error& error, const sys::FailedCall& call, const sys::ExplainEnv& env) {
-  Error explained = sys::explain(error, call, env);
-  int code = error.code();
-  if (code == EINVAL)
-    code = EOPNOTSUPP;
-  else if (code == ENOENT)
-    code = ENODEV;
-  return Error(code, explained.message());
+  return Error(ErrorKind::kRefused, error.code(), sys::explain(error, call, env).message());
 }
 
 Status apply_filter(sys::Kernel& kernel, int fd, std::string_view filter, sys::FailedCall call,
@@ -26,7 +20,7 @@ Status apply_filter(sys::Kernel& kernel, int fd, std::string_view filter, sys::F
   call.request = PERF_EVENT_IOC_SET_FILTER;
   Error e = kernel_refusal(set.error(), call, env);
   if (set.error().code() == EINVAL)  // a bad filter is the request's fault
-    return Error(EINVAL, "the filter '" + std::string(filter) + "' was refused: " + e.message());
+    return usage_error("the filter '" + std::string(filter) + "' was refused: " + e.message());
   return e;
 }
 

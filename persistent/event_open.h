@@ -50,10 +50,8 @@ Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr
 Status apply_filter(sys::Kernel& kernel, int fd, std::string_view filter, sys::FailedCall call,
                     const sys::ExplainEnv& env = {});
 
-// A kernel refusal as the user sees it: sys::explain()'s message (what
-// failed, on what, why, what to try), with the code the kernel gave, except
-// that EINVAL and ENOENT become EOPNOTSUPP and ENODEV (backend.h: those two
-// mean a bad request and no such persistent event).
+// A kernel refusal as the user sees it: kind refused, the code the kernel
+// gave, and sys::explain()'s message (what failed, on what, why, what to try).
 Error kernel_refusal(const Error& error, const sys::FailedCall& call,
                      const sys::ExplainEnv& env = {});
 

@@ -14,12 +14,16 @@ TEST(EventOpen, KernelRefusalsAreExplainedAndNeverReadAsUsageOrNotFound) {
   sys::ExplainEnv env{proc.path(), sysfs.path()};
   sys::FailedCall open{.call = sys::PerfCall::kOpen, .event = "cycles", .cpu = 1};
   Error inval = kernel_refusal(Error(EINVAL, "perf_event_open: Invalid argument"), open, env);
-  EXPECT_EQ(inval.code(), EOPNOTSUPP);
+  // The kind says refusal; the kernel's errno stays as it was (no remap).
+  EXPECT_EQ(inval.kind(), ErrorKind::kRefused);
+  EXPECT_EQ(inval.code(), EINVAL);
   EXPECT_NE(inval.message().find("'cycles' on CPU 1"), std::string::npos) << inval.message();
   EXPECT_NE(inval.message().find("(EINVAL)"), std::string::npos) << inval.message();
   Error noent = kernel_refusal(Error(ENOENT, "x"), open, env);
-  EXPECT_EQ(noent.code(), ENODEV);
+  EXPECT_EQ(noent.kind(), ErrorKind::kRefused);
+  EXPECT_EQ(noent.code(), ENOENT);
   Error acces = kernel_refusal(Error(EACCES, "x"), open, env);
+  EXPECT_EQ(acces.kind(), ErrorKind::kRefused);
   EXPECT_EQ(acces.code(), EACCES);
   EXPECT_NE(acces.message().find("CAP_PERFMON"), std::string::npos) << acces.message();
   EXPECT_NE(acces.message().find("perf_event_paranoid is 2"), std::string::npos) << acces.message();

@@ -350,7 +350,8 @@ Result<Buffer> KernelBackend::open(uint64_t id, int cpu) {
     auto on_cpu = std::find_if(record.cpu_ids.begin(), record.cpu_ids.end(),
                                [&](const CpuId& c) { return c.cpu == cpu; });
     if (on_cpu == record.cpu_ids.end())
-      return errorf(ENOENT, "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
+      return errorf(ErrorKind::kNotFound, ENOENT,
+                    "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
                     (unsigned long long)id, record.name.c_str(), cpu,
                     format_cpu_list(record.cpus).c_str());
     kernel_id = on_cpu->id;
@@ -359,7 +360,8 @@ Result<Buffer> KernelBackend::open(uint64_t id, int cpu) {
   auto fd = open_persistent(type, kernel_id, cpu);
   if (!fd.ok()) {
     if (fd.error().code() == ENOENT)
-      return errorf(ENOENT, "no persistent event %llu on CPU %d; see 'perf persistent list'",
+      return errorf(ErrorKind::kNotFound, ENOENT,
+                    "no persistent event %llu on CPU %d; see 'perf persistent list'",
                     (unsigned long long)id, cpu);
     return kernel_refusal(fd.error(),
                           {.call = sys::PerfCall::kOpen,

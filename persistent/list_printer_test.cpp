@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
+#include "base/json.h"
+
 namespace pp::persistent {
 namespace {
 
@@ -29,6 +31,21 @@ TEST(ListPrinter, EmptyRegistryIsTheHeaderOnly) {
   std::ostringstream json;
   print_list_json(json, {});
   EXPECT_EQ(json.str(), "{\"events\":[]}\n");
+}
+
+// A kernel event's name comes from sysfs and may hold any byte; the attr
+// words are bit patterns.
+TEST(ListPrinter, JsonEscapesInvalidUtf8AndWritesAttrWordsInHex) {
+  EventInfo e = event(7, "odd\xff", "sched:\xc3");
+  e.attr.attr.config = 0x8000000000000001;
+  std::ostringstream out;
+  print_list_json(out, {e});
+  json doc = json::parse(out.str(), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << out.str();
+  EXPECT_EQ(doc["events"][0]["name"], "odd\\xff");
+  EXPECT_EQ(doc["events"][0]["event"], "sched:\\xc3");
+  EXPECT_EQ(doc["events"][0]["attr"][1], "0x8000000000000001");
+  EXPECT_EQ(doc["events"][0]["id"], 7) << "ids stay numbers";
 }
 
 TEST(ListPrinter, ColumnsAlign) {

@@ -14,9 +14,9 @@ bool is_id_reference(std::string_view text) {
 
 Status validate_name(std::string_view name) {
   auto bad = [&](const std::string& why) {
-    return Error(EINVAL, "invalid name '" + std::string(name) + "': " + why +
-                             "; a name is 1 to 64 letters, digits, '_', '-' and '.', not '.' or "
-                             "'..', and not only digits (those are ids)");
+    return usage_error("invalid name '" + std::string(name) + "': " + why +
+                       "; a name is 1 to 64 letters, digits, '_', '-' and '.', not '.' or "
+                       "'..', and not only digits (those are ids)");
   };
   if (name.empty())
     return bad("it is empty");
@@ -52,8 +52,8 @@ std::string default_name(std::string_view tracepoint, uint64_t id) {
 }
 
 Error not_found(std::string_view reference) {
-  return Error(ENOENT,
-               "no persistent event '" + std::string(reference) + "'; see 'perf persistent list'");
+  return not_found_error("no persistent event '" + std::string(reference) +
+                         "'; see 'perf persistent list'");
 }
 
 Result<const EventInfo*> find_event(const std::vector<EventInfo>& events,

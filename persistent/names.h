@@ -23,7 +23,8 @@ inline constexpr size_t kMaxNameLength = 64;
 // Whether `text` is a decimal id: one or more digits, nothing else.
 bool is_id_reference(std::string_view text);
 
-// Checks a name chosen with `create --name`; EINVAL explains the rule.
+// Checks a name chosen with `create --name`; a usage error (EINVAL) explains
+// the rule.
 Status validate_name(std::string_view name);
 
 // The name an event gets when create has no --name: a tracepoint's event
@@ -33,11 +34,11 @@ std::string default_name(std::string_view tracepoint, uint64_t id);
 
 // The event `reference` names among `events`, by id or by name as above. An
 // id matches an event's id or, in the kernel backend, any of its per-CPU ids.
-// ENOENT: "no persistent event 'x'; see 'perf persistent list'".
+// not-found (ENOENT): "no persistent event 'x'; see 'perf persistent list'".
 Result<const EventInfo*> find_event(const std::vector<EventInfo>& events,
                                     std::string_view reference);
 
-// The ENOENT error for a reference that matches nothing.
+// The not-found error (ENOENT) for a reference that matches nothing.
 Error not_found(std::string_view reference);
 
 }  // namespace pp::persistent

@@ -8,7 +8,7 @@ namespace pp::persistent {
 namespace {
 
 Error already_persistent(std::string_view text) {
-  return errorf(EINVAL,
+  return errorf(ErrorKind::kUsage, EINVAL,
                 "'%.*s' is already a persistent event; create takes an ordinary event (a "
                 "tracepoint, a software or hardware event, a PMU event)",
                 int(text.size()), text.data());
@@ -24,12 +24,10 @@ class ParserResolver final : public EventResolver {
       return already_persistent(text);
     PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(roots_));
     auto specs = parse::parse_events(text, model);
-    if (!specs.ok()) {
-      // A parse error is the request's fault, whatever the parser's code.
-      return Error(EINVAL, specs.error().message());
-    }
+    if (!specs.ok())  // the request's fault, even "no persistent event 'x'"
+      return std::move(specs).error().with_kind(ErrorKind::kUsage);
     if (specs->size() != 1)
-      return errorf(EINVAL,
+      return errorf(ErrorKind::kUsage, EINVAL,
                     "'%.*s' is %zu events; a persistent event is one event: create them one at a "
                     "time",
                     int(text.size()), text.data(), specs->size());

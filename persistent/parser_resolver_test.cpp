@@ -59,7 +59,7 @@ TEST_F(ParserResolverTest, RefusesWhatIsNotOneOrdinaryEvent) {
   for (const Case& c : cases) {
     auto r = resolver_->resolve(c.text);
     ASSERT_FALSE(r.ok()) << c.text;
-    EXPECT_EQ(r.error().code(), EINVAL) << c.text << ": a parse error is a usage error";
+    EXPECT_EQ(r.error().kind(), ErrorKind::kUsage) << c.text << ": a parse error is a usage error";
     EXPECT_NE(r.error().message().find(c.expect), std::string::npos)
         << c.text << ": " << r.error().message();
   }

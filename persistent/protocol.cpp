@@ -135,7 +135,9 @@ std::string encode_request(const Request& r) {
   return dump_json(j);
 }
 
-Result<Request> decode_request(std::string_view payload) {
+namespace {
+
+Result<Request> decode_request_fields(std::string_view payload) {
   PP_ASSIGN_OR_RETURN(json doc, parse_json(payload, "the request"));
   JsonFields f(doc, "the request");
   PP_ASSIGN_OR_RETURN(std::string op, f.str("op"));
@@ -172,6 +174,15 @@ Result<Request> decode_request(std::string_view payload) {
   return r;
 }
 
+}  // namespace
+
+Result<Request> decode_request(std::string_view payload) {
+  auto r = decode_request_fields(payload);
+  if (!r.ok())  // whatever the field, the request is what is wrong
+    return std::move(r).error().with_kind(ErrorKind::kUsage);
+  return r;
+}
+
 std::string encode_ok_reply(json body) {
   if (!body.is_object())
     body = json::object();
@@ -180,10 +191,8 @@ std::string encode_ok_reply(json body) {
 }
 
 std::string encode_error_reply(const Error& error) {
-  json j = {{"ok", false},
-            {"errno", error.code()},
-            {"errno_name", errno_name(error.code())},
-            {"error", error.message()}};
+  json j = error_json(error);
+  j["ok"] = false;
   return dump_json(j);
 }
 
@@ -197,11 +206,10 @@ Result<json> decode_reply(std::string_view payload) {
     return Error(EPROTO, ok.error().message());
   if (*ok)
     return std::move(*doc);
-  auto code = f.i64("errno");
-  auto message = f.str("error");
-  if (!code.ok() || !message.ok() || *code <= 0 || *code >= 4096)
-    return Error(EPROTO, "the broker's error reply has no valid \"errno\" and \"error\"");
-  return Error(int(*code), *message);
+  auto error = f.object("error");
+  if (!error.ok())
+    return Error(EPROTO, "the broker's error reply has no \"error\" object");
+  return error_from_json(**error, "the broker's error reply");
 }
 
 }  // namespace pp::persistent

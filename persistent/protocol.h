@@ -18,7 +18,10 @@
 //            {"op": "open", "id": 7, "cpu": 0}
 // Replies:   {"ok": true, ...}   (an open reply carries the event's fd for
 //                                 that CPU as SCM_RIGHTS with its first byte)
-//            {"ok": false, "errno": 17, "errno_name": "EEXIST", "error": "..."}
+//            {"ok": false, "error": {"kind": "name-taken", "exit_status": 3,
+//                                    "errno": "EEXIST", "message": "..."}}
+//            (the one error shape, base/json.h; the client reads "kind",
+//            "errno" and "message" and ends with its kind's exit status)
 #pragma once
 
 #include <cstddef>
@@ -28,9 +31,9 @@
 #include <string>
 #include <string_view>
 
+#include "base/json.h"
 #include "base/result.h"
 #include "persistent/event.h"
-#include "persistent/json_fields.h"
 
 namespace pp::persistent {
 
@@ -85,14 +88,14 @@ struct Request {
 // The JSON payload of a request.
 std::string encode_request(const Request& request);
 // Validates every field: an unknown op, a missing or mistyped field, a CPU
-// out of range: EINVAL naming the field.
+// out of range: a usage error (EINVAL) naming the field.
 Result<Request> decode_request(std::string_view payload);
 
 // The JSON payloads of replies: `body` gets "ok": true added.
 std::string encode_ok_reply(json body);
 std::string encode_error_reply(const Error& error);
-// The body of an ok reply, or the Error an error reply carries (code and
-// message as the broker sent them). EPROTO when the payload is not a reply.
+// The body of an ok reply, or the Error an error reply carries (kind, code
+// and message as the broker sent them). EPROTO when the payload is not a reply.
 Result<json> decode_reply(std::string_view payload);
 
 }  // namespace pp::persistent

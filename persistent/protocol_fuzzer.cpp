@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)event_from_json(*it, "fuzz");
     it = reply->find("events");
     if (it != reply->end() && it->is_array())
-      for (const json& e : *it)
+      for (const pp::json& e : *it)
         (void)event_from_json(e, "fuzz");
   }
   auto state = decode_state(text, "fuzz");

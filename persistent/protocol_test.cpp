@@ -153,12 +153,16 @@ TEST(Protocol, RepliesCarryBodiesOrErrors) {
   auto ok = decode_reply(encode_ok_reply({{"events", json::array()}}));
   ASSERT_TRUE(ok.ok());
   EXPECT_TRUE((*ok)["events"].is_array());
-  auto err = decode_reply(encode_error_reply(Error(EEXIST, "the name 'x' is taken")));
+  auto err = decode_reply(
+      encode_error_reply(Error(ErrorKind::kNameTaken, EEXIST, "the name 'x' is taken")));
   ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().kind(), ErrorKind::kNameTaken) << "the broker's kind reaches the client";
   EXPECT_EQ(err.error().code(), EEXIST);
   EXPECT_EQ(err.error().message(), "the name 'x' is taken");
-  for (const char* bad :
-       {"{}", "{\"ok\": false}", "{\"ok\": false, \"errno\": 0, \"error\": \"\"}", "nonsense"}) {
+  for (const char* bad : {"{}", "{\"ok\": false}", "{\"ok\": false, \"errno\": 0, \"error\": \"\"}",
+                          "{\"ok\": false, \"error\": {\"kind\": \"usage\", \"errno\": \"EBOGUS\", "
+                          "\"message\": \"\"}}",
+                          "nonsense"}) {
     auto r = decode_reply(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code(), EPROTO) << bad;
@@ -173,8 +177,26 @@ TEST(Protocol, InvalidUtf8NeverThrows) {
   auto back = decode_request(payload);
   ASSERT_TRUE(back.ok());
   EXPECT_NE(back->create.event, r.create.event) << "replaced, not passed through";
+  EXPECT_EQ(back->create.event, "bad\\xff\\xfe") << "each bad byte as the text \\xNN";
   std::string reply = encode_error_reply(Error(EINVAL, "bad \xc3 byte"));
-  EXPECT_FALSE(reply.empty());
+  auto err = decode_reply(reply);
+  ASSERT_FALSE(err.ok());
+  EXPECT_EQ(err.error().message(), "bad \\xc3 byte");
+  EXPECT_EQ(err.error().code(), EINVAL);
+  auto ok = decode_reply(encode_ok_reply({{"event", {{"name", "n\x80"}}}}));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ((*ok)["event"]["name"], "n\\x80");
+}
+
+// The protocol's error reply is the one error shape (base/json.h) plus "ok".
+TEST(Protocol, ErrorRepliesHaveTheOneErrorShape) {
+  json reply = json::parse(encode_error_reply(not_found_error("no persistent event 'x'")));
+  json expected = error_json(not_found_error("no persistent event 'x'"));
+  expected["ok"] = false;
+  EXPECT_EQ(reply, expected);
+  EXPECT_EQ(reply["error"]["kind"], "not-found");
+  EXPECT_EQ(reply["error"]["exit_status"], 4);
+  EXPECT_EQ(reply["error"]["errno"], "ENOENT");
 }
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "report/features.h"
 
+#include <cstring>
+
 #include "report/perf_data_format.h"
+#include "sys/perf_abi_records.h"
 
 namespace pp::report {
 
@@ -167,6 +170,62 @@ Result<std::pair<uint64_t, uint64_t>> decode_sample_time(std::span<const uint8_t
   PP_ASSIGN_OR_RETURN(uint64_t first, in.u64());
   PP_ASSIGN_OR_RETURN(uint64_t last, in.u64());
   return std::pair{first, last};
+}
+
+Bytes encode_pipe_header(std::span<const EventDesc> events, uint32_t attr_size,
+                         const FeatureMap& features) {
+  Bytes head;
+  ByteWriter w(&head);
+  PipeHeader pipe_header;
+  w.bytes({reinterpret_cast<const uint8_t*>(&pipe_header), sizeof(pipe_header)});
+  for (const EventDesc& e : events) {
+    w.u32(kRecordHeaderAttr);
+    w.u16(0);
+    w.u16(uint16_t(sizeof(perf_event_header) + attr_size + 8 * e.ids.size()));
+    w.bytes({reinterpret_cast<const uint8_t*>(e.attr.words), attr_size});
+    for (uint64_t id : e.ids)
+      w.u64(id);
+  }
+  // Features as HEADER_FEATURE records, then the one that ends them. Tracing
+  // data has its own record; sample time is unknown until the end, which a
+  // pipe never revisits.
+  for (const auto& [feature, bytes] : features) {
+    if (feature == kFeatureTracingData || feature == kFeatureBuildId)
+      continue;
+    size_t size = sizeof(perf_event_header) + 8 + bytes.size();
+    if (size > kMaxRecordSize)
+      continue;  // as perf does: a feature too big for a record is left out
+    w.u32(kRecordHeaderFeature);
+    w.u16(0);
+    w.u16(uint16_t(size));
+    w.u64(uint64_t(feature));
+    w.bytes(bytes);
+  }
+  w.u32(kRecordHeaderFeature);
+  w.u16(0);
+  w.u16(uint16_t(sizeof(perf_event_header) + 8));
+  w.u64(kFeatureLast);
+  if (auto tracing = features.find(kFeatureTracingData); tracing != features.end()) {
+    const Bytes& data = tracing->second;
+    w.u32(kRecordHeaderTracingData);
+    w.u16(0);
+    w.u16(kTracingDataRecordSize);
+    w.u32(uint32_t(align_up(data.size(), 8)));
+    w.u32(0);
+    w.bytes(data);
+    w.zeros(align_up(data.size(), 8) - data.size());
+  }
+  // Build-ids travel as records of their own in a pipe.
+  if (auto ids = features.find(kFeatureBuildId); ids != features.end()) {
+    Bytes records = ids->second;
+    const uint32_t type = kRecordHeaderBuildId;
+    sys::walk_records(records, [&](const perf_event_header&, size_t offset) {
+      std::memcpy(records.data() + offset, &type, sizeof(type));
+      return true;
+    });
+    w.bytes(records);
+  }
+  return head;
 }
 
 }  // namespace pp::report

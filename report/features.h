@@ -61,6 +61,14 @@ using FeatureMap = std::map<int, Bytes>;
 FeatureMap host_features(const HostInfo& host, std::span<const EventDesc> events,
                          uint32_t attr_size);
 
+// What a pipe stream starts with: the pipe header, an ATTR record per
+// event (attr_size bytes of attr, then its ids), a FEATURE record per
+// feature that fits in a record, the FEATURE record that ends them
+// (HEADER_LAST_FEATURE), TRACING_DATA with its data, and the build-ids as
+// BUILD_ID records. Sample time is left out: a pipe never goes back to it.
+Bytes encode_pipe_header(std::span<const EventDesc> events, uint32_t attr_size,
+                         const FeatureMap& features);
+
 // Decoding, for the reader and the tests. Each fails on a short or
 // malformed section.
 Result<std::string> decode_string_feature(std::span<const uint8_t> section);

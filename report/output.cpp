@@ -55,19 +55,21 @@ Status write_all(std::span<const iovec> parts, uint64_t* written, uint64_t* call
       if (written)
         *written = done;
       if (err == ENOSPC || err == EDQUOT)
-        return errorf(err,
+        return errorf(ErrorKind::kOutput, err,
                       "no space left writing %s (%llu of %llu bytes of this write made it); "
                       "free some space or write elsewhere with -o",
                       name.c_str(), static_cast<unsigned long long>(done),
                       static_cast<unsigned long long>(total));
       if (err == EPIPE)
-        return errorf(err, "the reader of %s went away (broken pipe)", name.c_str());
-      return error_from_errno(err, "writing " + name);
+        return errorf(ErrorKind::kOutput, err, "the reader of %s went away (broken pipe)",
+                      name.c_str());
+      return error_from_errno(err, "writing " + name).with_kind(ErrorKind::kOutput);
     }
     if (n == 0) {
       if (written)
         *written = done;
-      return errorf(EIO, "writing %s: the file system accepted no bytes", name.c_str());
+      return errorf(ErrorKind::kOutput, EIO, "writing %s: the file system accepted no bytes",
+                    name.c_str());
     }
     done += uint64_t(n);
   }
@@ -105,13 +107,13 @@ class FileOutput final : public Output {
       if (errno == EINTR)
         continue;
       int err = errno == ENOTSUP ? EOPNOTSUPP : errno;
-      return error_from_errno(err, "reserving space in " + name_);
+      return error_from_errno(err, "reserving space in " + name_).with_kind(ErrorKind::kOutput);
     }
   }
 
   Status truncate(uint64_t size) override {
     if (::ftruncate(fd_.get(), off_t(size)) != 0)
-      return error_from_errno(errno, "truncating " + name_);
+      return error_from_errno(errno, "truncating " + name_).with_kind(ErrorKind::kOutput);
     return ok_status();
   }
 
@@ -142,7 +144,8 @@ class StreamOutput final : public Output {
 
  private:
   Status not_seekable() const {
-    return errorf(ESPIPE, "%s is a stream: it cannot be written at an offset", name_.c_str());
+    return errorf(ErrorKind::kOutput, ESPIPE, "%s is a stream: it cannot be written at an offset",
+                  name_.c_str());
   }
 
   int fd_;
@@ -156,20 +159,22 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path) {
   struct stat st;
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode))
-      return errorf(EISDIR, "%s is a directory; name a file to write with -o", path.c_str());
+      return errorf(ErrorKind::kOutput, EISDIR, "%s is a directory; name a file to write with -o",
+                    path.c_str());
     if (S_ISREG(st.st_mode) && st.st_size > 0) {
       std::string old = path + ".old";
       if (::rename(path.c_str(), old.c_str()) != 0)
-        return error_from_errno(errno, "cannot rename " + path + " to " + old);
+        return error_from_errno(errno, "cannot rename " + path + " to " + old)
+            .with_kind(ErrorKind::kOutput);
     }
   }
   sys::Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
   if (!fd)
-    return error_from_errno(errno, "cannot create " + path);
+    return error_from_errno(errno, "cannot create " + path).with_kind(ErrorKind::kOutput);
   // A FIFO or a device named by path (/dev/stdout, a named pipe) can only
   // be appended to: perf's pipe mode, as perf record does for a FIFO.
   if (::fstat(fd.get(), &st) != 0)
-    return error_from_errno(errno, "cannot stat " + path);
+    return error_from_errno(errno, "cannot stat " + path).with_kind(ErrorKind::kOutput);
   if (!S_ISREG(st.st_mode))
     return std::unique_ptr<Output>(new StreamOutput(std::move(fd), path));
   return std::unique_ptr<Output>(new FileOutput(std::move(fd), path));
@@ -177,59 +182,6 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path) {
 
 std::unique_ptr<Output> stream_output(int fd, std::string name) {
   return std::make_unique<StreamOutput>(fd, std::move(name));
-}
-
-MemoryOutput::MemoryOutput(uint64_t capacity, bool can_reserve)
-    : capacity_(capacity), can_reserve_(can_reserve) {}
-
-uint64_t MemoryOutput::allocated() const {
-  return std::max<uint64_t>(bytes_.size(), reserved_end_);
-}
-
-Status MemoryOutput::write_at(uint64_t offset, std::span<const iovec> parts, uint64_t* written) {
-  write_calls_++;
-  // Bytes inside the file or its reservation need no new space.
-  const uint64_t limit = std::max(allocated(), capacity_);
-  uint64_t done = 0;
-  for (const iovec& part : parts) {
-    uint64_t at = offset + done;
-    uint64_t fits = at < limit ? std::min<uint64_t>(part.iov_len, limit - at) : 0;
-    if (at + fits > bytes_.size())
-      bytes_.resize(at + fits, 0);
-    if (fits)
-      std::memcpy(bytes_.data() + at, part.iov_base, fits);
-    done += fits;
-    if (fits < part.iov_len) {
-      if (written)
-        *written = done;
-      return errorf(ENOSPC, "no space left writing %s (%llu of %llu bytes made it)", name_.c_str(),
-                    static_cast<unsigned long long>(done),
-                    static_cast<unsigned long long>(total_size(parts)));
-    }
-  }
-  if (written)
-    *written = done;
-  return ok_status();
-}
-
-Status MemoryOutput::append(std::span<const iovec> parts) {
-  return write_at(bytes_.size(), parts, nullptr);
-}
-
-Status MemoryOutput::reserve(uint64_t offset, uint64_t length) {
-  if (!can_reserve_)
-    return errorf(EOPNOTSUPP, "reserving space in %s: not supported", name_.c_str());
-  uint64_t end = offset + length;
-  if (end > allocated() && end > capacity_)
-    return errorf(ENOSPC, "reserving space in %s: no space left on device", name_.c_str());
-  reserved_end_ = std::max(reserved_end_, end);
-  return ok_status();
-}
-
-Status MemoryOutput::truncate(uint64_t size) {
-  bytes_.resize(size, 0);
-  reserved_end_ = std::min(reserved_end_, size);
-  return ok_status();
 }
 
 }  // namespace pp::report

@@ -1,11 +1,12 @@
-// Where perf.data goes: a file (positioned writes, space reservation), a
-// pipe or any stream fd (appends only), or memory (tests, with a simulated
-// disk size so that a full disk can be tested without one).
+// Where perf.data goes: a file (positioned writes, space reservation), or a
+// pipe or any stream fd (appends only). Tests write to memory instead
+// (report/testing/memory_output.h).
 //
 // Every write takes a list of buffers and is done with as few system calls
 // as the kernel allows (pwritev / writev, retried on short writes and
 // EINTR). A failed write reports how many bytes reached the output before
-// the error, so the writer can restore a consistent file.
+// the error, so the writer can restore a consistent file. Every error an
+// Output returns is of kind output (base/result.h): the output failed.
 #pragma once
 
 #include <sys/uio.h>
@@ -60,34 +61,5 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path);
 
 // Appends to `fd` (a pipe, a terminal, a socket); the fd is not closed.
 std::unique_ptr<Output> stream_output(int fd, std::string name);
-
-// A growable byte array standing in for a file. `capacity` simulates the
-// free space of a disk: writes and reservations past it fail with ENOSPC
-// (writes first fill what fits, as a real file system does).
-// `can_reserve` false answers reserve() with EOPNOTSUPP.
-class MemoryOutput : public Output {
- public:
-  explicit MemoryOutput(uint64_t capacity = UINT64_MAX, bool can_reserve = true);
-
-  const std::string& name() const override { return name_; }
-  bool seekable() const override { return true; }
-  Status write_at(uint64_t offset, std::span<const iovec> parts, uint64_t* written) override;
-  Status append(std::span<const iovec> parts) override;
-  Status reserve(uint64_t offset, uint64_t length) override;
-  Status truncate(uint64_t size) override;
-
-  const Bytes& bytes() const { return bytes_; }
-  void set_capacity(uint64_t capacity) { capacity_ = capacity; }
-
- private:
-  // Space in use: the file, or the reservation past its end.
-  uint64_t allocated() const;
-
-  std::string name_ = "memory";
-  Bytes bytes_;
-  uint64_t capacity_;
-  uint64_t reserved_end_ = 0;
-  bool can_reserve_;
-};
 
 }  // namespace pp::report

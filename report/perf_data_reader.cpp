@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "sys/fd.h"
+#include "sys/perf_abi_records.h"
 
 namespace pp::report {
 namespace {
@@ -29,15 +30,7 @@ uint32_t u32_at(std::span<const uint8_t> bytes, size_t offset) {
 }
 
 uint64_t u64_at(std::span<const uint8_t> bytes, size_t offset) {
-  uint64_t v;
-  std::memcpy(&v, bytes.data() + offset, sizeof(v));
-  return v;
-}
-
-perf_event_header header_at(std::span<const uint8_t> bytes, size_t offset) {
-  perf_event_header h;
-  std::memcpy(&h, bytes.data() + offset, sizeof(h));
-  return h;
+  return sys::u64_at(bytes.data() + offset);
 }
 
 }  // namespace
@@ -187,12 +180,13 @@ Status PerfDataReader::parse_pipe() {
     return ok_status();
   };
   while (pos < total) {
-    if (total - pos < sizeof(perf_event_header))
+    perf_event_header h;
+    sys::RecordProblem problem = sys::check_record(span(pos, total - pos), h);
+    if (problem == sys::RecordProblem::kCutOff)
       return malformed("a record at %llu is cut off after %llu bytes",
                        static_cast<unsigned long long>(pos),
                        static_cast<unsigned long long>(total - pos));
-    perf_event_header h = header_at(bytes_, size_t(pos));
-    if (h.size < sizeof(perf_event_header) || h.size > total - pos)
+    if (problem != sys::RecordProblem::kNone)
       return malformed("the record at %llu (type %u) has size %u with %llu bytes left",
                        static_cast<unsigned long long>(pos), h.type, h.size,
                        static_cast<unsigned long long>(total - pos));
@@ -254,20 +248,18 @@ Status PerfDataReader::parse_pipe() {
 }
 
 Status PerfDataReader::add_data_range(uint64_t begin, uint64_t end) {
-  uint64_t pos = begin;
-  while (pos < end) {
-    if (end - pos < sizeof(perf_event_header))
-      return malformed("the record at %llu is cut off after %llu bytes",
-                       static_cast<unsigned long long>(pos),
-                       static_cast<unsigned long long>(end - pos));
-    perf_event_header h = header_at(bytes_, size_t(pos));
-    if (h.size < sizeof(perf_event_header) || h.size > end - pos)
-      return malformed("the record at %llu (type %u) has size %u with %llu bytes of data left",
-                       static_cast<unsigned long long>(pos), h.type, h.size,
-                       static_cast<unsigned long long>(end - pos));
-    pos += h.size;
-    record_count_++;
-  }
+  sys::RecordWalk walk = sys::walk_records(span(begin, end - begin),
+                                           [](const perf_event_header&, size_t) { return true; });
+  uint64_t pos = begin + walk.offset;
+  if (walk.problem == sys::RecordProblem::kCutOff)
+    return malformed("the record at %llu is cut off after %llu bytes",
+                     static_cast<unsigned long long>(pos),
+                     static_cast<unsigned long long>(end - pos));
+  if (walk.problem != sys::RecordProblem::kNone)
+    return malformed("the record at %llu (type %u) has size %u with %llu bytes of data left",
+                     static_cast<unsigned long long>(pos), walk.header.type, walk.header.size,
+                     static_cast<unsigned long long>(end - pos));
+  record_count_ += walk.records;
   if (end > begin)
     data_ranges_.push_back({begin, end - begin});
   return ok_status();
@@ -315,15 +307,16 @@ Result<std::string> PerfDataReader::string_feature(int feature) const {
 
 Status PerfDataReader::for_each_record(
     const std::function<Status(const PerfDataRecord&)>& fn) const {
+  Status status = ok_status();
   for (const FileSection& range : data_ranges_) {
-    uint64_t pos = range.offset;
-    const uint64_t end = range.offset + range.size;
-    while (pos < end) {
-      perf_event_header h = header_at(bytes_, size_t(pos));
-      PerfDataRecord record{h.type, h.misc, pos, span(pos, h.size)};
-      PP_RETURN_IF_ERROR(fn(record));
-      pos += h.size;
-    }
+    // Every record in a range was checked whole when it was added.
+    sys::walk_records(span(range.offset, range.size),
+                      [&](const perf_event_header& h, size_t offset) {
+                        uint64_t pos = range.offset + offset;
+                        status = fn(PerfDataRecord{h.type, h.misc, pos, span(pos, h.size)});
+                        return status.ok();
+                      });
+    PP_RETURN_IF_ERROR(status);
   }
   return ok_status();
 }
@@ -354,7 +347,7 @@ Result<Sample> PerfDataReader::sample(const PerfDataRecord& record) const {
                        static_cast<unsigned long long>(record.offset),
                        static_cast<unsigned long long>(id));
   }
-  auto sample = parse_sample(event->attr.attr, record.bytes);
+  auto sample = sys::decode_sample(event->attr.attr, record.bytes);
   if (!sample.ok())
     return std::move(sample).error().with_context(name_ + ": sample at " +
                                                   std::to_string(record.offset));

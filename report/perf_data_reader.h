@@ -30,10 +30,13 @@
 #include "report/bytes.h"
 #include "report/features.h"
 #include "report/perf_data_format.h"
-#include "report/sample_layout.h"
 #include "report/tracing_data.h"
+#include "sys/perf_abi_sample.h"
 
 namespace pp::report {
+
+// A decoded PERF_RECORD_SAMPLE (sys/perf_abi_sample.h lays it out).
+using Sample = sys::Sample;
 
 struct PerfDataRecord {
   uint32_t type = 0;

@@ -1,14 +1,14 @@
 // libFuzzer target: any bytes through the perf.data reader and everything
 // that decodes what it accepts (features, tracing data, samples, sample_id
-// trailers). The reader must refuse malformed input, never crash or read
-// outside it. Seeds: tests/fuzz/corpus/perf_data_reader_fuzzer/ (files and
-// pipe streams from PerfDataWriter and from perf record).
+// trailers, decoded by sys/perf_abi_sample.h). The reader must refuse malformed input, never crash
+// or read outside it. Seeds: tests/fuzz/corpus/perf_data_reader_fuzzer/ (files and pipe streams
+// from PerfDataWriter and from perf record).
 #include <cstddef>
 #include <cstdint>
 
 #include "report/features.h"
 #include "report/perf_data_reader.h"
-#include "report/sample_layout.h"
+#include "sys/perf_abi_sample.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -47,7 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (record.type == PERF_RECORD_SAMPLE)
       (void)file.sample(record);
     else if (first.sample_id_all && record.type < kRecordHeaderAttr)
-      (void)read_id_trailer(first.sample_type, record.bytes);
+      (void)sys::decode_sample_id(first.sample_type, record.bytes);
     return ok_status();
   });
   return 0;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "report/perf_data_writer.h"
+#include "report/testing/memory_output.h"
 #include "tests/support/test_env.h"
 
 namespace pp::report {

@@ -4,37 +4,25 @@
 
 #include <algorithm>
 
-#include "report/sample_layout.h"
 #include "report/synthesize.h"
 #include "report/tracing_data.h"
 #include "sys/kernel.h"
+#include "sys/perf_abi_records.h"
+#include "sys/perf_abi_sample.h"
 
 namespace pp::report {
 namespace {
 
 constexpr size_t kMinBufferSize = 64 << 10;
 
-uint64_t read_u64_at(std::span<const uint8_t> bytes, size_t offset) {
-  uint64_t v;
-  std::memcpy(&v, bytes.data() + offset, sizeof(v));
-  return v;
-}
-
-perf_event_header read_header_at(std::span<const uint8_t> bytes, size_t offset) {
-  perf_event_header h;
-  std::memcpy(&h, bytes.data() + offset, sizeof(h));
-  return h;
-}
-
 // Offsets of the record boundaries in `records` (whole, already validated):
 // 0, the end of the first record, ..., records.size().
 std::vector<size_t> record_boundaries(std::span<const uint8_t> records) {
   std::vector<size_t> out{0};
-  size_t pos = 0;
-  while (pos < records.size()) {
-    pos += read_header_at(records, pos).size;
-    out.push_back(pos);
-  }
+  sys::walk_records(records, [&](const perf_event_header& h, size_t offset) {
+    out.push_back(offset + h.size);
+    return true;
+  });
   return out;
 }
 
@@ -134,7 +122,8 @@ Status PerfDataWriter::prepare() {
                     "events '%s' and '%s' differ in sample_id_all; perf reads a file only when "
                     "all its events agree",
                     events.front().name.c_str(), e.name.c_str());
-    if (a.sample_id_all && id_trailer_bits(a.sample_type) != id_trailer_bits(first.sample_type))
+    if (a.sample_id_all &&
+        sys::sample_id_bits(a.sample_type) != sys::sample_id_bits(first.sample_type))
       return errorf(EINVAL,
                     "events '%s' and '%s' have different sample_id trailers (sample_type %#llx "
                     "and %#llx); perf needs the same TID, TIME, ID, STREAM_ID, CPU and "
@@ -155,7 +144,7 @@ Status PerfDataWriter::prepare() {
   trailer_type_ = first.sample_id_all ? first.sample_type : 0;
 
   // Where TIME sits in a sample, when every event puts it in the same place.
-  time_offset_ = sample_time_offset(first.sample_type);
+  time_offset_ = sys::sample_time_offset(first.sample_type);
   constexpr uint64_t kBeforeTime =
       PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   for (const EventDesc& e : events)
@@ -291,58 +280,7 @@ Status PerfDataWriter::start_file() {
 }
 
 Status PerfDataWriter::start_pipe() {
-  Bytes head;
-  ByteWriter w(&head);
-  PipeHeader pipe_header;
-  w.bytes({reinterpret_cast<const uint8_t*>(&pipe_header), sizeof(pipe_header)});
-  for (const EventDesc& e : config_.events) {
-    w.u32(kRecordHeaderAttr);
-    w.u16(0);
-    w.u16(uint16_t(sizeof(perf_event_header) + attr_size_ + 8 * e.ids.size()));
-    w.bytes({reinterpret_cast<const uint8_t*>(e.attr.words), attr_size_});
-    for (uint64_t id : e.ids)
-      w.u64(id);
-  }
-  // Features as HEADER_FEATURE records, then the one that ends them. Tracing
-  // data has its own record; sample time is unknown until the end, which a
-  // pipe never revisits.
-  for (const auto& [feature, bytes] : features_) {
-    if (feature == kFeatureTracingData || feature == kFeatureBuildId)
-      continue;
-    size_t size = sizeof(perf_event_header) + 8 + bytes.size();
-    if (size > kMaxRecordSize)
-      continue;  // as perf does: a feature too big for a record is left out
-    w.u32(kRecordHeaderFeature);
-    w.u16(0);
-    w.u16(uint16_t(size));
-    w.u64(uint64_t(feature));
-    w.bytes(bytes);
-  }
-  w.u32(kRecordHeaderFeature);
-  w.u16(0);
-  w.u16(uint16_t(sizeof(perf_event_header) + 8));
-  w.u64(kFeatureLast);
-  if (auto tracing = features_.find(kFeatureTracingData); tracing != features_.end()) {
-    const Bytes& data = tracing->second;
-    w.u32(kRecordHeaderTracingData);
-    w.u16(0);
-    w.u16(kTracingDataRecordSize);
-    w.u32(uint32_t(align_up(data.size(), 8)));
-    w.u32(0);
-    w.bytes(data);
-    w.zeros(align_up(data.size(), 8) - data.size());
-  }
-  // Build-ids travel as records of their own in a pipe.
-  if (auto ids = features_.find(kFeatureBuildId); ids != features_.end()) {
-    Bytes records = ids->second;
-    const uint32_t type = kRecordHeaderBuildId;
-    for (size_t pos = 0; pos + sizeof(perf_event_header) <= records.size();) {
-      perf_event_header h = read_header_at(records, pos);
-      std::memcpy(records.data() + pos, &type, sizeof(type));
-      pos += h.size;
-    }
-    w.bytes(records);
-  }
+  Bytes head = encode_pipe_header(config_.events, attr_size_, features_);
   iovec part = {head.data(), head.size()};
   PP_RETURN_IF_ERROR(output_->append({&part, 1}));
   stats_.file_bytes = head.size();
@@ -374,35 +312,34 @@ Status PerfDataWriter::synthesize_side_band() {
 
 Result<PerfDataWriter::Counts> PerfDataWriter::scan(std::span<const uint8_t> records) const {
   Counts counts;
-  size_t pos = 0;
-  while (pos < records.size()) {
-    if (records.size() - pos < sizeof(perf_event_header))
-      return errorf(EINVAL, "record at byte %zu of the batch is cut off after %zu bytes", pos,
-                    records.size() - pos);
-    perf_event_header h = read_header_at(records, pos);
-    if (h.size < sizeof(perf_event_header) || h.size > records.size() - pos)
-      return errorf(EINVAL,
-                    "record at byte %zu of the batch (type %u) has size %u, but %zu bytes are "
-                    "left; records must be whole",
-                    pos, h.type, h.size, records.size() - pos);
-    counts.records++;
+  sys::RecordWalk walk = sys::walk_records(records, [&](const perf_event_header& h, size_t pos) {
+    const uint8_t* record = records.data() + pos;
     if (h.type == PERF_RECORD_SAMPLE) {
       counts.samples++;
       if (time_offset_ && *time_offset_ + 8 <= h.size) {
-        uint64_t t = read_u64_at(records, pos + *time_offset_);
+        uint64_t t = sys::u64_at(record + *time_offset_);
         if (t && (!counts.first_time || t < counts.first_time))
           counts.first_time = t;
         counts.last_time = std::max(counts.last_time, t);
       }
     } else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
       counts.lost_records++;
-      counts.lost += read_u64_at(records, pos + 16);
+      counts.lost += sys::u64_at(record + 16);
     } else if (h.type == PERF_RECORD_LOST_SAMPLES && h.size >= 16) {
       counts.lost_records++;
-      counts.lost += read_u64_at(records, pos + 8);
+      counts.lost += sys::u64_at(record + 8);
     }
-    pos += h.size;
-  }
+    return true;
+  });
+  counts.records = walk.records;
+  if (walk.problem == sys::RecordProblem::kCutOff)
+    return errorf(EINVAL, "record at byte %zu of the batch is cut off after %zu bytes", walk.offset,
+                  records.size() - walk.offset);
+  if (walk.problem != sys::RecordProblem::kNone)
+    return errorf(EINVAL,
+                  "record at byte %zu of the batch (type %u) has size %u, but %zu bytes are "
+                  "left; records must be whole",
+                  walk.offset, walk.header.type, walk.header.size, records.size() - walk.offset);
   return counts;
 }
 
@@ -451,9 +388,10 @@ Status PerfDataWriter::append_scanned(std::span<const uint8_t> records, const Co
   size_t pos = 0;
   while (pos < records.size()) {
     size_t room = config_.buffer_size - buffer_.size();
-    size_t end = pos;
-    while (end < records.size() && end - pos + read_header_at(records, end).size <= room)
-      end += read_header_at(records, end).size;
+    size_t end = pos + sys::walk_records(records.subspan(pos), [&](const perf_event_header& h,
+                                                                   size_t offset) {
+                         return offset + h.size <= room;
+                       }).offset;
     if (end == pos) {
       // Not one more record fits; an empty buffer holds any record.
       Status flushed = flush_buffer();
@@ -476,20 +414,20 @@ Status PerfDataWriter::append_scanned(std::span<const uint8_t> records, const Co
 Status PerfDataWriter::append_lost(const LostReport& lost) {
   Bytes record;
   ByteWriter w(&record);
-  size_t size = sizeof(perf_event_header) + 16 + id_trailer_size(trailer_type_);
+  size_t size = sizeof(perf_event_header) + 16 + sys::sample_id_size(trailer_type_);
   w.u32(PERF_RECORD_LOST);
   w.u16(0);
   w.u16(uint16_t(size));
   w.u64(lost.id);
   w.u64(lost.lost);
   if (trailer_type_) {
-    SampleId sid;
+    sys::SampleId sid;
     sid.pid = lost.pid;
     sid.tid = lost.tid;
     sid.time = lost.time;
     sid.id = lost.id;
     sid.cpu = lost.cpu;
-    write_id_trailer(trailer_type_, sid, w);
+    sys::encode_sample_id(trailer_type_, sid, record);
   }
   return append(record);
 }

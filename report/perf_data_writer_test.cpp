@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include "report/perf_data_reader.h"
-#include "report/sample_layout.h"
 #include "report/synthesize.h"
+#include "report/testing/memory_output.h"
 #include "report/tracing_data.h"
 #include "sys/fd.h"
 #include "tests/support/temp_dir.h"

@@ -9,7 +9,7 @@
 
 #include "base/strings.h"
 #include "report/perf_data_format.h"
-#include "report/sample_layout.h"
+#include "sys/perf_abi_sample.h"
 
 namespace pp::report {
 namespace {
@@ -26,12 +26,13 @@ constexpr size_t kBuildIdMax = 20;
 constexpr size_t kBuildIdFixed = 4 + kBuildIdMax + 1 + 3;
 
 size_t trailer_size(const TrailerLayout& trailer) {
-  return trailer.sample_id_all ? id_trailer_size(trailer.sample_type) : 0;
+  return trailer.sample_id_all ? sys::sample_id_size(trailer.sample_type) : 0;
 }
 
-void write_trailer(const TrailerLayout& trailer, ByteWriter& w) {
+// Appends to `out`, the vector the record's ByteWriter writes.
+void write_trailer(const TrailerLayout& trailer, Bytes* out) {
   if (trailer.sample_id_all)
-    write_id_trailer(trailer.sample_type, SampleId{}, w);
+    sys::encode_sample_id(trailer.sample_type, sys::SampleId{}, *out);
 }
 
 // A name padded with NULs to a multiple of 8 (at least one NUL).
@@ -89,7 +90,7 @@ void synthesize_comm(uint32_t pid, uint32_t tid, std::string_view comm,
   w.u32(pid);
   w.u32(tid);
   padded_name(comm, w);
-  write_trailer(trailer, w);
+  write_trailer(trailer, out);
 }
 
 Result<MapsLine> parse_maps_line(std::string_view line) {
@@ -151,7 +152,7 @@ void synthesize_mmap2(uint32_t pid, const MapsLine& map, const TrailerLayout& tr
   w.u32(map.prot);
   w.u32(map.flags);
   padded_name(name, w);
-  write_trailer(trailer, w);
+  write_trailer(trailer, out);
 }
 
 Status synthesize_process(const sys::Tree& proc, pid_t pid, const TrailerLayout& trailer,
@@ -260,7 +261,7 @@ Result<bool> synthesize_kernel_mmap(const sys::Tree& proc, const TrailerLayout& 
   w.u64(end - start);
   w.u64(start);  // pgoff: the reference symbol's address, for relocation
   padded_name(name, w);
-  write_trailer(trailer, w);
+  write_trailer(trailer, out);
   return true;
 }
 

@@ -7,7 +7,6 @@
 
 #include <gtest/gtest.h>
 
-#include "report/sample_layout.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::report {

@@ -2,7 +2,7 @@
 //
 // Everything that opens, controls, maps, reads, polls or closes a perf event
 // goes through a Kernel. real_kernel() makes the system calls; tests pass a
-// fake (sys/fake_kernel.h) that implements the seed patch set's ABI, records
+// fake (sys/testing/fake_kernel.h) that implements the seed patch set's ABI, records
 // every attr and ioctl, and answers with the errors the real kernel gives.
 #pragma once
 

@@ -1,8 +1,9 @@
 #include "sys/ring.h"
 
-#include <bit>
 #include <cstddef>
 #include <cstring>
+
+#include "sys/perf_abi_sample.h"
 
 namespace pp::sys {
 
@@ -98,130 +99,28 @@ bool plausible_record_header(const perf_event_header& header) {
 
 namespace {
 
-// Reads the record as perf_output_sample() wrote it, field by field.
-class SampleCursor {
- public:
-  explicit SampleCursor(std::span<const uint8_t> record) : record_(record) {}
-
-  bool skip(uint64_t bytes) {
-    if (bytes > record_.size() - at_)
-      return false;
-    at_ += size_t(bytes);
-    return true;
-  }
-  bool u64(uint64_t& value) {
-    if (record_.size() - at_ < sizeof(value))
-      return false;
-    std::memcpy(&value, record_.data() + at_, sizeof(value));
-    at_ += sizeof(value);
-    return true;
-  }
-  bool u32(uint32_t& value) {
-    if (record_.size() - at_ < sizeof(value))
-      return false;
-    std::memcpy(&value, record_.data() + at_, sizeof(value));
-    at_ += sizeof(value);
-    return true;
-  }
-  size_t at() const { return at_; }
-  const uint8_t* here() const { return record_.data() + at_; }
-  bool done() const { return at_ == record_.size(); }
-
- private:
-  std::span<const uint8_t> record_;
-  size_t at_ = sizeof(perf_event_header);
-};
-
 size_t sample_id_size(const perf_event_attr& attr) {
-  constexpr uint64_t kTrailer = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-                                PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-  return attr.sample_id_all ? size_t(std::popcount(attr.sample_type & kTrailer)) * 8 : 0;
+  return attr.sample_id_all ? sys::sample_id_size(attr.sample_type) : 0;
 }
 
-bool read_values(SampleCursor& cursor, uint64_t format) {
-  // { value, [enabled], [running], [id], [lost] } or, for a group,
-  // { nr, [enabled], [running], { value, [id], [lost] } [nr] }
-  uint64_t per_value =
-      8 + ((format & PERF_FORMAT_ID) ? 8 : 0) + ((format & PERF_FORMAT_LOST) ? 8 : 0);
-  uint64_t times = ((format & PERF_FORMAT_TOTAL_TIME_ENABLED) ? 8 : 0) +
-                   ((format & PERF_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0);
-  if (!(format & PERF_FORMAT_GROUP))
-    return cursor.skip(per_value + times);
-  uint64_t nr;
-  if (!cursor.u64(nr) || nr > 0xffff)
+// The sample's fields, laid out as sys/perf_abi_sample.h says, end exactly
+// at the record's end; RAW is padded as the kernel pads it and a
+// tracepoint's raw data starts with its common fields, common_type first.
+bool sample_matches(std::span<const uint8_t> record, const perf_event_attr& attr) {
+  Sample sample;
+  if (sample_fields_end(attr, record, &sample) != record.size())
     return false;
-  return cursor.skip(times + nr * per_value);
-}
-
-bool registers(SampleCursor& cursor, uint64_t mask) {
-  uint64_t abi;
-  if (!cursor.u64(abi))
+  if (!(attr.sample_type & PERF_SAMPLE_RAW))
+    return true;
+  if ((sample.raw.size() + sizeof(uint32_t)) % 8 != 0)
     return false;
-  return abi == PERF_SAMPLE_REGS_ABI_NONE || cursor.skip(uint64_t(std::popcount(mask)) * 8);
-}
-
-bool sample_matches(SampleCursor& cursor, const perf_event_attr& attr) {
-  uint64_t type = attr.sample_type;
-  constexpr uint64_t kFixedHead = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
-                                  PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
-                                  PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-  if (!cursor.skip(uint64_t(std::popcount(type & kFixedHead)) * 8))
-    return false;
-  if ((type & PERF_SAMPLE_READ) && !read_values(cursor, attr.read_format))
-    return false;
-  uint64_t nr;
-  if (type & PERF_SAMPLE_CALLCHAIN) {
-    if (!cursor.u64(nr) || nr > 0xffff || !cursor.skip(nr * 8))
+  uint16_t common_type;
+  if (attr.type == PERF_TYPE_TRACEPOINT && sample.raw.size() >= sizeof(common_type)) {
+    std::memcpy(&common_type, sample.raw.data(), sizeof(common_type));
+    if (common_type != uint16_t(attr.config))
       return false;
   }
-  if (type & PERF_SAMPLE_RAW) {
-    uint32_t size;
-    if (!cursor.u32(size) || (size + 4) % 8 != 0)
-      return false;
-    const uint8_t* raw = cursor.here();
-    if (!cursor.skip(size))
-      return false;
-    // A tracepoint's raw data starts with its common fields, common_type first.
-    uint16_t common_type;
-    if (attr.type == PERF_TYPE_TRACEPOINT && size >= sizeof(common_type)) {
-      std::memcpy(&common_type, raw, sizeof(common_type));
-      if (common_type != uint16_t(attr.config))
-        return false;
-    }
-  }
-  if (type & PERF_SAMPLE_BRANCH_STACK) {
-    if (!cursor.u64(nr) || nr > 0xffff)
-      return false;
-    if ((attr.branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) && !cursor.skip(8))
-      return false;
-    if (!cursor.skip(nr * 24))
-      return false;
-  }
-  if ((type & PERF_SAMPLE_REGS_USER) && !registers(cursor, attr.sample_regs_user))
-    return false;
-  if (type & PERF_SAMPLE_STACK_USER) {
-    uint64_t size;
-    if (!cursor.u64(size) || (size && !cursor.skip(size + 8)))
-      return false;
-  }
-  constexpr uint64_t kFixedMiddle = PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT;
-  if ((type & kFixedMiddle) && !cursor.skip(8))
-    return false;
-  if (!cursor.skip(
-          uint64_t(std::popcount(type & (PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_TRANSACTION))) * 8))
-    return false;
-  if ((type & PERF_SAMPLE_REGS_INTR) && !registers(cursor, attr.sample_regs_intr))
-    return false;
-  constexpr uint64_t kFixedTail = PERF_SAMPLE_PHYS_ADDR | PERF_SAMPLE_CGROUP |
-                                  PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE;
-  if (!cursor.skip(uint64_t(std::popcount(type & kFixedTail)) * 8))
-    return false;
-  if (type & PERF_SAMPLE_AUX) {
-    uint64_t size;
-    if (!cursor.u64(size) || !cursor.skip(size))
-      return false;
-  }
-  return cursor.done();
+  return true;
 }
 
 }  // namespace
@@ -235,8 +134,7 @@ bool record_matches_attr(std::span<const uint8_t> record, const perf_event_attr&
     return false;
   if (header.type != PERF_RECORD_SAMPLE)
     return record.size() >= min_record_size(header.type) + sample_id_size(attr);
-  SampleCursor cursor(record);
-  return sample_matches(cursor, attr);
+  return sample_matches(record, attr);
 }
 
 }  // namespace pp::sys

@@ -17,7 +17,7 @@
 // newest record's header.
 //
 // Shared by the ring reader (sys/ring_reader.h), the fake kernel's writer
-// (sys/ring_writer.h) and their tests.
+// (sys/testing/ring_writer.h) and their tests.
 #pragma once
 
 #include <linux/perf_event.h>

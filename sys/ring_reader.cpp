@@ -8,22 +8,11 @@
 #include <thread>
 
 #include "sys/kernel.h"
+#include "sys/perf_abi_records.h"
 
 namespace pp::sys {
 
 namespace {
-
-perf_event_header header_at(const uint8_t* at) {
-  perf_event_header header;
-  std::memcpy(&header, at, sizeof(header));
-  return header;
-}
-
-uint64_t u64_at(const uint8_t* at) {
-  uint64_t value;
-  std::memcpy(&value, at, sizeof(value));
-  return value;
-}
 
 // Positions are u64 and never wrap in practice, but a backward writer starts
 // at 0 and goes down, so distances are always taken modulo 2^64 and treated
@@ -39,7 +28,7 @@ constexpr uint32_t kLandsOnHead = kNone - 1;
 
 std::span<const uint8_t> RingBatch::Iterator::operator*() const {
   const uint8_t* at = data_ + *offset_;
-  return {at, header_at(at).size};
+  return {at, record_header_at(at).size};
 }
 
 Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
@@ -179,9 +168,9 @@ void RingReader::read_backward(uint64_t head) {
     // The window ends at a known boundary only when nothing was lapped or
     // cut off; otherwise the last record may run into overwritten bytes.
     bool known_end = lapped == 0 && valid == length;
-    bool readable = valid - stop >= sizeof(perf_event_header);
-    if (known_end ||
-        (readable && header_at(scratch_.data() + stop).size < sizeof(perf_event_header)))
+    perf_event_header header;
+    RecordProblem problem = check_record({scratch_.data() + stop, valid - stop}, header);
+    if (known_end || problem == RecordProblem::kTooSmall)
       corrupt = valid - stop;
   }
   stats_.corrupt_bytes += corrupt;
@@ -189,19 +178,15 @@ void RingReader::read_backward(uint64_t head) {
   std::reverse(offsets_.begin(), offsets_.end());
 }
 
-// Appends the records chained from `begin` that end by `end`; a record must
-// be at least a header long and fit. Returns where the chain stopped.
+// Appends the records chained from `begin` that end by `end` (whole records:
+// see sys/perf_abi_records.h). Returns where the chain stopped.
 size_t RingReader::walk(size_t begin, size_t end) {
-  const uint8_t* bytes = scratch_.data();
-  size_t at = begin;
-  while (end - at >= sizeof(perf_event_header)) {
-    perf_event_header header = header_at(bytes + at);
-    if (header.size < sizeof(perf_event_header) || header.size > end - at)
-      break;
-    offsets_.push_back(uint32_t(at));
-    at += header.size;
-  }
-  return at;
+  RecordWalk stop = walk_records({scratch_.data() + begin, end - begin},
+                                 [&](const perf_event_header&, size_t offset) {
+                                   offsets_.push_back(uint32_t(begin + offset));
+                                   return true;
+                                 });
+  return begin + stop.offset;
 }
 
 // Finds the earliest offset in scratch_[begin, end) from which a chain of
@@ -225,7 +210,7 @@ size_t RingReader::resync(size_t begin, size_t end) {
   size_t earliest = end;
   for (size_t i = count; i-- > 0;) {
     size_t at = first + i * kAlign;
-    perf_event_header header = header_at(bytes + at);
+    perf_event_header header = record_header_at(bytes + at);
     if (header.size > end - at || !plausible_record_header(header))
       continue;
     if (attr && !record_matches_attr({bytes + at, header.size}, *attr))
@@ -251,7 +236,7 @@ void RingReader::finish_batch() {
   const uint8_t* bytes = scratch_.data();
   uint64_t batch_bytes = 0;
   for (uint32_t offset : offsets_) {
-    perf_event_header header = header_at(bytes + offset);
+    perf_event_header header = record_header_at(bytes + offset);
     batch_bytes += header.size;
     if (header.type == PERF_RECORD_SAMPLE) {
       ++stats_.samples;

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <map>
 
-#include "sys/fake_kernel.h"
-#include "sys/ring_writer.h"
+#include "sys/testing/fake_kernel.h"
+#include "sys/testing/ring_writer.h"
 
 namespace pp::sys {
 namespace {

@@ -26,7 +26,7 @@
 #include <sstream>
 
 #include "base/strings.h"
-#include "report/attr_printer.h"
+#include "sys/perf_abi_attr.h"
 #include "tests/kernel/kernel_env.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -225,12 +225,12 @@ std::vector<std::string> text_agrees_with_json(const Runs& r, const Shown& from_
   std::vector<sys::EventAttr> blocks;
   std::vector<std::string_view> lines = split(r.text.out, '\n');
   for (size_t i = 0; i < lines.size(); i++) {
-    if (lines[i] != report::kAttrBlockHeader)
+    if (lines[i] != sys::kAttrBlockHeader)
       continue;
     std::string fields;
-    for (i++; i < lines.size() && lines[i] != report::kAttrBlockRule; i++)
+    for (i++; i < lines.size() && lines[i] != sys::kAttrBlockRule; i++)
       fields += std::string(lines[i]) + "\n";
-    auto attr = report::read_attr_fields(fields);
+    auto attr = sys::read_attr_fields(fields);
     if (!attr.ok()) {
       problems.push_back("text output: " + attr.error().message());
       return problems;
@@ -284,9 +284,9 @@ std::string describe(const char* who, const Shown& s) {
   for (size_t i = 0; i < s.events.size(); i++) {
     const ShownEvent& e = s.events[i];
     out << "  event " << i << " '" << e.name.value_or("?") << "' leader " << e.leader << "\n";
-    std::string block = report::attr_block(e.attr);
-    size_t begin = block.find('\n', block.find(report::kAttrBlockHeader)) + 1;
-    size_t end = block.rfind(report::kAttrBlockRule);
+    std::string block = sys::attr_block(e.attr);
+    size_t begin = block.find('\n', block.find(sys::kAttrBlockHeader)) + 1;
+    size_t end = block.rfind(sys::kAttrBlockRule);
     out << block.substr(begin, end - begin);
   }
   return out.str();

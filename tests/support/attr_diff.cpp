@@ -2,15 +2,17 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
+#include "base/json.h"
 #include "base/strings.h"
-#include "report/attr_printer.h"
+#include "sys/perf_abi_attr.h"
 
 namespace pp::testing {
 namespace {
 
-using report::kAttrBlockHeader;
-using report::kAttrBlockRule;
+using sys::kAttrBlockHeader;
+using sys::kAttrBlockRule;
 
 // One perf_event_open attempt perf printed: the attr, then one or more
 // "sys_perf_event_open:" lines (one per CPU or thread).
@@ -106,7 +108,7 @@ Result<Shown> read_perf_output(std::string_view output, int status, bool record)
     if (line == kAttrBlockHeader) {
       Attempt a;
       for (i++; i < lines.size() && lines[i] != kAttrBlockRule; i++) {
-        Status s = report::read_attr_line(lines[i], &a.attr);
+        Status s = sys::read_attr_line(lines[i], &a.attr);
         if (!s.ok())
           return std::move(s).error().with_context("reading perf's attr block");
       }
@@ -183,9 +185,9 @@ Result<Shown> read_perf_output(std::string_view output, int status, bool record)
 }
 
 std::string field_value(std::string_view field_name, const sys::EventAttr& attr) {
-  const report::AttrField* f = report::find_attr_field(field_name);
+  const sys::AttrField* f = sys::find_attr_field(field_name);
   uint64_t value = f->get(attr);
-  return value ? report::format_attr_value(*f, value) : "0";
+  return value ? sys::format_attr_value(*f, value) : "0";
 }
 
 std::string event_label(const Shown& s, size_t i) {
@@ -230,11 +232,12 @@ Result<Shown> read_attr_json(std::string_view json, int status) {
     if (e.contains("attr") && e["attr"].contains("words"))
       words = &e["attr"]["words"];
     if (!words || !words->is_array() || words->size() != sys::kAttrWords)
-      return Error(EINVAL, "an event in perf-persistent's JSON has no attr.words of 17 numbers");
+      return Error(EINVAL, "an event in perf-persistent's JSON has no attr.words of 17 words");
     for (unsigned w = 0; w < sys::kAttrWords; w++) {
-      if (!(*words)[w].is_number_unsigned())
-        return errorf(EINVAL, "attr.words[%u] is not an unsigned number", w);
-      ev.attr.words[w] = (*words)[w].get<uint64_t>();
+      std::optional<uint64_t> word = u64_from_hex_json((*words)[w]);
+      if (!word)
+        return errorf(EINVAL, "attr.words[%u] is not a \"0x...\" string", w);
+      ev.attr.words[w] = *word;
     }
     if (!e.contains("name") || !e["name"].is_string() || !e.contains("leader") ||
         !e["leader"].is_number_integer())
@@ -272,7 +275,7 @@ std::vector<std::string_view> compared_fields(DiffMode mode) {
   }
   if (mode == DiffMode::kExpect) {
     fields.clear();
-    for (const report::AttrField& f : report::attr_fields())
+    for (const sys::AttrField& f : sys::attr_fields())
       if (f.text_name != "size")
         fields.push_back(f.text_name);
   }
@@ -316,7 +319,7 @@ std::vector<std::string> diff_shown(const Shown& reference, const Shown& ours, D
       if (guest_bit && reference.guest_bits_cleared_after >= 0 &&
           int(i) > reference.guest_bits_cleared_after)
         continue;
-      const report::AttrField* f = report::find_attr_field(field);
+      const sys::AttrField* f = sys::find_attr_field(field);
       if (f->get(r.attr) != f->get(o.attr))
         diffs.push_back(label + ": " + std::string(field) + ": " + ref_name + " " +
                         field_value(field, r.attr) + ", ours " + field_value(field, o.attr));
@@ -413,13 +416,13 @@ Result<Shown> read_expectation(std::string_view expectation) {
         std::string_view field_key = key == "sample_freq"        ? "sample_period"
                                      : key == "wakeup_watermark" ? "wakeup_events"
                                                                  : key;
-        const report::AttrField* field = nullptr;
-        for (const report::AttrField& f : report::attr_fields())
+        const sys::AttrField* field = nullptr;
+        for (const sys::AttrField& f : sys::attr_fields())
           if (f.json_name == field_key)
             field = &f;
         if (!field)
           return errorf(EINVAL, "expectation: unknown field '%.*s'", int(key.size()), key.data());
-        if (number > report::attr_field_max(*field))
+        if (number > sys::attr_field_max(*field))
           return errorf(EINVAL, "expectation: %.*s=%.*s does not fit the field", int(key.size()),
                         key.data(), int(value.size()), value.data());
         field->set(e.attr, number);

@@ -125,7 +125,10 @@ TEST(PerfOutput, WhatItDoesNotUnderstandIsAnError) {
 }
 
 TEST(AttrJsonReader, EventsAndErrors) {
-  std::string words = "[1,1,0,0,0,1048576,0,0,0,0,0,0,0,0,0,0,0]";
+  // attr words are "0x..." strings (base/json.h).
+  std::string words =
+      R"(["0x1","0x1","0x0","0x0","0x0","0x100000","0x0","0x0","0x0","0x0","0x0","0x0","0x0",)"
+      R"("0x0","0x0","0x0","0x0"])";
   auto ok = read_attr_json(
       R"({"events":[{"name":"cpu-clock","leader":0,"attr":{"words":)" + words + "}}]}", 0);
   ASSERT_TRUE(ok.ok()) << ok.error().message();
@@ -135,7 +138,8 @@ TEST(AttrJsonReader, EventsAndErrors) {
   EXPECT_EQ(ok->events[0].attr.attr.exclude_guest, 1u);
   EXPECT_EQ(ok->events[0].name, "cpu-clock");
 
-  auto rejected = read_attr_json(R"({"error":{"code":"EINVAL","message":"bad"}})", 1);
+  auto rejected = read_attr_json(
+      R"({"error":{"kind":"usage","exit_status":1,"errno":"EINVAL","message":"bad"}})", 1);
   ASSERT_TRUE(rejected.ok());
   EXPECT_TRUE(rejected->rejected);
   EXPECT_EQ(rejected->message, "bad");

@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "base/result.h"
 #include "base/strings.h"
 #include "tests/support/run_command.h"
 #include "tests/support/test_env.h"
@@ -122,6 +123,47 @@ TEST(Cli, ManPagesAgreeWithTableAndHelp) {
         in_page.insert(m[1]);
     }
     EXPECT_EQ(in_help, in_page) << verb << ": --help and " << path << " list different options";
+  }
+}
+
+// The EXIT STATUS section of a man page: each "N::" or "N (kind)::" label.
+std::vector<std::pair<std::string, std::string>> exit_statuses(const std::string& page) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t begin = page.find("\nEXIT STATUS\n-----------\n");
+  if (begin == std::string::npos)
+    return out;
+  size_t end = page.find("\n--", begin + 28);  // the next section's underline
+  std::istringstream text(page.substr(begin, end == std::string::npos ? end : end - begin));
+  std::regex label("^([0-9]+|any)(?: \\(([a-z-]+)\\))?::$");
+  for (std::string line; std::getline(text, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, label))
+      out.emplace_back(m[1], m[2]);
+  }
+  return out;
+}
+
+// perf-persistent(1) holds the one table of exit statuses, the same as
+// kErrorKinds; each verb's page lists only statuses from it.
+TEST(Cli, ExitStatusesAgreeWithTheOneTable) {
+  std::string main_page = read_file(source_dir() + "/Documentation/perf-persistent.txt");
+  std::vector<std::pair<std::string, std::string>> expected = {{"0", ""}};
+  for (const ErrorKindInfo& info : kErrorKinds)
+    expected.emplace_back(std::to_string(info.exit_status), std::string(info.name));
+  EXPECT_EQ(exit_statuses(main_page), expected);
+  std::set<std::string> documented;
+  for (const auto& [status, kind] : expected)
+    documented.insert(status);
+  for (const auto& [verb, summary] : verbs()) {
+    std::string path = source_dir() + "/Documentation/perf-persistent-" + verb + ".txt";
+    auto listed = exit_statuses(read_file(path));
+    EXPECT_FALSE(listed.empty()) << path << " has no EXIT STATUS";
+    for (const auto& [status, kind] : listed) {
+      EXPECT_NE(status, "127") << path;
+      if (status != "any") {
+        EXPECT_TRUE(documented.count(status)) << path << " lists " << status;
+      }
+    }
   }
 }
 

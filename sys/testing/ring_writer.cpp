@@ -1,4 +1,4 @@
-#include "sys/ring_writer.h"
+#include "sys/testing/ring_writer.h"
 
 #include <algorithm>
 #include <cstring>

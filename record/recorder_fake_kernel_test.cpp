@@ -10,14 +10,14 @@
 #include <sstream>
 
 #include "persistent/kernel_backend.h"
+#include "record/recorder.h"
 #include "report/perf_data_reader.h"
-#include "report/recorder.h"
-#include "sys/fake_kernel.h"
+#include "sys/testing/fake_kernel.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 
-namespace pp::report {
+namespace pp::record {
 namespace {
 
 constexpr uint64_t kMceRecordId = 113;  // fixtures: events/mce/mce_record/id
@@ -79,10 +79,10 @@ TEST_F(RecorderFakeKernel, TheBootMceEventIsRecordedWithItsFormat) {
   EXPECT_EQ(result->overwritten, 0u);
   EXPECT_EQ(result->buffers, 2);
 
-  auto file = PerfDataReader::read_file(request_.output);
+  auto file = report::PerfDataReader::read_file(request_.output);
   ASSERT_TRUE(file.ok()) << file.error().message();
   ASSERT_EQ(file->events().size(), 1u);
-  const EventDesc& event = file->events()[0];
+  const report::EventDesc& event = file->events()[0];
   EXPECT_EQ(event.name, "mce:mce_record") << "named after the tracepoint, not 'persistent/...'";
   EXPECT_EQ(event.attr.attr.type, uint32_t(PERF_TYPE_TRACEPOINT));
   EXPECT_EQ(event.attr.attr.config, kMceRecordId);
@@ -98,10 +98,10 @@ TEST_F(RecorderFakeKernel, TheBootMceEventIsRecordedWithItsFormat) {
   EXPECT_TRUE(has_mce_format) << "perf decodes the raw data with the format from the file";
 
   std::vector<uint8_t> banks;
-  Status walked = file->for_each_record([&](const PerfDataRecord& r) -> Status {
+  Status walked = file->for_each_record([&](const report::PerfDataRecord& r) -> Status {
     if (r.type != PERF_RECORD_SAMPLE)
       return ok_status();
-    PP_ASSIGN_OR_RETURN(Sample s, file->sample(r));
+    PP_ASSIGN_OR_RETURN(report::Sample s, file->sample(r));
     if (s.raw.size() < 107)
       return Error(EINVAL, "short raw payload");
     banks.push_back(s.raw[105]);
@@ -138,4 +138,4 @@ TEST_F(RecorderFakeKernel, ABootEventOfUnknownFormatIsRefusedClearly) {
 }
 
 }  // namespace
-}  // namespace pp::report
+}  // namespace pp::record

@@ -15,6 +15,11 @@
 // a FINISHED_ROUND, so perf orders samples across CPUs as for perf record.
 // Records the writer overran before the reader copied them become
 // PERF_RECORD_LOST records in the file.
+//
+// The steps are the engine's parts, which other readers share:
+// record/events.h resolves -e and -C, record/attach.h attaches to the
+// buffers, record/drain.h drains them into a sink; this session ties them
+// to perf.data, COMMAND and the signals.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +32,7 @@
 #include "persistent/backend.h"
 #include "pmu/model.h"
 
-namespace pp::report {
+namespace pp::record {
 
 struct RecordRequest {
   std::vector<std::string> events;   // -e, each naming persistent events
@@ -73,4 +78,4 @@ Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
 //   [ perf persistent record: lost 12 samples: ... ]
 std::string record_summary(const RecordResult& result);
 
-}  // namespace pp::report
+}  // namespace pp::record

@@ -1,7 +1,7 @@
 // The fake kernel is the executable specification of the seed patch set's
 // ABI (shared/seed/persistent-events-v3.txt). Each test names the patch and
 // what it says.
-#include "sys/fake_kernel.h"
+#include "sys/testing/fake_kernel.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

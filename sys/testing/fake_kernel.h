@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "sys/kernel.h"
-#include "sys/ring_writer.h"
+#include "sys/testing/ring_writer.h"
 
 namespace pp::sys {
 
@@ -262,6 +262,7 @@ class FakeKernel final : public Kernel {
   void release_if_dead_locked(const std::shared_ptr<Event>& event);
   bool fire_locked(Event& event, int cpu, const FakeSample& sample);
   bool write_record_locked(Event& event, const std::vector<uint8_t>& record, bool is_sample);
+  size_t emit_lost_record(int cpu, const FakeEventMatch& match, uint32_t type, uint64_t lost);
   void wake_locked(Buffer& buffer);
   std::vector<std::shared_ptr<Event>> matching_locked(int cpu, const FakeEventMatch& match,
                                                       uint32_t pid, bool any_pid) const;

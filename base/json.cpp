@@ -1,0 +1,399 @@
+#include "base/json.h"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace pp {
+namespace {
+
+// The nesting depth of JSON text, strings skipped; -1 when it passes `limit`.
+int nesting_depth(std::string_view text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > limit)
+        return -1;
+      deepest = std::max(deepest, depth);
+    } else if (c == ']' || c == '}') {
+      depth--;
+    }
+  }
+  return deepest;
+}
+
+}  // namespace
+
+Result<json> parse_json(std::string_view text, std::string_view what) {
+  if (nesting_depth(text, kMaxJsonDepth) < 0)
+    return errorf(EINVAL, "%.*s nests deeper than %d levels", int(what.size()), what.data(),
+                  kMaxJsonDepth);
+  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  if (doc.is_discarded())
+    return errorf(EINVAL, "%.*s is not valid JSON", int(what.size()), what.data());
+  return doc;
+}
+
+namespace {
+
+// The length of the valid UTF-8 sequence at text[i] (Unicode 15, table 3-7:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or 0.
+size_t utf8_sequence(std::string_view text, size_t i) {
+  auto byte = [&](size_t k) { return k < text.size() ? uint8_t(text[k]) : 0; };
+  uint8_t b0 = byte(i);
+  if (b0 < 0x80)
+    return 1;
+  auto cont = [&](size_t k, uint8_t lo = 0x80, uint8_t hi = 0xbf) {
+    uint8_t b = byte(k);
+    return k < text.size() && b >= lo && b <= hi;
+  };
+  if (b0 >= 0xc2 && b0 <= 0xdf)
+    return cont(i + 1) ? 2 : 0;
+  if (b0 >= 0xe0 && b0 <= 0xef) {
+    uint8_t lo = b0 == 0xe0 ? 0xa0 : 0x80, hi = b0 == 0xed ? 0x9f : 0xbf;
+    return cont(i + 1, lo, hi) && cont(i + 2) ? 3 : 0;
+  }
+  if (b0 >= 0xf0 && b0 <= 0xf4) {
+    uint8_t lo = b0 == 0xf0 ? 0x90 : 0x80, hi = b0 == 0xf4 ? 0x8f : 0xbf;
+    return cont(i + 1, lo, hi) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+  }
+  return 0;
+}
+
+void append_hex_byte(std::string& out, uint8_t b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += kHex[b >> 4];
+  out += kHex[b & 0xf];
+}
+
+// `text` as the body of a JSON string (no quotes), as nlohmann writes it
+// with ensure_ascii off, and invalid UTF-8 as \xNN (json.h).
+void append_escaped(std::string& out, std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    size_t n = utf8_sequence(text, i);
+    if (n == 0) {
+      out += "\\\\x";
+      append_hex_byte(out, uint8_t(text[i]));
+      i++;
+      continue;
+    }
+    if (n > 1) {
+      out.append(text.substr(i, n));
+      i += n;
+      continue;
+    }
+    char c = text[i++];
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (uint8_t(c) < 0x20) {
+          out += "\\u00";
+          append_hex_byte(out, uint8_t(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+}
+
+void append_string(std::string& out, std::string_view text) {
+  out += '"';
+  append_escaped(out, text);
+  out += '"';
+}
+
+void append_newline(std::string& out, int indent, int level) {
+  out += '\n';
+  out.append(size_t(indent) * size_t(level), ' ');
+}
+
+template <typename Json>
+void append_value(std::string& out, const Json& value, int indent, int level) {
+  switch (value.type()) {
+    case Json::value_t::object: {
+      if (value.empty()) {
+        out += "{}";
+        return;
+      }
+      out += '{';
+      bool first = true;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (!first)
+          out += ',';
+        first = false;
+        if (indent >= 0)
+          append_newline(out, indent, level + 1);
+        append_string(out, it.key());
+        out += indent >= 0 ? ": " : ":";
+        append_value(out, it.value(), indent, level + 1);
+      }
+      if (indent >= 0)
+        append_newline(out, indent, level);
+      out += '}';
+      return;
+    }
+    case Json::value_t::array: {
+      if (value.empty()) {
+        out += "[]";
+        return;
+      }
+      out += '[';
+      bool first = true;
+      for (const Json& element : value) {
+        if (!first)
+          out += ',';
+        first = false;
+        if (indent >= 0)
+          append_newline(out, indent, level + 1);
+        append_value(out, element, indent, level + 1);
+      }
+      if (indent >= 0)
+        append_newline(out, indent, level);
+      out += ']';
+      return;
+    }
+    case Json::value_t::string:
+      append_string(out, value.template get_ref<const std::string&>());
+      return;
+    case Json::value_t::number_unsigned:
+      out += std::to_string(value.template get<uint64_t>());
+      return;
+    case Json::value_t::number_integer:
+      out += std::to_string(value.template get<int64_t>());
+      return;
+    case Json::value_t::boolean:
+      out += value.template get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_float:
+      // nlohmann's float form (NaN and infinities become null); no strings
+      // inside, so its dump cannot meet invalid UTF-8.
+      out += value.dump();
+      return;
+    case Json::value_t::null:
+    case Json::value_t::discarded:
+    case Json::value_t::binary:
+      out += "null";
+      return;
+  }
+  out += "null";
+}
+
+}  // namespace
+
+std::string dump_json(const json& value, int indent) {
+  std::string out;
+  append_value(out, value, indent, 0);
+  return out;
+}
+
+std::string dump_json(const ordered_json& value, int indent) {
+  std::string out;
+  append_value(out, value, indent, 0);
+  return out;
+}
+
+std::string escape_invalid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    size_t n = utf8_sequence(text, i);
+    if (n == 0) {
+      out += "\\x";
+      append_hex_byte(out, uint8_t(text[i]));
+      i++;
+    } else {
+      out.append(text.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+std::string hex_u64(uint64_t value) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%" PRIx64, value);
+  return buf;
+}
+
+namespace {
+
+template <typename Json>
+std::optional<uint64_t> u64_from(const Json& value) {
+  if (value.is_number_unsigned() ||
+      (value.is_number_integer() && value.template get<int64_t>() >= 0))
+    return value.template get<uint64_t>();
+  if (!value.is_string())
+    return std::nullopt;
+  const std::string& text = value.template get_ref<const std::string&>();
+  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+    return std::nullopt;
+  uint64_t v = 0;
+  for (size_t i = 2; i < text.size(); i++) {
+    char c = text[i];
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+    if (digit < 0)
+      return std::nullopt;
+    v = v << 4 | uint64_t(digit);
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<uint64_t> u64_from_hex_json(const json& value) {
+  return u64_from(value);
+}
+
+std::optional<uint64_t> u64_from_hex_json(const ordered_json& value) {
+  return u64_from(value);
+}
+
+json error_object(const Error& error) {
+  return {{"kind", std::string(kind_name(error.kind()))},
+          {"exit_status", exit_status_of(error.kind())},
+          {"errno", errno_name(error.code())},
+          {"message", error.message()}};
+}
+
+json error_json(const Error& error) {
+  return {{"error", error_object(error)}};
+}
+
+Error error_from_json(const json& object, std::string_view what) {
+  auto bad = [&](const char* why) {
+    return errorf(EPROTO, "%.*s: %s", int(what.size()), what.data(), why);
+  };
+  JsonFields f(object, std::string(what));
+  auto kind_text = f.str("kind");
+  auto errno_text = f.str("errno");
+  auto message = f.str("message");
+  if (!kind_text.ok() || !errno_text.ok() || !message.ok())
+    return bad("an error needs \"kind\", \"errno\" and \"message\" strings");
+  std::optional<ErrorKind> kind = kind_from_name(*kind_text);
+  if (!kind)
+    return bad("unknown error \"kind\"");
+  int code = errno_from_name(*errno_text);
+  if (code <= 0 || code >= 4096)
+    return bad("unknown \"errno\"");
+  return Error(*kind, code, *message);
+}
+
+JsonFields::JsonFields(const json& object, std::string what)
+    : object_(object), what_(std::move(what)) {}
+
+bool JsonFields::has(std::string_view key) const {
+  if (!object_.is_object())
+    return false;
+  auto it = object_.find(key);
+  return it != object_.end() && !it->is_null();
+}
+
+Error JsonFields::wrong_type(std::string_view key, const char* wanted) const {
+  return errorf(EINVAL, "%s: \"%.*s\" must be %s", what_.c_str(), int(key.size()), key.data(),
+                wanted);
+}
+
+Result<const json*> JsonFields::field(std::string_view key) const {
+  if (!object_.is_object())
+    return errorf(EINVAL, "%s is not a JSON object", what_.c_str());
+  auto it = object_.find(key);
+  if (it == object_.end() || it->is_null())
+    return errorf(EINVAL, "%s has no \"%.*s\"", what_.c_str(), int(key.size()), key.data());
+  return &*it;
+}
+
+Result<uint64_t> JsonFields::u64(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<int64_t>() >= 0))
+    return wrong_type(key, "a non-negative integer");
+  return v->get<uint64_t>();
+}
+
+Result<int64_t> JsonFields::i64(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (v->is_number_unsigned() && v->get<uint64_t>() > uint64_t(INT64_MAX))
+    return wrong_type(key, "an integer that fits in 64 signed bits");
+  if (!v->is_number_integer())
+    return wrong_type(key, "an integer");
+  return v->get<int64_t>();
+}
+
+Result<bool> JsonFields::boolean(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (!v->is_boolean())
+    return wrong_type(key, "true or false");
+  return v->get<bool>();
+}
+
+Result<std::string> JsonFields::str(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (!v->is_string())
+    return wrong_type(key, "a string");
+  return v->get<std::string>();
+}
+
+Result<const json*> JsonFields::array(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (!v->is_array())
+    return wrong_type(key, "an array");
+  return v;
+}
+
+Result<const json*> JsonFields::object(std::string_view key) const {
+  PP_ASSIGN_OR_RETURN(const json* v, field(key));
+  if (!v->is_object())
+    return wrong_type(key, "an object");
+  return v;
+}
+
+Result<uint64_t> JsonFields::u64_or(std::string_view key, uint64_t fallback) const {
+  return has(key) ? u64(key) : Result<uint64_t>(fallback);
+}
+
+Result<int64_t> JsonFields::i64_or(std::string_view key, int64_t fallback) const {
+  return has(key) ? i64(key) : Result<int64_t>(fallback);
+}
+
+Result<bool> JsonFields::boolean_or(std::string_view key, bool fallback) const {
+  return has(key) ? boolean(key) : Result<bool>(fallback);
+}
+
+Result<std::string> JsonFields::str_or(std::string_view key, std::string fallback) const {
+  return has(key) ? str(key) : Result<std::string>(std::move(fallback));
+}
+
+}  // namespace pp

@@ -1,0 +1,86 @@
+#include "base/json.h"
+
+#include <gtest/gtest.h>
+
+namespace pp {
+namespace {
+
+TEST(JsonWriter, LaysOutAsNlohmannDoesForValidText) {
+  json doc = {{"name", "ctxsw"},
+              {"ids", {1, 2, 3}},
+              {"empty", json::object()},
+              {"none", json::array()},
+              {"signed", -4},
+              {"scale", 0.5},
+              {"flag", true},
+              {"null", nullptr},
+              {"text", "tab\there \"quoted\" back\\slash \x01 é"}};
+  EXPECT_EQ(dump_json(doc), doc.dump());
+  EXPECT_EQ(dump_json(doc, 2), doc.dump(2));
+  ordered_json ordered = {{"z", 1}, {"a", "x"}};
+  EXPECT_EQ(dump_json(ordered, 2), ordered.dump(2));
+}
+
+TEST(JsonWriter, InvalidUtf8IsEscapedByteByByteAndNeverThrows) {
+  struct Case {
+    std::string in, out;
+  } cases[] = {
+      {"\xff", "\\xff"},
+      {"a\xc3", "a\\xc3"},                           // cut-off sequence
+      {"\xc0\xaf", "\\xc0\\xaf"},                    // overlong '/'
+      {"\xed\xa0\x80", "\\xed\\xa0\\x80"},           // a UTF-16 surrogate
+      {"\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80"},  // above U+10FFFF
+      {"ok \xe2\x82\xac", "ok \xe2\x82\xac"},        // the euro sign stays
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(escape_invalid_utf8(c.in), c.out);
+    std::string text = dump_json(json{{"name", c.in}});
+    json back = json::parse(text, nullptr, false);
+    ASSERT_FALSE(back.is_discarded()) << text;
+    EXPECT_EQ(back["name"], c.out) << text;
+  }
+  // Keys too.
+  json back = json::parse(dump_json(json{{"\xfe", 1}}), nullptr, false);
+  ASSERT_FALSE(back.is_discarded());
+  EXPECT_TRUE(back.contains("\\xfe"));
+}
+
+TEST(JsonWriter, RegistersAreHexStringsThatKeepEveryBit) {
+  EXPECT_EQ(hex_u64(0), "0x0");
+  EXPECT_EQ(hex_u64(0x8000000000000001), "0x8000000000000001");
+  EXPECT_EQ(u64_from_hex_json(json(hex_u64(~uint64_t(0)))), ~uint64_t(0));
+  EXPECT_EQ(u64_from_hex_json(json(42)), 42u) << "numbers from before still read";
+  EXPECT_FALSE(u64_from_hex_json(json("0x")));
+  EXPECT_FALSE(u64_from_hex_json(json("0x1g")));
+  EXPECT_FALSE(u64_from_hex_json(json("0x10000000000000000")));
+  EXPECT_FALSE(u64_from_hex_json(json(-1)));
+}
+
+TEST(JsonErrorShape, OneShapeWithKindStatusErrnoAndMessage) {
+  json e = error_json(Error(ErrorKind::kNotFound, ENOENT, "no persistent event 'x'"));
+  EXPECT_EQ(e, json::parse(R"({"error": {"kind": "not-found", "exit_status": 4,
+                                          "errno": "ENOENT",
+                                          "message": "no persistent event 'x'"}})"));
+  // A refusal keeps the kernel's errno as detail.
+  EXPECT_EQ(error_object(Error(EINVAL, "perf_event_open"))["kind"], "refused");
+  EXPECT_EQ(error_object(Error(EINVAL, "perf_event_open"))["exit_status"], 2);
+}
+
+TEST(JsonErrorShape, ReadsBackWhatItWrites) {
+  for (const ErrorKindInfo& info : kErrorKinds) {
+    Error e = error_from_json(error_object(Error(info.kind, EACCES, "why")), "a reply");
+    EXPECT_EQ(e.kind(), info.kind);
+    EXPECT_EQ(e.code(), EACCES);
+    EXPECT_EQ(e.message(), "why");
+  }
+  for (const char* bad : {R"({})", R"({"kind": "usage", "errno": "EINVAL"})",
+                          R"({"kind": "odd", "errno": "EINVAL", "message": ""})",
+                          R"({"kind": "usage", "errno": "ENOSUCH", "message": ""})", "[]"}) {
+    Error e = error_from_json(json::parse(bad), "a reply");
+    EXPECT_EQ(e.code(), EPROTO) << bad;
+    EXPECT_EQ(e.kind(), ErrorKind::kRefused) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace pp
