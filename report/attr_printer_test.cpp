@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tests/support/attr_goldens.h"
-
 #include "base/json.h"
+#include "tests/support/attr_goldens.h"
 
 namespace pp::report {
 namespace {

@@ -15,13 +15,6 @@
 namespace pp::report {
 namespace {
 
-uint64_t total_size(std::span<const iovec> parts) {
-  uint64_t n = 0;
-  for (const iovec& part : parts)
-    n += part.iov_len;
-  return n;
-}
-
 // The iovecs still to write after `done` bytes of `parts`.
 std::vector<iovec> remaining_parts(std::span<const iovec> parts, uint64_t done) {
   std::vector<iovec> out;
@@ -178,6 +171,13 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path) {
   if (!S_ISREG(st.st_mode))
     return std::unique_ptr<Output>(new StreamOutput(std::move(fd), path));
   return std::unique_ptr<Output>(new FileOutput(std::move(fd), path));
+}
+
+uint64_t total_size(std::span<const iovec> parts) {
+  uint64_t n = 0;
+  for (const iovec& part : parts)
+    n += part.iov_len;
+  return n;
 }
 
 std::unique_ptr<Output> stream_output(int fd, std::string name) {

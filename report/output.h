@@ -62,4 +62,7 @@ Result<std::unique_ptr<Output>> create_file_output(const std::string& path);
 // Appends to `fd` (a pipe, a terminal, a socket); the fd is not closed.
 std::unique_ptr<Output> stream_output(int fd, std::string name);
 
+// The bytes `parts` hold together.
+uint64_t total_size(std::span<const iovec> parts);
+
 }  // namespace pp::report

@@ -5,16 +5,6 @@
 #include <cstring>
 
 namespace pp::report {
-namespace {
-
-uint64_t total_size(std::span<const iovec> parts) {
-  uint64_t n = 0;
-  for (const iovec& part : parts)
-    n += part.iov_len;
-  return n;
-}
-
-}  // namespace
 
 MemoryOutput::MemoryOutput(uint64_t capacity, bool can_reserve)
     : capacity_(capacity), can_reserve_(can_reserve) {}
