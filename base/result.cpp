@@ -8,7 +8,7 @@
 namespace pp {
 namespace {
 
-std::string vformat(const char* format, va_list ap) {
+__attribute__((format(printf, 1, 0))) std::string vformat(const char* format, va_list ap) {
   va_list copy;
   va_copy(copy, ap);
   int n = std::vsnprintf(nullptr, 0, format, copy);
