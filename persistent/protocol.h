@@ -38,7 +38,7 @@
 namespace pp::persistent {
 
 inline constexpr char kFrameMagic[4] = {'P', 'P', 'B', 'R'};
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 inline constexpr size_t kFrameHeaderSize = 12;
 inline constexpr uint32_t kMaxRequestPayload = 64 * 1024;
 inline constexpr uint32_t kMaxReplyPayload = 16 * 1024 * 1024;
