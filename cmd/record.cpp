@@ -48,27 +48,11 @@ int cmd_record(int argc, const char** argv) {
   auto result = record::record(request, std::cerr);
   if (!result.ok())
     return report_error("record", result.error(), false);
-  if (result->command_error)
-    return report_error("record", result->command_error->with_kind(ErrorKind::kCommand), false);
-  if (!quiet)
+  if (!quiet && !result->command_error)
     std::cerr << record::record_summary(*result);
-  if (result->output_error) {
-    std::cerr << "perf persistent record: " << result->output_error->message() << "\n"
-              << "perf persistent record: " << result->output
-              << " is complete up to the last record written; free space or record to "
-                 "another file system (-o)\n";
-    return kExitOutput;
-  }
-  // perf's dispatcher reads 127 from perf-persistent as "not a perf-command":
-  // a COMMAND's own 127 (the shell's "command not found") is passed on as 6.
-  if (result->command_status == 127)
-    return report_error("record",
-                        Error(ErrorKind::kCommand, ENOENT,
-                              "COMMAND exited with status 127 (its shell found no such command?); "
-                              "record exits 6 instead, since perf takes a 127 to mean that "
-                              "perf-persistent itself is missing"),
-                        false);
-  return result->command_status.value_or(kExitOk);
+  if (std::optional<Error> error = record::final_error(*result))
+    report_error("record", *error, false);
+  return record::exit_status(*result);
 }
 
 }  // namespace pp::cmd

@@ -207,7 +207,7 @@ Result<RecordResult> Session::run() {
       if (child.ok())
         child_.emplace(std::move(child).value());
       else
-        result_.command_error = std::move(child).error();
+        result_.command_error = std::move(child).error().with_kind(ErrorKind::kCommand);
     }
     if (!result_.command_error)
       status = follow();
@@ -215,9 +215,9 @@ Result<RecordResult> Session::run() {
   stop_command();
   Status finished = writer_->finish();
   if (!status.ok())
-    result_.output_error = status.error();
+    result_.stopped_error = status.error();
   else if (!finished.ok())
-    result_.output_error = finished.error();
+    result_.stopped_error = finished.error();
 
   const report::WriterStats& written = writer_->stats();
   result_.samples = written.samples;
@@ -244,6 +244,32 @@ std::string format_mb(uint64_t bytes) {
 Result<RecordResult> record(const RecordRequest& request, std::ostream& notes) {
   Session session(request, notes);
   return session.run();
+}
+
+std::optional<Error> final_error(const RecordResult& result) {
+  if (result.command_error)
+    return result.command_error;
+  if (result.stopped_error) {
+    const Error& stopped = *result.stopped_error;
+    if (stopped.kind() != ErrorKind::kOutput)
+      return stopped;
+    return Error(ErrorKind::kOutput, stopped.code(),
+                 stopped.message() + "; " + result.output +
+                     " is complete up to the last record written: free space or record to "
+                     "another file system (-o)");
+  }
+  if (result.command_status == 127)
+    return Error(ErrorKind::kCommand, ENOENT,
+                 "COMMAND exited with status 127 (its shell found no such command?); record "
+                 "exits 6 instead, since perf takes a 127 to mean that perf-persistent itself "
+                 "is missing");
+  return std::nullopt;
+}
+
+int exit_status(const RecordResult& result) {
+  if (std::optional<Error> error = final_error(result))
+    return exit_status_of(error->kind());
+  return result.command_status.value_or(0);
 }
 
 std::string record_summary(const RecordResult& r) {

@@ -59,17 +59,20 @@ struct RecordResult {
   uint64_t dropped = 0;                // read but not written: the output failed
   int buffers = 0;                     // per-CPU buffers read
   std::optional<int> command_status;   // COMMAND's exit status (128 + signal)
-  std::optional<Error> command_error;  // COMMAND could not be started (nothing recorded)
+  std::optional<Error> command_error;  // COMMAND could not be started (kind command;
+                                       // nothing recorded)
   int signal = 0;                      // the signal that stopped the recording, if any
-  std::optional<Error> output_error;   // the output failed (ENOSPC...): the file holds
-                                       // everything up to the last complete record
+  std::optional<Error> stopped_error;  // what stopped the recording early: the output
+                                       // (kind output: ENOSPC...) or the wait for the
+                                       // buffers; the file holds everything up to the
+                                       // last complete record
 };
 
 // Records until COMMAND exits, a signal arrives, or (follow = false) the
 // snapshot is written. Errors before anything is written (a bad event, an
 // event that is not persistent, a CPU it does not cover, a refused open) are
-// returned as errors; a failure of the output once writing has started is
-// in RecordResult::output_error, with the file left valid. `notes` gets the
+// returned as errors; a failure once writing has started is in
+// RecordResult::stopped_error, with the file left valid. `notes` gets the
 // lines for the user that are not errors.
 Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
 
@@ -77,5 +80,12 @@ Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
 //   [ perf persistent record: Captured and wrote 0.017 MB perf.data (123 samples) ]
 //   [ perf persistent record: lost 12 samples: ... ]
 std::string record_summary(const RecordResult& result);
+
+// How a recording that ran ends: the error to print, if any (COMMAND could
+// not be run; the recording stopped early; COMMAND exited 127, which perf's
+// dispatcher would read as "perf-persistent is missing"), and the exit
+// status: the error's kind's, else COMMAND's own status (0 without one).
+std::optional<Error> final_error(const RecordResult& result);
+int exit_status(const RecordResult& result);
 
 }  // namespace pp::record

@@ -361,7 +361,7 @@ Error PerfDataWriter::dropped_error() const {
              std::to_string(stats_.samples) + " samples) and stays readable; " +
              std::to_string(stats_.dropped_records) + " records (" +
              std::to_string(stats_.dropped_samples) + " samples) were not written";
-  return Error(failed_->code(), std::move(message));
+  return Error(failed_->kind(), failed_->code(), std::move(message));
 }
 
 Status PerfDataWriter::append(std::span<const uint8_t> records) {
@@ -513,7 +513,7 @@ Status PerfDataWriter::flush_file() {
           kept = {};
           block = feature_block(data_end, kept);
         }
-        no_space = errorf(code,
+        no_space = errorf(ErrorKind::kOutput, code,
                           "no space left on the device of %s; free some space or write "
                           "elsewhere with -o",
                           output_->name().c_str());

@@ -1,0 +1,48 @@
+#include "record/recorder.h"
+
+#include <gtest/gtest.h>
+
+namespace pp::record {
+namespace {
+
+// How a recording ends decides record's exit status (perf-persistent(1),
+// EXIT STATUS): the error's kind, else COMMAND's own status, never 127.
+TEST(RecordOutcome, CommandsOwnStatusPassesThroughExcept127) {
+  RecordResult r;
+  EXPECT_FALSE(final_error(r));
+  EXPECT_EQ(exit_status(r), 0);
+  r.command_status = 3;
+  EXPECT_FALSE(final_error(r));
+  EXPECT_EQ(exit_status(r), 3);
+  r.command_status = 127;
+  ASSERT_TRUE(final_error(r));
+  EXPECT_EQ(final_error(r)->kind(), ErrorKind::kCommand);
+  EXPECT_EQ(exit_status(r), 6);
+}
+
+TEST(RecordOutcome, ACommandThatCouldNotRunIsStatus6) {
+  RecordResult r;
+  r.command_error = Error(ErrorKind::kCommand, ENOENT, "running '/no/such': No such file");
+  EXPECT_EQ(exit_status(r), 6);
+  EXPECT_EQ(final_error(r)->message(), "running '/no/such': No such file");
+}
+
+TEST(RecordOutcome, OnlyAnOutputFailureIsStatus5AndSaysWhatToDo) {
+  RecordResult r;
+  r.output = "x.data";
+  r.command_status = 0;
+  r.stopped_error = Error(ErrorKind::kOutput, ENOSPC, "writing x.data: No space left on device");
+  EXPECT_EQ(exit_status(r), 5);
+  EXPECT_NE(final_error(r)->message().find("x.data is complete up to the last record written: "
+                                           "free space or record to another file system (-o)"),
+            std::string::npos)
+      << final_error(r)->message();
+  // A failed wait for the buffers is not the disk's fault: no advice to free
+  // space, and the status of a refusal.
+  r.stopped_error = Error(EBADF, "waiting for the buffers: Bad file descriptor");
+  EXPECT_EQ(exit_status(r), 2);
+  EXPECT_EQ(final_error(r)->message().find("free space"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pp::record
