@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "base/strings.h"
+
 namespace pp {
 namespace {
 
@@ -77,150 +79,35 @@ void append_hex_byte(std::string& out, uint8_t b) {
   out += kHex[b & 0xf];
 }
 
-// `text` as the body of a JSON string (no quotes), as nlohmann writes it
-// with ensure_ascii off, and invalid UTF-8 as \xNN (json.h).
-void append_escaped(std::string& out, std::string_view text) {
-  for (size_t i = 0; i < text.size();) {
-    size_t n = utf8_sequence(text, i);
-    if (n == 0) {
-      out += "\\\\x";
-      append_hex_byte(out, uint8_t(text[i]));
-      i++;
-      continue;
-    }
-    if (n > 1) {
-      out.append(text.substr(i, n));
-      i += n;
-      continue;
-    }
-    char c = text[i++];
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (uint8_t(c) < 0x20) {
-          out += "\\u00";
-          append_hex_byte(out, uint8_t(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-}
-
-void append_string(std::string& out, std::string_view text) {
-  out += '"';
-  append_escaped(out, text);
-  out += '"';
-}
-
-void append_newline(std::string& out, int indent, int level) {
-  out += '\n';
-  out.append(size_t(indent) * size_t(level), ' ');
-}
-
+// `value` with every key and string made valid UTF-8 (escape_invalid_utf8),
+// so that nlohmann's dump, which throws on invalid UTF-8, cannot throw.
 template <typename Json>
-void append_value(std::string& out, const Json& value, int indent, int level) {
-  switch (value.type()) {
-    case Json::value_t::object: {
-      if (value.empty()) {
-        out += "{}";
-        return;
-      }
-      out += '{';
-      bool first = true;
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        if (!first)
-          out += ',';
-        first = false;
-        if (indent >= 0)
-          append_newline(out, indent, level + 1);
-        append_string(out, it.key());
-        out += indent >= 0 ? ": " : ":";
-        append_value(out, it.value(), indent, level + 1);
-      }
-      if (indent >= 0)
-        append_newline(out, indent, level);
-      out += '}';
-      return;
-    }
-    case Json::value_t::array: {
-      if (value.empty()) {
-        out += "[]";
-        return;
-      }
-      out += '[';
-      bool first = true;
-      for (const Json& element : value) {
-        if (!first)
-          out += ',';
-        first = false;
-        if (indent >= 0)
-          append_newline(out, indent, level + 1);
-        append_value(out, element, indent, level + 1);
-      }
-      if (indent >= 0)
-        append_newline(out, indent, level);
-      out += ']';
-      return;
-    }
-    case Json::value_t::string:
-      append_string(out, value.template get_ref<const std::string&>());
-      return;
-    case Json::value_t::number_unsigned:
-      out += std::to_string(value.template get<uint64_t>());
-      return;
-    case Json::value_t::number_integer:
-      out += std::to_string(value.template get<int64_t>());
-      return;
-    case Json::value_t::boolean:
-      out += value.template get<bool>() ? "true" : "false";
-      return;
-    case Json::value_t::number_float:
-      // nlohmann's float form (NaN and infinities become null); no strings
-      // inside, so its dump cannot meet invalid UTF-8.
-      out += value.dump();
-      return;
-    case Json::value_t::null:
-    case Json::value_t::discarded:
-    case Json::value_t::binary:
-      out += "null";
-      return;
+Json with_valid_utf8(const Json& value) {
+  if (value.is_string())
+    return escape_invalid_utf8(value.template get_ref<const std::string&>());
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const Json& element : value)
+      out.push_back(with_valid_utf8(element));
+    return out;
   }
-  out += "null";
+  if (value.is_object()) {
+    Json out = Json::object();
+    for (auto it = value.begin(); it != value.end(); ++it)
+      out[escape_invalid_utf8(it.key())] = with_valid_utf8(it.value());
+    return out;
+  }
+  return value;
 }
 
 }  // namespace
 
 std::string dump_json(const json& value, int indent) {
-  std::string out;
-  append_value(out, value, indent, 0);
-  return out;
+  return with_valid_utf8(value).dump(indent);
 }
 
 std::string dump_json(const ordered_json& value, int indent) {
-  std::string out;
-  append_value(out, value, indent, 0);
-  return out;
+  return with_valid_utf8(value).dump(indent);
 }
 
 std::string escape_invalid_utf8(std::string_view text) {
@@ -256,20 +143,12 @@ std::optional<uint64_t> u64_from(const Json& value) {
   if (!value.is_string())
     return std::nullopt;
   const std::string& text = value.template get_ref<const std::string&>();
-  if (text.size() < 3 || text.size() > 18 || text[0] != '0' || (text[1] != 'x' && text[1] != 'X'))
+  if (!text.starts_with("0x") && !text.starts_with("0X"))
     return std::nullopt;
-  uint64_t v = 0;
-  for (size_t i = 2; i < text.size(); i++) {
-    char c = text[i];
-    int digit = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
-    if (digit < 0)
-      return std::nullopt;
-    v = v << 4 | uint64_t(digit);
-  }
-  return v;
+  Result<uint64_t> parsed = parse_u64(text, "register");
+  if (!parsed.ok())
+    return std::nullopt;
+  return *parsed;
 }
 
 }  // namespace
