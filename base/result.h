@@ -23,6 +23,8 @@
 #pragma once
 
 #include <cerrno>
+#include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,11 +62,25 @@ inline constexpr ErrorKindInfo kErrorKinds[] = {
     {ErrorKind::kInternal, "internal", 7},
 };
 
+// The table is in the enum's order, so a kind is its own index; the build
+// checks that, and that no status is 0, 127 or taken twice.
+constexpr bool error_kinds_are_well_formed() {
+  for (size_t i = 0; i < std::size(kErrorKinds); i++) {
+    if (size_t(kErrorKinds[i].kind) != i)
+      return false;
+    int status = kErrorKinds[i].exit_status;
+    if (status <= 0 || status == 127)
+      return false;
+    for (size_t j = 0; j < i; j++)
+      if (kErrorKinds[j].exit_status == status)
+        return false;
+  }
+  return std::size(kErrorKinds) == size_t(ErrorKind::kInternal) + 1;
+}
+static_assert(error_kinds_are_well_formed());
+
 constexpr const ErrorKindInfo& kind_info(ErrorKind kind) {
-  for (const ErrorKindInfo& info : kErrorKinds)
-    if (info.kind == kind)
-      return info;
-  return kErrorKinds[6];
+  return kErrorKinds[size_t(kind)];
 }
 
 // "usage", "refused", "name-taken", "not-found", "output", "command", "internal".

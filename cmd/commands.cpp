@@ -8,6 +8,7 @@
 #include "base/options.h"
 #include "base/strings.h"
 #include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
 
 namespace pp::cmd {
 namespace {
@@ -58,10 +59,8 @@ int cmd_help(int argc, const char** argv) {
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && parsed->args.size() > 1)
     parsed = usage_error("give at most one COMMAND");
-  if (!parsed.ok()) {
-    std::cerr << "perf persistent help: " << parsed.error().message() << "\n\n" << opts.usage();
-    return kExitUsage;
-  }
+  if (!parsed.ok())
+    return report_usage_error("help", parsed.error(), opts, false);
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

@@ -4,16 +4,15 @@
 #include "build_info.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
 
 namespace pp::cmd {
 
 int cmd_version(int argc, const char** argv) {
   OptionParser opts({"perf persistent version"});
   auto parsed = opts.parse(argc, argv);
-  if (!parsed.ok()) {
-    std::cerr << "perf persistent version: " << parsed.error().message() << "\n\n" << opts.usage();
-    return kExitUsage;
-  }
+  if (!parsed.ok())
+    return report_usage_error("version", parsed.error(), opts, false);
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

@@ -153,12 +153,20 @@ Result<EventInfo> BrokerBackend::create(const CreateRequest& create, std::string
   return event_from_json(*event, "the broker's create reply");
 }
 
+namespace {
+
+// With no broker there is no event to kill or open: not-found, saying why.
+Error not_found_without_broker(std::string_view reference, const std::string& run_dir) {
+  return not_found_error(not_found(reference).message() + " (no broker runs for " + run_dir + ")");
+}
+
+}  // namespace
+
 Result<EventInfo> BrokerBackend::kill(std::string_view reference) {
   auto conn = connection(false);
   if (!conn.ok()) {
     if (conn.error().code() == ECONNREFUSED)
-      return not_found_error(not_found(reference).message() + " (no broker runs for " +
-                             dir_.root() + ")");
+      return not_found_without_broker(reference, dir_.root());
     return conn.error();
   }
   Request request;
@@ -174,8 +182,7 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   auto conn = connection(false);
   if (!conn.ok()) {
     if (conn.error().code() == ECONNREFUSED)
-      return not_found_error(not_found(std::to_string(id)).message() + " (no broker runs for " +
-                             dir_.root() + ")");
+      return not_found_without_broker(std::to_string(id), dir_.root());
     return conn.error();
   }
   Request request;

@@ -46,11 +46,6 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
-std::string perf_program() {
-  const char* p = std::getenv("PP_PERF");
-  return p && *p ? p : "perf";
-}
-
 std::vector<CorpusCase> corpus() {
   auto cases = read_corpus(read_text(source_dir() + "/tests/diff/corpus.txt"));
   if (!cases.ok()) {

@@ -25,11 +25,6 @@ namespace {
 
 using json = nlohmann::json;
 
-std::string perf_program() {
-  const char* p = std::getenv("PP_PERF");
-  return p && *p ? p : "perf";
-}
-
 class ExitStatusKernel : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -130,7 +125,10 @@ TEST_F(ExitStatusKernel, Status6CommandCouldNotBeRunAndNever127) {
 
 TEST_F(ExitStatusKernel, ThroughPerfsDispatcher) {
   CommandResult r = through_perf({"list"});
-  ASSERT_EQ(r.status, 0) << "perf could not run perf-persistent: " << r.err;
+  ASSERT_EQ(r.status, 0) << perf_program()
+                         << " could not run perf-persistent (install perf with "
+                            "./scripts/setup, or set PP_PERF to a perf binary): "
+                         << r.err;
 
   r = through_perf({"record", "-q", "-e", "persistent/gp/", "-o", tmp_.path("a.data"), "--",
                     "/nonexistent/command"});

@@ -21,6 +21,9 @@ std::string build_dir() {
 std::string binary_path() {
   return env_or("PP_BINARY", build_dir() + "/perf-persistent");
 }
+std::string perf_program() {
+  return env_or("PP_PERF", "perf");
+}
 std::string fixtures_dir() {
   return source_dir() + "/tests/fixtures";
 }

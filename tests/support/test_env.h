@@ -11,5 +11,6 @@ std::string binary_path();   // the perf-persistent under test
 std::string source_dir();    // the repository root
 std::string fixtures_dir();  // tests/fixtures: kernel ABI data (tracefs snapshots)
 std::string build_dir();
+std::string perf_program();  // the real perf: $PP_PERF, else "perf" from PATH
 
 }  // namespace pp::testing
