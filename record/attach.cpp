@@ -82,8 +82,9 @@ Result<std::vector<Stream>> attach_events(persistent::Backend& backend,
 // gets the COMM, FORK and EXIT records (and MMAP2 for events that sample
 // instruction pointers) of tasks that start while recording, so perf names
 // COMMAND and the processes it starts.
-std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events, size_t event,
+std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events,
                                         const AttachOptions& options, std::ostream& notes) {
+  const size_t event = events.size();
   bool ids = true, ip = false;
   std::vector<int> cpus;
   for (const ResolvedEvent& r : events) {

@@ -56,12 +56,12 @@ Result<std::vector<Stream>> attach_events(persistent::Backend& backend,
 // ids on every record (sample_id_all; else perf could not tell whose a
 // COMM is), with MMAP2 too when they sample instruction pointers. Best
 // effort: std::nullopt, and a line on `notes`, when it cannot be opened.
-// Its streams get event index `event`.
+// Its streams get the event index after the events': events.size().
 struct Tracking {
   sys::EventAttr attr;
   std::vector<Stream> streams;
 };
-std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events, size_t event,
+std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events,
                                         const AttachOptions& options, std::ostream& notes);
 
 // The name perf shows for the tracking event.

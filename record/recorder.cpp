@@ -82,7 +82,7 @@ Status Session::attach() {
   result_.buffers = int(streams_.size());
   if (!request_.follow)
     return ok_status();
-  if (auto tracking = attach_tracking(events_, events_.size(), options, notes_)) {
+  if (auto tracking = attach_tracking(events_, options, notes_)) {
     tracking_ = tracking->attr;
     for (Stream& s : tracking->streams)
       streams_.push_back(std::move(s));

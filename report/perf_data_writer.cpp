@@ -145,12 +145,9 @@ Status PerfDataWriter::prepare() {
 
   // Where TIME sits in a sample, when every event puts it in the same place.
   time_offset_ = sys::sample_time_offset(first.sample_type);
-  constexpr uint64_t kBeforeTime =
-      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
   for (const EventDesc& e : events)
-    if ((e.attr.attr.sample_type & kBeforeTime) != (first.sample_type & kBeforeTime))
+    if (sys::sample_time_offset(e.attr.attr.sample_type) != time_offset_)
       time_offset_.reset();
-  sample_time_ = time_offset_.has_value();
 
   // Host features.
   HostInfo host;
@@ -215,7 +212,7 @@ Status PerfDataWriter::prepare() {
 // The feature table and sections, laid out to start at file offset `at`.
 Bytes PerfDataWriter::feature_block(uint64_t at, const Counts& pending) const {
   FeatureMap all = features_;
-  if (sample_time_) {
+  if (time_offset_) {
     Counts times;
     times.first_time = stats_.first_sample_time;
     times.last_time = stats_.last_sample_time;
@@ -265,7 +262,7 @@ Status PerfDataWriter::start_file() {
   header_.attrs = {attrs_offset, events.size() * header_.attr_size};
   header_.data = {data_offset_, 0};
   FeatureMap all = features_;
-  if (sample_time_)
+  if (time_offset_)
     all[kFeatureSampleTime] = {};
   for (const auto& [feature, bytes] : all)
     header_.features[feature / 64] |= 1ULL << (feature % 64);

@@ -192,10 +192,10 @@ class PerfDataWriter {
   WriterConfig config_;
   bool pipe_;
   uint32_t attr_size_ = 0;
-  uint64_t trailer_type_ = 0;  // sample_type for sample_id trailers (0: none)
-  std::optional<size_t> time_offset_;
-  FeatureMap features_;  // all but SAMPLE_TIME, which changes as data comes
-  bool sample_time_ = false;
+  uint64_t trailer_type_ = 0;          // sample_type for sample_id trailers (0: none)
+  std::optional<size_t> time_offset_;  // of TIME in every event's samples; none: no
+                                       // SAMPLE_TIME feature
+  FeatureMap features_;                // all but SAMPLE_TIME, which changes as data comes
 
   FileHeader header_;
   uint64_t data_offset_ = 0;

@@ -379,8 +379,14 @@ std::optional<size_t> sample_fields_end(const perf_event_attr& attr,
   if (record.size() < sizeof(perf_event_header))
     return std::nullopt;
   Cursor in(record, sizeof(perf_event_header));
-  Sample local;
-  if (!decode_fields(in, attr, out ? *out : local))
+  bool decoded;
+  if (out) {
+    decoded = decode_fields(in, attr, *out);
+  } else {
+    Sample discarded;
+    decoded = decode_fields(in, attr, discarded);
+  }
+  if (!decoded)
     return std::nullopt;
   return in.at();
 }

@@ -95,6 +95,10 @@ inline uint64_t sample_id_bits(uint64_t sample_type) {
 // Bytes of the sample_id trailer for `sample_type` (pass 0 when
 // attr.sample_id_all is not set: there is no trailer then).
 size_t sample_id_size(uint64_t sample_type);
+// The same for an attr: 0 without sample_id_all.
+inline size_t sample_id_size(const perf_event_attr& attr) {
+  return attr.sample_id_all ? sample_id_size(attr.sample_type) : 0;
+}
 
 // The sample_id trailer's values. ID and IDENTIFIER both carry `id`.
 struct SampleId {

@@ -99,10 +99,6 @@ bool plausible_record_header(const perf_event_header& header) {
 
 namespace {
 
-size_t sample_id_size(const perf_event_attr& attr) {
-  return attr.sample_id_all ? sys::sample_id_size(attr.sample_type) : 0;
-}
-
 // The sample's fields, laid out as sys/perf_abi_sample.h says, end exactly
 // at the record's end; RAW is padded as the kernel pads it and a
 // tracepoint's raw data starts with its common fields, common_type first.

@@ -125,7 +125,7 @@ void RingReader::read_forward(uint64_t head) {
   if (lapped == 0 && valid == start) {
     // Every boundary is known from position_ on; anything that breaks the
     // chain before head is garbage.
-    stats_.corrupt_bytes += length - walk(0, length);
+    stats_.corrupt_bytes += length - walk(0, length).offset;
     account_loss(0, 0);
     return;
   }
@@ -162,15 +162,14 @@ void RingReader::read_backward(uint64_t head) {
   if (valid < length && after == head && quiet_after_settling(after))
     valid = intact_up_to(after, 0);  // nothing was in progress
   position_ = head;
-  size_t stop = walk(0, valid);
+  RecordWalk walked = walk(0, valid);
+  size_t stop = walked.offset;
   size_t corrupt = 0;
   if (stop < valid) {
     // The window ends at a known boundary only when nothing was lapped or
     // cut off; otherwise the last record may run into overwritten bytes.
     bool known_end = lapped == 0 && valid == length;
-    perf_event_header header;
-    RecordProblem problem = check_record({scratch_.data() + stop, valid - stop}, header);
-    if (known_end || problem == RecordProblem::kTooSmall)
+    if (known_end || walked.problem == RecordProblem::kTooSmall)
       corrupt = valid - stop;
   }
   stats_.corrupt_bytes += corrupt;
@@ -179,14 +178,16 @@ void RingReader::read_backward(uint64_t head) {
 }
 
 // Appends the records chained from `begin` that end by `end` (whole records:
-// see sys/perf_abi_records.h). Returns where the chain stopped.
-size_t RingReader::walk(size_t begin, size_t end) {
+// see sys/perf_abi_records.h). Returns where the chain stopped (an offset
+// into scratch_) and why.
+RecordWalk RingReader::walk(size_t begin, size_t end) {
   RecordWalk stop = walk_records({scratch_.data() + begin, end - begin},
                                  [&](const perf_event_header&, size_t offset) {
                                    offsets_.push_back(uint32_t(begin + offset));
                                    return true;
                                  });
-  return begin + stop.offset;
+  stop.offset += begin;
+  return stop;
 }
 
 // Finds the earliest offset in scratch_[begin, end) from which a chain of

@@ -55,6 +55,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "sys/perf_abi_records.h"
 #include "sys/perf_attr.h"
 #include "sys/ring.h"
 
@@ -206,7 +207,7 @@ class RingReader {
   void read_forward(uint64_t head);
   void read_backward(uint64_t head);
   // Walks records in scratch_[begin, end); returns where the walk stopped.
-  size_t walk(size_t begin, size_t end);
+  RecordWalk walk(size_t begin, size_t end);
   size_t resync(size_t begin, size_t end);
   void account_loss(uint64_t lapped, uint64_t overrun);
   void finish_batch();

@@ -1147,8 +1147,9 @@ std::string flag_names(AttrFormat format, uint64_t bits) {
   return bit_names(bits, [format](unsigned bit) { return attr_flag_name(format, 1ull << bit); });
 }
 
-// perf 6.1 has no name for TRANSACTION; the sample layout does.
-std::string sample_type_names(uint64_t bits) {
+// The call log's sample_type: perf 6.1 has no name for TRANSACTION; the
+// sample layout does. (Not sys::sample_type_names, which prints perf's.)
+std::string call_log_sample_type_names(uint64_t bits) {
   return bit_names(bits, [](unsigned bit) {
     std::string_view name = attr_flag_name(AttrFormat::kSampleType, 1ull << bit);
     for (const SampleField& f : sample_fields())
@@ -1184,18 +1185,16 @@ std::string render_attr(const EventAttr& ea, uint32_t persistent_type, bool pers
   else
     add_num("sample_period", a.sample_period);
   if (a.sample_type)
-    add("sample_type", sample_type_names(a.sample_type));
+    add("sample_type", call_log_sample_type_names(a.sample_type));
   if (a.read_format)
     add("read_format", flag_names(AttrFormat::kReadFormat, a.read_format));
   uint64_t flags = ea.words[5] & ~(3ull << 15);
   if (flags) {
-    std::string names = bit_names(flags, attr_word5_flag_name);
-    if (persistent_abi) {
-      size_t at = names.find("mmap2");
-      if (at != std::string::npos)
-        names.replace(at, 5, "persistent");
-    }
-    add("flags", names);
+    // Bit 23 of word 5 is the seed's persistent flag, mainline's mmap2.
+    add("flags", bit_names(flags, [persistent_abi](unsigned bit) {
+          return persistent_abi && bit == 23 ? std::string_view("persistent")
+                                             : attr_word5_flag_name(bit);
+        }));
   }
   add_num("precise_ip", a.precise_ip);
   if (a.watermark)
