@@ -3,6 +3,7 @@
 #include "sys/perf_abi_sample.h"
 
 #include <bit>
+#include <cstring>
 #include <gtest/gtest.h>
 
 namespace pp::sys {
@@ -172,6 +173,123 @@ TEST(DecodeSample, CallchainAndRead) {
   EXPECT_EQ(s->read.size(), 40u);
   ASSERT_EQ(s->callchain_depth(), 3u);
   EXPECT_EQ(s->callchain_ip(2), 0xcu);
+}
+
+// Every field at once, laid out by hand in perf_output_sample()'s order
+// (kernel/events/core.c), each holding a value no other field holds: the
+// encoder and the decoder share one table, so only a record built without
+// it can catch two rows in the wrong order.
+TEST(DecodeSample, EveryFieldInTheKernelsOrder) {
+  perf_event_attr attr = {};
+  attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                     PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_CALLCHAIN |
+                     PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK | PERF_SAMPLE_REGS_USER |
+                     PERF_SAMPLE_STACK_USER | PERF_SAMPLE_WEIGHT | PERF_SAMPLE_DATA_SRC |
+                     PERF_SAMPLE_TRANSACTION | PERF_SAMPLE_REGS_INTR | PERF_SAMPLE_PHYS_ADDR |
+                     PERF_SAMPLE_CGROUP | PERF_SAMPLE_DATA_PAGE_SIZE | PERF_SAMPLE_CODE_PAGE_SIZE |
+                     PERF_SAMPLE_AUX;
+  attr.read_format = 0;  // READ is one u64
+  attr.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_HW_INDEX;
+  attr.sample_regs_user = 0x5;  // two registers
+  attr.sample_regs_intr = 0x1;  // one register
+  Builder w;
+  w.header(0, 0);  // size patched below
+  w.u64(107);      // IDENTIFIER: the same id as ID, as the kernel writes both
+  w.u64(102);      // IP
+  w.u32(103);      // TID: pid
+  w.u32(104);      //      tid
+  w.u64(105);      // TIME
+  w.u64(106);      // ADDR
+  w.u64(107);      // ID
+  w.u64(108);      // STREAM_ID
+  w.u32(109);      // CPU: cpu
+  w.u32(0);        //      res
+  w.u64(110);      // PERIOD
+  w.u64(111);      // READ: value
+  w.u64(2);        // CALLCHAIN: nr
+  w.u64(112);
+  w.u64(113);
+  w.u32(12);  // RAW: size, so that the u32 and the payload end 8-aligned
+  for (uint8_t b = 0; b < 12; b++)
+    w.u8(0xa0 + b);
+  w.u64(1);                        // BRANCH_STACK: nr
+  w.u64(114);                      //   hw_idx (PERF_SAMPLE_BRANCH_HW_INDEX)
+  w.u64(115);                      //   from
+  w.u64(116);                      //   to
+  w.u64(117);                      //   flags
+  w.u64(PERF_SAMPLE_REGS_ABI_64);  // REGS_USER: abi
+  w.u64(118);
+  w.u64(119);
+  w.u64(16);  // STACK_USER: size
+  w.u64(120);
+  w.u64(121);
+  w.u64(8);                        //   dyn_size
+  w.u64(122);                      // WEIGHT
+  w.u64(123);                      // DATA_SRC
+  w.u64(124);                      // TRANSACTION
+  w.u64(PERF_SAMPLE_REGS_ABI_64);  // REGS_INTR: abi
+  w.u64(125);
+  w.u64(126);  // PHYS_ADDR
+  w.u64(127);  // CGROUP
+  w.u64(128);  // DATA_PAGE_SIZE
+  w.u64(129);  // CODE_PAGE_SIZE
+  w.u64(8);    // AUX: size
+  w.u64(130);
+  uint16_t size = uint16_t(w.out.size());
+  std::memcpy(w.out.data() + 6, &size, sizeof(size));
+
+  auto s = decode_sample(attr, w.out);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto u64_at = [](std::span<const uint8_t> bytes, size_t i) {
+    uint64_t v;
+    std::memcpy(&v, bytes.data() + 8 * i, sizeof(v));
+    return v;
+  };
+  EXPECT_EQ(s->identifier, 107u);
+  EXPECT_EQ(s->ip, 102u);
+  EXPECT_EQ(s->pid, 103u);
+  EXPECT_EQ(s->tid, 104u);
+  EXPECT_EQ(s->time, 105u);
+  EXPECT_EQ(s->addr, 106u);
+  EXPECT_EQ(s->id, 107u);
+  EXPECT_EQ(s->stream_id, 108u);
+  EXPECT_EQ(s->cpu, 109u);
+  EXPECT_EQ(s->period, 110u);
+  ASSERT_EQ(s->read.size(), 8u);
+  EXPECT_EQ(u64_at(s->read, 0), 111u);
+  ASSERT_EQ(s->callchain_depth(), 2u);
+  EXPECT_EQ(s->callchain_ip(0), 112u);
+  EXPECT_EQ(s->callchain_ip(1), 113u);
+  ASSERT_EQ(s->raw.size(), 12u);
+  EXPECT_EQ(s->raw[0], 0xa0);
+  EXPECT_EQ(s->raw[11], 0xab);
+  EXPECT_EQ(s->branch_hw_index, 114u);
+  ASSERT_EQ(s->branches.size(), 24u);
+  EXPECT_EQ(u64_at(s->branches, 0), 115u);
+  EXPECT_EQ(u64_at(s->branches, 2), 117u);
+  EXPECT_EQ(s->regs_user_abi, uint64_t(PERF_SAMPLE_REGS_ABI_64));
+  ASSERT_EQ(s->regs_user.size(), 16u);
+  EXPECT_EQ(u64_at(s->regs_user, 1), 119u);
+  ASSERT_EQ(s->stack_user.size(), 16u);
+  EXPECT_EQ(u64_at(s->stack_user, 0), 120u);
+  EXPECT_EQ(s->stack_user_dyn_size, 8u);
+  EXPECT_EQ(s->weight, 122u);
+  EXPECT_EQ(s->data_src, 123u);
+  EXPECT_EQ(s->transaction, 124u);
+  ASSERT_EQ(s->regs_intr.size(), 8u);
+  EXPECT_EQ(u64_at(s->regs_intr, 0), 125u);
+  EXPECT_EQ(s->phys_addr, 126u);
+  EXPECT_EQ(s->cgroup, 127u);
+  EXPECT_EQ(s->data_page_size, 128u);
+  EXPECT_EQ(s->code_page_size, 129u);
+  ASSERT_EQ(s->aux.size(), 8u);
+  EXPECT_EQ(u64_at(s->aux, 0), 130u);
+
+  // And the encoder writes those very bytes back.
+  Bytes encoded;
+  encode_sample(attr, *s, 0, encoded);
+  EXPECT_EQ(encoded, w.out);
 }
 
 TEST(DecodeSample, EveryTruncationIsRejected) {
