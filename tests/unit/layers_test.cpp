@@ -63,6 +63,21 @@ TEST_F(LayersTest, AnIncludeAcrossAForbiddenEdgeFailsNamingFileLineAndEdge) {
       << r.out;
 }
 
+TEST_F(LayersTest, AProjectHeaderInAngleBracketsIsCheckedToo) {
+  // The tree root is on the include path, so <persistent/backend.h> is the
+  // module; <sys/mman.h> is the system's (the tree's sys/ has no mman.h).
+  tree_.write("report/writer.cpp",
+              "#include <sys/mman.h>\n#include <sys/kernel.h>\n#include <persistent/backend.h>\n");
+  CommandResult r = check();
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("report/writer.cpp:3: includes persistent/backend.h: report may not "
+                       "depend on persistent"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("writer.cpp:1"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("writer.cpp:2"), std::string::npos) << r.out;
+}
+
 TEST_F(LayersTest, LibraryCodeMayNotIncludeTestDoubles) {
   tree_.write("persistent/backend.h", "#include \"sys/testing/fake_kernel.h\"\n");
   tree_.write("cmd/main.cpp", "#include \"tests/support/temp_dir.h\"\n");
