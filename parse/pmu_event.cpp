@@ -221,7 +221,6 @@ Status Resolver::add_pmu(const pmu::PmuEntry& entry, const std::vector<Term>& te
   }
 
   Evsel& e = new_evsel(pmu.name);
-  attr.attr.size = e.spec.attr.attr.size;
   attr.attr.exclude_guest = 1;  // event_attr_init() comes after the formats
   e.spec.attr = attr;
   e.config3_used = config3;

@@ -137,7 +137,6 @@ Status Resolver::add_numeric(uint32_t type, uint64_t config, const std::vector<T
   for (const Term& t : terms)
     PP_RETURN_IF_ERROR(apply_static_term(t, &attr, &config3, what));
   Evsel& e = new_evsel(label_for_type(model_, type));
-  attr.attr.size = e.spec.attr.attr.size;
   attr.attr.exclude_guest = 1;
   e.spec.attr = attr;
   e.config3_used = config3;

@@ -350,7 +350,7 @@ Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view p
   const Operation* operation = std::find_if(std::begin(kOperations), std::end(kOperations),
                                             [&](const Operation& o) { return o.op == request.op; });
   if (operation == std::end(kOperations))  // decode_request() knows no other op
-    return errorf(EINVAL, "unknown op '%s'", std::string(op_name(request.op)).c_str());
+    return internal_error("no handler for op '" + std::string(op_name(request.op)) + "'");
   if (operation->privilege == Privilege::kPerfmon)
     PP_RETURN_IF_ERROR(authorise(client, op_name(request.op)));
   return (this->*operation->handle)(client, request);

@@ -40,8 +40,10 @@ Result<std::vector<int>> online_cpus(const sys::Tree& sysfs) {
   if (!text.ok())
     return text.error().with_context("finding the online CPUs");
   auto cpus = parse_cpu_list(*text);
-  if (!cpus.ok())
-    return cpus.error().with_context(sysfs.path("devices/system/cpu/online"));
+  if (!cpus.ok())  // the system's file, not the user's words: not a usage error
+    return cpus.error()
+        .with_context(sysfs.path("devices/system/cpu/online"))
+        .with_kind(ErrorKind::kRefused);
   return cpus;
 }
 

@@ -106,6 +106,7 @@ TEST(Sampling, OnlineCpusFromSysfs) {
   auto bad = online_cpus(sys::Tree(sysfs.path()));
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("devices/system/cpu/online"), std::string::npos);
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kRefused) << "the system's file, not a usage error";
 }
 
 TEST(Sampling, PagesArePowersOfTwo) {
@@ -219,6 +220,7 @@ TEST_F(PlanCreateTest, EachRuleSaysWhatIsWrong) {
   for (const Case& c : cases) {
     Error e = refusal(c.request);
     EXPECT_EQ(e.code(), c.code) << e.message();
+    EXPECT_EQ(e.kind(), ErrorKind::kUsage) << e.message();  // exit status 1
     EXPECT_EQ(e.message().substr(0, std::string(c.message).size()), c.message);
   }
   EXPECT_EQ(asked_, 0) << "an invalid request never looks at the existing events";
@@ -234,6 +236,7 @@ TEST_F(PlanCreateTest, ANameTakenIsRefusedWithTheEventThatHasIt) {
   existing_.push_back(other);
   Error given = refusal(request("a:b", "ctxsw"));
   EXPECT_EQ(given.code(), EEXIST);
+  EXPECT_EQ(given.kind(), ErrorKind::kNameTaken);  // exit status 3
   EXPECT_EQ(given.message(),
             "the name 'ctxsw' is taken by persistent event 7; choose another with --name, or kill "
             "that one first ('perf persistent kill ctxsw')");

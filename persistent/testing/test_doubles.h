@@ -51,7 +51,7 @@ class TestResolver final : public EventResolver {
     }
     size_t colon = text.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
-      return Error(EINVAL, "event syntax error: '" + std::string(text) + "'");
+      return usage_error("event syntax error: '" + std::string(text) + "'");
     e.attr.attr.type = PERF_TYPE_TRACEPOINT;
     e.attr.attr.config = text == "syscalls:sys_enter_getppid" ? kGetppidId : 1000;
     e.tracepoint = std::string(text);
