@@ -1,11 +1,9 @@
 #include <iostream>
 
-#include "base/json.h"
 #include "base/options.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
-#include "persistent/event_json.h"
 #include "persistent/list_printer.h"
 
 namespace pp::cmd {
@@ -35,21 +33,9 @@ int cmd_kill(int argc, const char** argv) {
   if (!report.ok())
     return report_error("kill", report.error(), json);
 
-  int status = kExitOk;
-  for (const auto& [reference, error] : report->failed) {
-    int s = exit_status_of(error.kind());
-    if (status == kExitOk || s == kExitNotFound)
-      status = s;
-  }
   if (json) {
-    pp::json doc = {{"killed", pp::json::array()}, {"errors", pp::json::array()}};
-    for (const auto& event : report->killed)
-      doc["killed"].push_back(persistent::event_to_json(event));
-    for (const auto& [reference, error] : report->failed)
-      doc["errors"].push_back({{"ref", reference}, {"error", error_object(error)}});
-    doc["exit_status"] = status;
-    std::cout << dump_json(doc) << std::endl;
-    return status;
+    persistent::print_kill_json(std::cout, *report);
+    return report->exit_status();
   }
   for (const auto& event : report->killed) {
     std::cout << "killed ";
@@ -57,7 +43,7 @@ int cmd_kill(int argc, const char** argv) {
   }
   for (const auto& [reference, error] : report->failed)
     std::cerr << "perf persistent kill: " << error.message() << "\n";
-  return status;
+  return report->exit_status();
 }
 
 }  // namespace pp::cmd

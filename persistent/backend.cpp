@@ -29,6 +29,16 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options) {
   return std::make_unique<BrokerBackend>(options);
 }
 
+int KillReport::exit_status() const {
+  int status = 0;
+  for (const auto& [reference, error] : failed) {
+    int s = exit_status_of(error.kind());
+    if (status == 0 || s == exit_status_of(ErrorKind::kNotFound))
+      status = s;
+  }
+  return status;
+}
+
 Result<KillReport> kill_events(Backend& backend, const std::vector<std::string>& references,
                                bool all) {
   KillReport report;

@@ -97,6 +97,10 @@ std::unique_ptr<Backend> make_backend(const BackendOptions& options);
 struct KillReport {
   std::vector<EventInfo> killed;
   std::vector<std::pair<std::string, Error>> failed;  // reference, why
+
+  // 0 when every reference was killed; else the status of the first
+  // failure, except that "no such event" (4) wins over the others.
+  int exit_status() const;
 };
 Result<KillReport> kill_events(Backend& backend, const std::vector<std::string>& references,
                                bool all);

@@ -96,6 +96,16 @@ void print_list_json(std::ostream& out, const std::vector<EventInfo>& events) {
   out << dump_json(doc) << '\n';
 }
 
+void print_kill_json(std::ostream& out, const KillReport& report) {
+  json doc = {{"killed", json::array()}, {"errors", json::array()}};
+  for (const EventInfo& event : report.killed)
+    doc["killed"].push_back(event_to_json(event));
+  for (const auto& [reference, error] : report.failed)
+    doc["errors"].push_back({{"ref", reference}, {"error", error_object(error)}});
+  doc["exit_status"] = report.exit_status();
+  out << dump_json(doc) << '\n';
+}
+
 void print_event_line(std::ostream& out, const EventInfo& event) {
   out << event.id << ' ' << event.name << '\n';
 }

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "persistent/backend.h"
 #include "persistent/event.h"
 
 namespace pp::persistent {
@@ -28,6 +29,10 @@ namespace pp::persistent {
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now);
 void print_list_json(std::ostream& out, const std::vector<EventInfo>& events);
+
+// kill's report: {"killed": [<event_to_json()>...], "errors": [{"ref": REF,
+// "error": <error_object()>}...], "exit_status": N}, on one line.
+void print_kill_json(std::ostream& out, const KillReport& report);
 
 // One event as `create` and `kill` confirm it: "1 sys_enter_getppid".
 void print_event_line(std::ostream& out, const EventInfo& event);

@@ -114,5 +114,33 @@ TEST(ListPrinter, AgesAndSizes) {
   EXPECT_EQ(format_bytes(0), "0B");
 }
 
+// kill --all's status: the first failure's, but "no such event" wins, so a
+// script can tell "something was not there" from any other refusal.
+TEST(KillReport, ExitStatusAndJson) {
+  KillReport report;
+  EXPECT_EQ(report.exit_status(), 0);
+  EventInfo killed;
+  killed.id = 3;
+  killed.name = "ctxsw";
+  report.killed.push_back(killed);
+  EXPECT_EQ(report.exit_status(), 0);
+  report.failed.emplace_back("7", Error(EACCES, "not allowed"));
+  EXPECT_EQ(report.exit_status(), 2);
+  report.failed.emplace_back("nosuch", not_found_error("no persistent event 'nosuch'"));
+  report.failed.emplace_back("8", Error(EBUSY, "busy"));
+  EXPECT_EQ(report.exit_status(), 4);
+
+  std::ostringstream out;
+  print_kill_json(out, report);
+  auto doc = parse_json(out.str(), "kill's JSON");
+  ASSERT_TRUE(doc.ok()) << out.str();
+  EXPECT_EQ((*doc)["exit_status"], 4);
+  EXPECT_EQ((*doc)["killed"][0]["name"], "ctxsw");
+  ASSERT_EQ((*doc)["errors"].size(), 3u);
+  EXPECT_EQ((*doc)["errors"][1]["ref"], "nosuch");
+  EXPECT_EQ((*doc)["errors"][1]["error"]["kind"], "not-found");
+  EXPECT_EQ((*doc)["errors"][1]["error"]["exit_status"], 4);
+}
+
 }  // namespace
 }  // namespace pp::persistent
