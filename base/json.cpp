@@ -65,7 +65,8 @@ Result<json> parse_json(std::string_view text, std::string_view what) {
     return errorf(EINVAL, "%.*s is not valid JSON", int(what.size()), what.data());
   if (!duplicate.empty())
     return errorf(EINVAL, "%.*s has the key \"%s\" twice; each key may appear once",
-                  int(what.size()), what.data(), escape_invalid_utf8(duplicate.substr(0, 64)).c_str());
+                  int(what.size()), what.data(),
+                  escape_invalid_utf8(duplicate.substr(0, 64)).c_str());
   return doc;
 }
 

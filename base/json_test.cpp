@@ -94,7 +94,8 @@ TEST(JsonParse, DuplicateKeysAreRefusedAtAnyDepth) {
   auto top = parse_json(R"({"op":"ping","op":"kill","ref":"1"})", "the request");
   ASSERT_FALSE(top.ok());
   EXPECT_EQ(top.error().code(), EINVAL);
-  EXPECT_EQ(top.error().message(), "the request has the key \"op\" twice; each key may appear once");
+  EXPECT_EQ(top.error().message(),
+            "the request has the key \"op\" twice; each key may appear once");
   auto nested = parse_json(R"({"a":{"b":1,"b":2}})", "x");
   ASSERT_FALSE(nested.ok());
   EXPECT_NE(nested.error().message().find("\"b\" twice"), std::string::npos);

@@ -544,8 +544,8 @@ void Broker::read_from(Client& client) {
                          "%zu; requests need none), so its stream was cut: the connection is "
                          "closed",
                          sys::kMaxFdsPerMessage);
-    log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
-                              error.message());
+    log_from(client.peer,
+             "closing the connection of " + describe_peer(client.peer) + ": " + error.message());
     client.close_after_reply = true;
     reply(client, encode_error_reply(error));
     return;

@@ -40,8 +40,8 @@ std::string create_payload(const std::string& event = "syscalls:sys_enter_getppi
 Result<json> call_blocking(sys::UnixSocket& s, const std::string& payload,
                            std::vector<sys::Fd>* fds = nullptr) {
   std::string frame = encode_frame(FrameKind::kRequest, payload);
-  PP_RETURN_IF_ERROR(
-      s.send(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
+  PP_RETURN_IF_ERROR(s.send(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
   FrameReader reader(FrameKind::kReply, kMaxReplyPayload);
   for (;;) {
     PP_ASSIGN_OR_RETURN(auto next, reader.next());
@@ -345,8 +345,7 @@ TEST_F(BrokerLimitsTest, ConnectionsPerUserAreLimitedAndRootIsAlwaysServed) {
   ASSERT_EQ(::read(ready[0], &c, 1), 1);
   pump(*broker, 20);
   EXPECT_EQ(broker->client_count(), 6u) << "nobody got 6 connections, the rest were turned away";
-  EXPECT_NE(log_.str().find("uid 65534 has 6 connections to the broker already"),
-            std::string::npos)
+  EXPECT_NE(log_.str().find("uid 65534 has 6 connections to the broker already"), std::string::npos)
       << log_.str();
   // Root fills the broker and then some: nobody's idle ones make room.
   std::vector<sys::UnixSocket> mine;

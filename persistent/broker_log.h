@@ -29,8 +29,8 @@ struct BrokerLogOptions {
   int burst = kLogBurst;
   int window_ms = kLogWindowMs;
   uint64_t max_bytes = kLogMaxBytes;
-  uint64_t initial_bytes = 0;        // what the file held already
-  std::function<Status()> rotate;    // may be empty
+  uint64_t initial_bytes = 0;         // what the file held already
+  std::function<Status()> rotate;     // may be empty
   std::function<int64_t()> clock_ms;  // monotonic; the steady clock when empty
 };
 

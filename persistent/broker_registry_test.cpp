@@ -160,8 +160,9 @@ TEST_F(BrokerRegistryTest, SameCreateAgainReportsTheEventItMade) {
   auto again = client()->create(request, &note);
   ASSERT_TRUE(again.ok()) << again.error().message();
   EXPECT_EQ(again->id, first->id);
-  EXPECT_EQ(note, "persistent event 1 'x' exists already with this definition; nothing was "
-                  "created");
+  EXPECT_EQ(note,
+            "persistent event 1 'x' exists already with this definition; nothing was "
+            "created");
   EXPECT_EQ(kernel_->open_fds(), 2u) << "nothing more was opened";
   CreateRequest other = request;
   other.filter = "common_pid == 2";

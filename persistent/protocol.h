@@ -84,13 +84,13 @@ std::string_view op_name(Op op);
 
 struct Request {
   Op op = Op::kPing;
-  bool verbose = false;   // list
-  uint64_t after = 0;     // list: only the events with larger ids
+  bool verbose = false;     // list
+  uint64_t after = 0;       // list: only the events with larger ids
   int64_t deadline_ms = 0;  // any: 0 for none (see above)
-  CreateRequest create;   // create
-  std::string reference;  // kill: an id or a name (persistent/names.h)
-  uint64_t id = 0;        // open
-  int cpu = 0;            // open
+  CreateRequest create;     // create
+  std::string reference;    // kill: an id or a name (persistent/names.h)
+  uint64_t id = 0;          // open
+  int cpu = 0;              // open
 };
 
 // The JSON payload of a request.

@@ -70,8 +70,8 @@ class PersistentCredentials : public ::testing::Test {
 
 Result<json> call(sys::UnixSocket& s, const std::string& payload, std::vector<sys::Fd>* fds) {
   std::string frame = persistent::encode_frame(persistent::FrameKind::kRequest, payload);
-  PP_RETURN_IF_ERROR(
-      s.send(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
+  PP_RETURN_IF_ERROR(s.send(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
   persistent::FrameReader reader(persistent::FrameKind::kReply, persistent::kMaxReplyPayload);
   for (;;) {
     PP_ASSIGN_OR_RETURN(auto next, reader.next());
@@ -101,8 +101,9 @@ TEST_F(PersistentCredentials, SocketHandedToAnUnprivilegedChildGetsNoEventAndNoF
     if (::setgroups(0, nullptr) != 0 || ::setresgid(65534, 65534, 65534) != 0 ||
         ::setresuid(65534, 65534, 65534) != 0)
       ::_exit(10);
-    auto created = call(*s, "{\"op\":\"create\",\"event\":\"syscalls:sys_enter_getppid\","
-                            "\"name\":\"stolen\",\"pages\":1}",
+    auto created = call(*s,
+                        "{\"op\":\"create\",\"event\":\"syscalls:sys_enter_getppid\","
+                        "\"name\":\"stolen\",\"pages\":1}",
                         nullptr);
     if (created.ok())
       ::_exit(11);
@@ -130,8 +131,8 @@ TEST_F(PersistentCredentials, SocketHandedToAnUnprivilegedChildGetsNoEventAndNoF
 TEST_F(PersistentCredentials, RootWithAnEmptyCapabilitySetIsRefused) {
   ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "keep", "-m", "1"}).status,
             0);
-  std::vector<std::string> nocaps = {"setpriv", "--bounding-set", "-all", "--inh-caps", "-all",
-                                     binary_path()};
+  std::vector<std::string> nocaps = {"setpriv",    "--bounding-set", "-all",
+                                     "--inh-caps", "-all",           binary_path()};
   auto run = [&](std::vector<std::string> args) {
     std::vector<std::string> argv = nocaps;
     argv.insert(argv.end(), args.begin(), args.end());
