@@ -2,6 +2,8 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <set>
+#include <vector>
 
 #include "base/strings.h"
 
@@ -41,9 +43,30 @@ Result<json> parse_json(std::string_view text, std::string_view what) {
   if (nesting_depth(text, kMaxJsonDepth) < 0)
     return errorf(EINVAL, "%.*s nests deeper than %d levels", int(what.size()), what.data(),
                   kMaxJsonDepth);
-  json doc = json::parse(text.begin(), text.end(), nullptr, false);
+  // nlohmann keeps the last of two equal keys; a request whose "op" reads
+  // one way to a log or a proxy and another way here must not pass.
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  std::string duplicate;
+  auto check_keys = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      if (!keys.empty())
+        keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty() && parsed.is_string()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!keys.back().insert(key).second && duplicate.empty())
+        duplicate = key;
+    }
+    return true;
+  };
+  json doc = json::parse(text.begin(), text.end(), check_keys, false);
   if (doc.is_discarded())
     return errorf(EINVAL, "%.*s is not valid JSON", int(what.size()), what.data());
+  if (!duplicate.empty())
+    return errorf(EINVAL, "%.*s has the key \"%s\" twice; each key may appear once",
+                  int(what.size()), what.data(),
+                  escape_invalid_utf8(duplicate.substr(0, 64)).c_str());
   return doc;
 }
 

@@ -84,3 +84,26 @@ TEST(JsonErrorShape, ReadsBackWhatItWrites) {
 
 }  // namespace
 }  // namespace pp
+
+namespace pp {
+namespace {
+
+// nlohmann keeps the last of two equal keys: {"op":"ping","op":"kill"} would
+// read as a kill. A repeated key, at any depth, is refused and named.
+TEST(JsonParse, DuplicateKeysAreRefusedAtAnyDepth) {
+  auto top = parse_json(R"({"op":"ping","op":"kill","ref":"1"})", "the request");
+  ASSERT_FALSE(top.ok());
+  EXPECT_EQ(top.error().code(), EINVAL);
+  EXPECT_EQ(top.error().message(),
+            "the request has the key \"op\" twice; each key may appear once");
+  auto nested = parse_json(R"({"a":{"b":1,"b":2}})", "x");
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message().find("\"b\" twice"), std::string::npos);
+  // The same key in sibling objects, or an object in an array, is fine.
+  auto siblings = parse_json(R"({"a":{"b":1},"c":{"b":2},"d":[{"b":1},{"b":2}]})", "x");
+  ASSERT_TRUE(siblings.ok()) << siblings.error().message();
+  EXPECT_EQ((*siblings)["c"]["b"], 2);
+}
+
+}  // namespace
+}  // namespace pp

@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <map>
 
 #include "base/cpu_list.h"
 #include "persistent/config_file.h"
 #include "persistent/event_json.h"
 #include "persistent/event_open.h"
+#include "persistent/limits.h"
 #include "persistent/names.h"
 #include "sys/atomic_file.h"
 
@@ -26,6 +28,18 @@ std::string describe_peer(const sys::PeerCredentials& peer) {
   return "uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) + ")";
 }
 
+int64_t wall_clock_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+BrokerLogOptions log_options(const BrokerConfig& config) {
+  BrokerLogOptions options = config.log_limits;
+  options.out = config.log;
+  return options;
+}
+
 Result<std::string> read_config_file(const std::string& path) {
   size_t slash = path.rfind('/');
   std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -38,7 +52,8 @@ Broker::Broker(BrokerConfig config)
     : config_(std::move(config)),
       dir_(config_.run_dir),
       sysfs_(config_.sysfs_root),
-      proc_(config_.proc_root) {}
+      proc_(config_.proc_root),
+      log_(log_options(config_)) {}
 
 Broker::~Broker() {
   clients_.clear();
@@ -54,14 +69,11 @@ int64_t Broker::now() const {
 }
 
 void Broker::log(const std::string& line) const {
-  if (!config_.log)
-    return;
-  time_t t = ::time(nullptr);
-  struct tm tm;
-  char stamp[32];
-  ::localtime_r(&t, &tm);
-  std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-  *config_.log << stamp << " perf-persistent daemon[" << ::getpid() << "]: " << line << std::endl;
+  log_.write_always(line);
+}
+
+void Broker::log_from(const sys::PeerCredentials& peer, const std::string& line) const {
+  log_.write("uid " + std::to_string(peer.uid), line);
 }
 
 Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
@@ -84,6 +96,9 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   // The lock is ours, so a socket already there is a dead broker's.
   PP_RETURN_IF_ERROR(sys::remove_file_durably(dir.socket()));
   PP_ASSIGN_OR_RETURN(broker->listener_, sys::UnixListener::listen(dir.socket(), 0666));
+  // Before the first connection: a request sent before accept() carries its
+  // sender too.
+  PP_RETURN_IF_ERROR(broker->listener_.pass_credentials());
   return broker;
 }
 
@@ -181,9 +196,40 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   return ok_status();
 }
 
+const Broker::LiveEvent* Broker::same_event(const CreateRequest& request) const {
+  CreateContext unnamed = create_context();
+  unnamed.existing = nullptr;
+  auto plan = plan_create(request, unnamed);
+  if (!plan.ok() || plan->name.empty())
+    return nullptr;
+  for (const auto& [id, event] : events_) {
+    const EventInfo& info = event.info;
+    if (info.name == plan->name && info.state == "running" && info.event == plan->event &&
+        info.filter == plan->filter && info.pages == plan->pages && info.cpus == plan->cpus)
+      return &event;
+  }
+  return nullptr;
+}
+
 Result<EventInfo> Broker::create_event(const CreateRequest& request,
                                        const sys::PeerCredentials& creator, std::string* note) {
-  PP_ASSIGN_OR_RETURN(CreatePlan plan, plan_create(request, create_context()));
+  PP_RETURN_IF_ERROR(check_create_limits(request));
+  auto planned = plan_create(request, create_context());
+  if (!planned.ok() && planned.error().code() == EEXIST) {
+    // Asking again for what exists (a retry after a lost reply) is no error.
+    if (const LiveEvent* existing = same_event(request)) {
+      if (note)
+        *note = "persistent event " + std::to_string(existing->info.id) + " '" +
+                existing->info.name + "' exists already with this definition; nothing was created";
+      return snapshot(*existing, false);
+    }
+  }
+  PP_ASSIGN_OR_RETURN(CreatePlan plan, std::move(planned));
+  if (events_.size() >= config_.max_events)
+    return errorf(ENOSPC,
+                  "the broker holds %zu persistent events, the most it keeps; kill some first "
+                  "('perf persistent kill')",
+                  events_.size());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
 
@@ -261,25 +307,37 @@ std::vector<EventInfo> Broker::infos() const {
   return out;
 }
 
-Result<sys::ProcessStatus> Broker::authorise(const Client& client, std::string_view what) const {
-  auto refuse = [&](const std::string& why) {
-    log("refused to " + std::string(what) + " for " + describe_peer(client.peer) + ": " + why);
+Status Broker::authorise(const Client& client, std::string_view what) const {
+  auto refuse = [&](const sys::PeerCredentials& who, const std::string& why) {
+    log_from(who, "refused to " + std::string(what) + " for " + describe_peer(who) + ": " + why);
     return errorf(EACCES,
-                  "%s may not %.*s persistent events: only root or a process with CAP_PERFMON "
-                  "may create, kill or open them (%s)",
-                  describe_peer(client.peer).c_str(), int(what.size()), what.data(), why.c_str());
+                  "%s may not %.*s persistent events: only a process with CAP_PERFMON or "
+                  "CAP_SYS_ADMIN in its effective set may create, kill or open them (%s)",
+                  describe_peer(who).c_str(), int(what.size()), what.data(), why.c_str());
   };
-  if (client.peer.uid == 0)
-    return sys::ProcessStatus{};
-  auto status = sys::read_process_status(proc_, client.peer.pid);
-  if (!status.ok())
-    return refuse("cannot read its capabilities: " + status.error().message());
-  // The pid may have been reused since connect: the process must still be the peer.
-  if (status->effective_uid != client.peer.uid)
-    return refuse("pid " + std::to_string(client.peer.pid) + " now belongs to another user");
-  if (!status->perfmon_capable())
-    return refuse("it is not root and has neither CAP_PERFMON nor CAP_SYS_ADMIN");
-  return status;
+  if (client.senders.empty())
+    return refuse(client.peer, "the request came with no sender credentials");
+  // Every process whose bytes make up the request: a socket handed to a
+  // child, or kept across an exec, speaks with the rights of whoever writes.
+  for (const Sender& sender : client.senders) {
+    const sys::PeerCredentials& who = sender.creds;
+    if (who.pid <= 0)
+      return refuse(who, "the kernel passed no sender process with the request");
+    auto status = sys::read_process_status(proc_, who.pid);
+    if (!status.ok())
+      return refuse(who, "cannot read its capabilities: " + status.error().message());
+    // Read first, then ask the pidfd: a live process still owns the pid, so
+    // the status read was its own.
+    if (sender.pidfd.valid() && !sys::pidfd_alive(sender.pidfd.get()))
+      return refuse(who, "it exited before its request was checked");
+    if (status->real_uid != who.uid)
+      return refuse(who, "pid " + std::to_string(who.pid) + " now belongs to another user");
+    if (!status->perfmon_capable())
+      return refuse(who, who.uid == 0 ? "it is root, but without CAP_PERFMON and CAP_SYS_ADMIN in "
+                                        "its effective capabilities"
+                                      : "it has neither CAP_PERFMON nor CAP_SYS_ADMIN");
+  }
+  return ok_status();
 }
 
 void Broker::reply(Client& client, const std::string& payload, std::vector<sys::Fd> fds) {
@@ -314,6 +372,7 @@ void Broker::flush(Client& client) {
   client.out_sent = 0;
   client.out_fds.clear();
   client.stalled_since_ms = -1;
+  client.last_active_ms = monotonic_ms();
   if (client.close_after_reply)
     client.socket.close();
 }
@@ -342,7 +401,8 @@ void Broker::handle_request(Client& client, std::string_view payload) {
       list += ',';
     list += *event;
   }
-  reply(client, list + "]}", std::move(answered->fds));
+  list += answered->more ? "],\"more\":true}" : "]}";
+  reply(client, list, std::move(answered->fds));
 }
 
 Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view payload) {
@@ -351,6 +411,18 @@ Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view p
                                             [&](const Operation& o) { return o.op == request.op; });
   if (operation == std::end(kOperations))  // decode_request() knows no other op
     return internal_error("no handler for op '" + std::string(op_name(request.op)) + "'");
+  if (request.deadline_ms > 0) {
+    int64_t late = wall_clock_ms() - request.deadline_ms;
+    if (late > 0) {
+      log_from(client.peer, std::string(op_name(request.op)) + " request of " +
+                                describe_peer(client.peer) + " expired " + std::to_string(late) +
+                                " ms before the broker got to it; not carried out");
+      return errorf(ETIMEDOUT,
+                    "the %s request reached the broker %lld ms after its deadline, when its "
+                    "client no longer waited; it was not carried out",
+                    std::string(op_name(request.op)).c_str(), (long long)late);
+    }
+  }
   if (operation->privilege == Privilege::kPerfmon)
     PP_RETURN_IF_ERROR(authorise(client, op_name(request.op)));
   return (this->*operation->handle)(client, request);
@@ -364,26 +436,37 @@ Result<Broker::Answer> Broker::handle_ping(Client& /*client*/, const Request& /*
 }
 
 Result<Broker::Answer> Broker::handle_list(Client& /*client*/, const Request& request) {
+  // One page: the events after request.after, up to list_page_bytes (at
+  // least one), so that no reply nears the frame limit however many events
+  // there are and however large each is.
   Answer answer;
-  if (!request.verbose) {
-    answer.serialised_events.emplace();
-    for (const auto& [id, event] : events_)
-      answer.serialised_events->push_back(&event.json);
-    return answer;
+  answer.serialised_events.emplace();
+  if (request.verbose) {
+    for (auto it = events_.upper_bound(request.after); it != events_.end(); ++it)
+      answer.serialised_storage.push_back(dump_json(event_to_json(snapshot(it->second, true))));
   }
-  json events = json::array();
-  for (const auto& [id, event] : events_)
-    events.push_back(event_to_json(snapshot(event, true)));
-  answer.body = {{"events", std::move(events)}};
+  size_t bytes = 0, index = 0;
+  for (auto it = events_.upper_bound(request.after); it != events_.end(); ++it, ++index) {
+    const std::string* text =
+        request.verbose ? &answer.serialised_storage[index] : &it->second.json;
+    if (!answer.serialised_events->empty() && bytes + text->size() > config_.list_page_bytes) {
+      answer.more = true;
+      break;
+    }
+    bytes += text->size() + 1;
+    answer.serialised_events->push_back(text);
+  }
   return answer;
 }
 
 Result<Broker::Answer> Broker::handle_create(Client& client, const Request& request) {
   std::string note;
-  auto created = create_event(request.create, client.peer, &note);
+  const sys::PeerCredentials& creator =
+      client.senders.empty() ? client.peer : client.senders.back().creds;
+  auto created = create_event(request.create, creator, &note);
   if (!created.ok()) {
-    log("create '" + request.create.event.substr(0, 200) + "' for " + describe_peer(client.peer) +
-        " failed: " + created.error().message());
+    log_from(client.peer, "create '" + request.create.event.substr(0, 200) + "' for " +
+                              describe_peer(creator) + " failed: " + created.error().message());
     return created.error();
   }
   Answer answer{.body = {{"event", event_to_json(*created)}}};
@@ -429,8 +512,8 @@ void Broker::handle_frames(Client& client) {
   while (client.socket.valid() && client.out.empty()) {
     auto frame = client.reader.next();
     if (!frame.ok()) {
-      log("closing the connection of " + describe_peer(client.peer) + ": " +
-          frame.error().message());
+      log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
+                                frame.error().message());
       client.close_after_reply = true;
       reply(client, encode_error_reply(frame.error()));
       return;
@@ -449,31 +532,107 @@ void Broker::handle_frames(Client& client) {
 
 void Broker::read_from(Client& client) {
   uint8_t buf[16384];
-  auto n = client.socket.receive(buf, nullptr);  // descriptors from clients are closed unread
-  if (!n.ok() || *n == 0) {
+  auto message = client.socket.receive_message(buf);  // descriptors from clients are closed unread
+  if (!message.ok() || message->bytes == 0) {
     client.socket.close();
     return;
   }
-  client.reader.append(std::span<const uint8_t>(buf, *n));
+  client.last_active_ms = monotonic_ms();
+  if (message->fds_truncated) {
+    Error error = errorf(ErrorKind::kUsage, EINVAL,
+                         "a request came with more descriptors than the broker receives (at most "
+                         "%zu; requests need none), so its stream was cut: the connection is "
+                         "closed",
+                         sys::kMaxFdsPerMessage);
+    log_from(client.peer,
+             "closing the connection of " + describe_peer(client.peer) + ": " + error.message());
+    client.close_after_reply = true;
+    reply(client, encode_error_reply(error));
+    return;
+  }
+  if (client.reader.pending() == 0)
+    client.senders.clear();
+  Sender sender{.creds = message->sender.value_or(sys::PeerCredentials{}),
+                .pidfd = std::move(message->sender_pidfd)};
+  bool known = std::any_of(client.senders.begin(), client.senders.end(), [&](const Sender& s) {
+    return s.creds.pid == sender.creds.pid && s.creds.uid == sender.creds.uid;
+  });
+  if (!known)
+    client.senders.push_back(std::move(sender));
+  client.reader.append(std::span<const uint8_t>(buf, message->bytes));
   handle_frames(client);
+}
+
+bool Broker::idle(const Client& client) const {
+  return client.socket.valid() && client.out.empty() && client.reader.pending() == 0 &&
+         client.opened.empty();
+}
+
+Status Broker::admit(const sys::PeerCredentials& peer, bool privileged) {
+  std::map<uid_t, size_t> per_uid;
+  for (const auto& c : clients_)
+    if (c->socket.valid())
+      per_uid[c->peer.uid]++;
+  size_t mine = per_uid[peer.uid];
+  if (!privileged && mine >= config_.max_clients_per_uid)
+    return errorf(EAGAIN,
+                  "uid %u has %zu connections to the broker already, the most one user may "
+                  "hold; close some and try again",
+                  unsigned(peer.uid), mine);
+  size_t open = 0;
+  for (const auto& [uid, n] : per_uid)
+    open += n;
+  if (open < config_.max_clients)
+    return ok_status();
+  // Full: the longest-idle connection of whoever holds the most makes room,
+  // for a privileged newcomer always, for others when that user holds more.
+  Client* victim = nullptr;
+  for (const auto& c : clients_) {
+    if (!idle(*c) || c->privileged || c->peer.uid == peer.uid)
+      continue;
+    if (!privileged && per_uid[c->peer.uid] <= mine + 1)
+      continue;
+    if (!victim || per_uid[c->peer.uid] > per_uid[victim->peer.uid] ||
+        (per_uid[c->peer.uid] == per_uid[victim->peer.uid] &&
+         c->last_active_ms < victim->last_active_ms))
+      victim = c.get();
+  }
+  if (!victim)
+    return errorf(EAGAIN, "the broker serves %zu clients already, the most it serves; try again",
+                  open);
+  log_from(victim->peer, "closing the idle connection of " + describe_peer(victim->peer) +
+                             " to make room for " + describe_peer(peer) + " (" +
+                             std::to_string(open) + " connections, the most)");
+  victim->socket.close();
+  return ok_status();
 }
 
 void Broker::accept_clients() {
   for (;;) {
     auto socket = listener_.accept();
     if (!socket.ok()) {
-      if (socket.error().code() != EAGAIN)
-        log(socket.error().message());
+      int code = socket.error().code();
+      if (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM) {
+        // The connection waits in the backlog; retrying at once would spin.
+        accept_paused_until_ms_ = monotonic_ms() + config_.accept_backoff_ms;
+        log_.write("accept", socket.error().message() + "; accepting again in " +
+                                 std::to_string(config_.accept_backoff_ms) + " ms (" +
+                                 std::to_string(clients_.size()) + " clients, " +
+                                 std::to_string(events_.size()) + " events)");
+      } else if (code != EAGAIN) {
+        log_.write("accept", socket.error().message());
+      }
       return;
     }
     auto peer = socket->peer_credentials();
     if (!peer.ok() || !socket->set_nonblocking(true).ok())
       continue;
-    if (clients_.size() >= config_.max_clients) {
-      std::string frame = encode_frame(
-          FrameKind::kReply,
-          encode_error_reply(
-              errorf(EAGAIN, "the broker serves %zu clients already; try again", clients_.size())));
+    (void)socket->pass_credentials();  // inherited from the listener; made sure of
+    auto status = sys::read_process_status(proc_, peer->pid);
+    bool privileged = status.ok() && status->perfmon_capable();
+    if (Status room = admit(*peer, privileged); !room.ok()) {
+      log_from(*peer, "turning away " + describe_peer(*peer) + ": " + room.error().message());
+      std::string frame = encode_frame(FrameKind::kReply, encode_error_reply(room.error()));
       (void)socket->send_some(
           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
       continue;
@@ -481,6 +640,8 @@ void Broker::accept_clients() {
     auto client = std::make_unique<Client>();
     client->socket = std::move(*socket);
     client->peer = *peer;
+    client->privileged = privileged;
+    client->last_active_ms = monotonic_ms();
     clients_.push_back(std::move(client));
   }
 }
@@ -488,14 +649,30 @@ void Broker::accept_clients() {
 Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   std::vector<pollfd> fds;
   fds.push_back({stop_fd, POLLIN, 0});
-  fds.push_back({listener_.fd(), POLLIN, 0});
+  int64_t start_ms = monotonic_ms();
+  bool accepting = start_ms >= accept_paused_until_ms_;
+  fds.push_back({accepting ? listener_.fd() : -1, POLLIN, 0});  // poll skips a negative fd
   bool any_stalled = false;
+  int64_t next_idle_ms = -1;  // when the next idle connection times out
   for (const auto& client : clients_) {
     fds.push_back({client->socket.fd(), short(client->out.empty() ? POLLIN : POLLOUT), 0});
     any_stalled |= client->stalled_since_ms >= 0;
+    if (idle(*client)) {
+      int64_t at = client->last_active_ms + config_.idle_timeout_ms;
+      next_idle_ms = next_idle_ms < 0 ? at : std::min(next_idle_ms, at);
+    }
   }
-  if (any_stalled && (timeout_ms < 0 || timeout_ms > 500))
-    timeout_ms = 500;
+  auto wake_by = [&](int64_t ms) {
+    ms = std::max<int64_t>(ms, 1);
+    if (timeout_ms < 0 || timeout_ms > ms)
+      timeout_ms = int(std::min<int64_t>(ms, 1 << 30));
+  };
+  if (any_stalled)
+    wake_by(500);
+  if (!accepting)
+    wake_by(accept_paused_until_ms_ - start_ms);
+  if (next_idle_ms >= 0)
+    wake_by(next_idle_ms - start_ms + 1);
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
@@ -511,15 +688,19 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
       read_from(client);
     }
   }
-  if (fds[1].revents & POLLIN)
+  if (accepting && (fds[1].revents & POLLIN))
     accept_clients();
   int64_t now_ms = monotonic_ms();
   for (auto& client : clients_) {
     if (client->socket.valid() && client->stalled_since_ms >= 0 &&
         now_ms - client->stalled_since_ms > config_.stall_timeout_ms) {
-      log("dropping " + describe_peer(client->peer) + ": " +
-          (client->out.empty() ? "half a request" : "a reply unread") + " for " +
-          std::to_string(config_.stall_timeout_ms) + " ms");
+      log_from(client->peer, "dropping " + describe_peer(client->peer) + ": " +
+                                 (client->out.empty() ? "half a request" : "a reply unread") +
+                                 " for " + std::to_string(config_.stall_timeout_ms) + " ms");
+      client->socket.close();
+    } else if (idle(*client) && now_ms - client->last_active_ms > config_.idle_timeout_ms) {
+      log_from(client->peer, "closing the connection of " + describe_peer(client->peer) +
+                                 ": idle for " + std::to_string(config_.idle_timeout_ms) + " ms");
       client->socket.close();
     }
   }

@@ -16,9 +16,13 @@
 // client can delay nobody. Each client's requests are handled one at a time,
 // in order; a malformed request gets an error reply, a corrupt stream (bad
 // magic, unknown version, oversized frame) an error reply and then the
-// connection closed. Who may do what is decided by SO_PEERCRED: anyone
-// connected may ping and list; only root or a process with CAP_PERFMON (or
-// CAP_SYS_ADMIN) in /proc/<pid>/status may create, kill or open.
+// connection closed. Anyone connected may ping and list; create, kill and
+// open are decided per request, by the process that sent its bytes
+// (SCM_CREDENTIALS and, where the kernel has it, SCM_PIDFD), not by who
+// connected: every sender must hold CAP_PERFMON or CAP_SYS_ADMIN in its
+// effective set (/proc/<pid>/status), uid 0 or not. What the broker bounds
+// (connections, idle time, event size, registry size, log growth) is in
+// persistent/limits.h.
 #pragma once
 
 #include <cstdint>
@@ -32,9 +36,11 @@
 #include <vector>
 
 #include "base/result.h"
+#include "persistent/broker_log.h"
 #include "persistent/create.h"
 #include "persistent/event.h"
 #include "persistent/event_open.h"
+#include "persistent/limits.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
 #include "sys/kernel.h"
@@ -56,8 +62,16 @@ struct BrokerConfig {
   EventResolver* resolver = nullptr;  // required
   std::function<int64_t()> clock;     // unix seconds; the system clock when empty
   std::ostream* log = nullptr;        // one line per change and per refusal; none when null
-  size_t max_clients = 256;           // more are accepted and closed at once
-  int stall_timeout_ms = 10000;       // a client mid-frame for this long is dropped
+  // How the log is bounded (persistent/broker_log.h); its `out` is `log`.
+  BrokerLogOptions log_limits;
+  // The bounds of persistent/limits.h, changeable for tests.
+  size_t max_clients = kMaxConnections;  // then an idle one makes room, or the new one is refused
+  size_t max_clients_per_uid = kMaxConnectionsPerUid;  // for uids that are not perfmon-capable
+  int stall_timeout_ms = kStallTimeoutMs;  // a client mid-frame for this long is dropped
+  int idle_timeout_ms = kIdleTimeoutMs;    // a client with nothing under way, closed
+  int accept_backoff_ms = kAcceptBackoffMs;
+  size_t list_page_bytes = kListPageBytes;
+  size_t max_events = kMaxEvents;
 };
 
 class Broker {
@@ -98,9 +112,18 @@ class Broker {
     // under a millisecond).
     std::string json;
   };
+  // Who sent the bytes of a request (sys::ReceivedMessage).
+  struct Sender {
+    sys::PeerCredentials creds;  // pid 0 when the kernel passed none
+    sys::Fd pidfd;
+  };
   struct Client {
     sys::UnixSocket socket;
-    sys::PeerCredentials peer;
+    sys::PeerCredentials peer;  // who connected: for limits and messages only
+    bool privileged = false;    // perfmon-capable when it connected: never turned away for room
+    // The senders of the bytes not yet answered: every one must be allowed.
+    std::vector<Sender> senders;
+    int64_t last_active_ms = 0;
     FrameReader reader{FrameKind::kRequest, kMaxRequestPayload};
     std::string out;  // the reply being sent
     size_t out_sent = 0;
@@ -116,7 +139,10 @@ class Broker {
 
   Status restore();
   int64_t now() const;
+  // A change or a start message: never suppressed.
   void log(const std::string& line) const;
+  // A refusal or an error caused by `peer`: rate-limited per uid.
+  void log_from(const sys::PeerCredentials& peer, const std::string& line) const;
   Status save() const;
 
   // Creates one event; `creator` is who asked.
@@ -137,6 +163,8 @@ class Broker {
   struct Answer {
     json body = json::object();
     std::optional<std::vector<const std::string*>> serialised_events = std::nullopt;
+    std::vector<std::string> serialised_storage = {};  // what a verbose list points into
+    bool more = false;                                 // a list page with events after it
     std::vector<sys::Fd> fds = {};
   };
   // Who may ask for an operation (SO_PEERCRED, see the top of this file).
@@ -162,7 +190,12 @@ class Broker {
   Result<Answer> answer_request(Client& client, std::string_view payload);
   void reply(Client& client, const std::string& payload, std::vector<sys::Fd> fds = {});
   void flush(Client& client);
-  Result<sys::ProcessStatus> authorise(const Client& client, std::string_view what) const;
+  Status authorise(const Client& client, std::string_view what) const;
+  // Room for one more connection from `peer`, or the error to turn it away with.
+  Status admit(const sys::PeerCredentials& peer, bool privileged);
+  bool idle(const Client& client) const;
+  // The same definition under the same name: the existing event, or null.
+  const LiveEvent* same_event(const CreateRequest& request) const;
   int readers_of(uint64_t id) const;
 
   BrokerConfig config_;
@@ -175,6 +208,8 @@ class Broker {
   uint64_t next_id_ = 1;
   std::vector<std::unique_ptr<Client>> clients_;
   std::string start_summary_;
+  mutable BrokerLog log_;
+  int64_t accept_paused_until_ms_ = 0;  // out of fds: not accepting until then
 };
 
 }  // namespace pp::persistent

@@ -26,11 +26,17 @@ Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeou
     return socket.error();
   }
   PP_RETURN_IF_ERROR(socket->set_timeouts(timeout_ms));
-  return BrokerConnection(std::move(*socket), path);
+  return BrokerConnection(std::move(*socket), path, timeout_ms);
 }
 
 Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>* fds) {
-  std::string frame = encode_frame(FrameKind::kRequest, encode_request(request));
+  Request timed = request;
+  if (!timed.deadline_ms)
+    timed.deadline_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count() +
+                        timeout_ms_;
+  std::string frame = encode_frame(FrameKind::kRequest, encode_request(timed));
   Status sent = socket_.send(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
   if (!sent.ok())
@@ -46,8 +52,22 @@ Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>
       return decode_reply(**payload);
     auto n = socket_.receive(buf, fds);
     if (!n.ok()) {
-      if (n.error().code() == EAGAIN)
-        return Error(ETIMEDOUT, "the broker at " + where_ + " did not reply in time");
+      if (n.error().code() == EAGAIN) {
+        std::string dir = where_.substr(0, where_.rfind('/'));
+        std::string what(op_name(request.op));
+        std::string outcome =
+            request.op == Op::kPing || request.op == Op::kList
+                ? ""
+                : "; a broker that gets to the " + what +
+                      " request later will not carry it out (it has a deadline), but the broker "
+                      "may have done so just before: see 'perf persistent list --run-dir " +
+                      dir + "'" +
+                      (request.op == Op::kCreate ? ", or repeat the create: the same create "
+                                                   "again reports the event it made"
+                                                 : "");
+        return errorf(ETIMEDOUT, "the broker at %s did not reply within %d ms (is it stopped?)%s",
+                      where_.c_str(), timeout_ms_, outcome.c_str());
+      }
       return Error(n.error().code(), "cannot read the broker's reply: " + n.error().message());
     }
     if (*n == 0)
@@ -125,18 +145,30 @@ Result<std::vector<EventInfo>> BrokerBackend::list(bool verbose, std::string* no
               " saved event(s) come back when it starts ('perf persistent daemon')";
     return std::vector<EventInfo>{};
   }
+  // Page by page (Documentation/protocol.txt): each reply ends where the
+  // broker's page does, and the next starts after its last id.
   Request request;
   request.op = Op::kList;
   request.verbose = verbose;
-  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request));
-  JsonFields f(body, "the broker's list reply");
-  PP_ASSIGN_OR_RETURN(const json* items, f.array("events"));
   std::vector<EventInfo> events;
-  for (const json& item : *items) {
-    PP_ASSIGN_OR_RETURN(EventInfo e, event_from_json(item, "the broker's list reply"));
-    events.push_back(std::move(e));
+  for (;;) {
+    PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request));
+    JsonFields f(body, "the broker's list reply");
+    PP_ASSIGN_OR_RETURN(const json* items, f.array("events"));
+    PP_ASSIGN_OR_RETURN(bool more, f.boolean_or("more", false));
+    for (const json& item : *items) {
+      PP_ASSIGN_OR_RETURN(EventInfo e, event_from_json(item, "the broker's list reply"));
+      if (e.id <= request.after)
+        return errorf(EPROTO, "the broker's list reply goes back to id %llu after id %llu",
+                      (unsigned long long)e.id, (unsigned long long)request.after);
+      request.after = e.id;
+      events.push_back(std::move(e));
+    }
+    if (!more)
+      return events;
+    if (items->empty())
+      return Error(EPROTO, "the broker's list reply says there is more but holds no event");
   }
-  return events;
 }
 
 Result<EventInfo> BrokerBackend::create(const CreateRequest& create, std::string* note) {

@@ -26,15 +26,20 @@ class BrokerConnection {
 
   // Sends a request and waits for its reply: the reply's body, or the Error
   // the broker answered with. Descriptors that came with the reply go to
-  // `fds` (closed when null).
+  // `fds` (closed when null). The request carries a deadline (now plus the
+  // timeout, unless it has one): a broker that gets to it only after the
+  // client stopped waiting does not carry it out. ETIMEDOUT when no reply
+  // came in time; its message says that the request may have been carried
+  // out just before, and how to look.
   Result<json> call(const Request& request, std::vector<sys::Fd>* fds = nullptr);
 
  private:
-  BrokerConnection(sys::UnixSocket socket, std::string where)
-      : socket_(std::move(socket)), where_(std::move(where)) {}
+  BrokerConnection(sys::UnixSocket socket, std::string where, int timeout_ms)
+      : socket_(std::move(socket)), where_(std::move(where)), timeout_ms_(timeout_ms) {}
 
   sys::UnixSocket socket_;
   std::string where_;
+  int timeout_ms_;
   FrameReader reader_{FrameKind::kReply, kMaxReplyPayload};
 };
 

@@ -168,7 +168,7 @@ TEST_F(BrokerTest, PingAndEmptyList) {
   auto ping = reply(*broker, s);
   ASSERT_TRUE(ping.ok()) << ping.error().message();
   EXPECT_EQ((*ping)["pid"], ::getpid());
-  EXPECT_EQ((*ping)["protocol"], 2);
+  EXPECT_EQ((*ping)["protocol"], 3);
   EXPECT_EQ((*ping)["run_dir"], config_.run_dir);
   send_request(s, "{\"op\":\"list\",\"verbose\":true}");
   auto list = reply(*broker, s);
@@ -186,7 +186,7 @@ TEST_F(BrokerTest, ReplyBytes) {
       {"{\"op\":\"list\"}", "{\"ok\":true,\"events\":[]}"},
       {"{\"op\":\"list\",\"verbose\":true}", "{\"events\":[],\"ok\":true}"},
       {"{\"op\":\"ping\"}", "{\"events\":0,\"ok\":true,\"pid\":" + std::to_string(::getpid()) +
-                                ",\"protocol\":2,\"run_dir\":\"" + config_.run_dir + "\"}"},
+                                ",\"protocol\":3,\"run_dir\":\"" + config_.run_dir + "\"}"},
   };
   for (const auto& [request, expected] : cases) {
     send_request(s, request);
@@ -233,7 +233,7 @@ TEST_F(BrokerTest, CorruptStreamsGetAnErrorThenTheConnectionCloses) {
   auto broker = start();
   ASSERT_TRUE(broker);
   std::string future_version = encode_frame(FrameKind::kRequest, "{\"op\":\"ping\"}");
-  future_version[4] = 3;
+  future_version[4] = 4;
   std::string huge =
       encode_frame(FrameKind::kRequest, "").substr(0, 8) + std::string("\0\0\0\x7f", 4);
   struct Case {
@@ -242,7 +242,7 @@ TEST_F(BrokerTest, CorruptStreamsGetAnErrorThenTheConnectionCloses) {
     const char* expect;
   } cases[] = {
       {"GET / HTTP/1.1\r\n\r\n", EPROTO, "bad magic"},
-      {future_version, EPROTONOSUPPORT, "version 3 is not spoken here"},
+      {future_version, EPROTONOSUPPORT, "version 4 is not spoken here"},
       {encode_frame(FrameKind::kReply, "{}"), EPROTO, "out of order"},
       {huge, EMSGSIZE, "over the limit"},
   };

@@ -1,9 +1,11 @@
 #include "persistent/config_file.h"
 
+#include <map>
 #include <set>
 
 #include "base/strings.h"
 #include "persistent/create.h"
+#include "persistent/limits.h"
 #include "persistent/names.h"
 
 namespace pp::persistent {
@@ -23,6 +25,7 @@ std::string_view strip_comment(std::string_view line) {
 Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path) {
   std::vector<CreateRequest> events;
   std::set<std::string> names;
+  std::map<std::string, int> keys_seen;  // in the current section: key -> line
   int number = 0, section_line = 0;
   auto fail_at = [&](int line, const std::string& why) {
     return errorf(ErrorKind::kUsage, EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line,
@@ -48,6 +51,7 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
       if (!events.empty() && events.back().event.empty())
         return no_event();
       section_line = number;
+      keys_seen.clear();
       events.push_back({});
       events.back().name = name;
       continue;
@@ -60,6 +64,10 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
     std::string key(trim(line.substr(0, eq)));
     std::string value(trim(line.substr(eq + 1)));
     CreateRequest& e = events.back();
+    // A repeated key would silently win over the first: refuse it.
+    if (auto [first, inserted] = keys_seen.emplace(key, number); !inserted)
+      return fail("a second '" + key + "' in section [" + e.name + "] (the first is on line " +
+                  std::to_string(first->second) + "); each key may appear once");
     if (key == "event") {
       if (value.empty())
         return fail("'event' needs an event string, e.g. 'event = mce:mce_record'");
@@ -78,6 +86,8 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
     } else {
       return fail("unknown key '" + key + "'; the keys are event, pages, cpus and filter");
     }
+    if (Status s = check_create_limits(e); !s.ok())
+      return fail(s.error().message());
   }
   if (!events.empty() && events.back().event.empty())
     return no_event();

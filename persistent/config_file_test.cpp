@@ -63,3 +63,35 @@ TEST(ConfigFile, ErrorsNameFileAndLine) {
 
 }  // namespace
 }  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+// A repeated key would silently win; it is an error naming both lines.
+TEST(ConfigFile, RepeatedKeyIsAnErrorNamingTheLine) {
+  auto r = parse_config(
+      "[a]\n"
+      "event = sched:sched_switch\n"
+      "pages = 8\n"
+      "event = sched:sched_wakeup\n",
+      "/etc/pp.conf");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message(),
+            "/etc/pp.conf:4: a second 'event' in section [a] (the first is on line 2); each key "
+            "may appear once");
+  // The same key in another section is another event's.
+  auto two = parse_config("[a]\nevent = x:y\n[b]\nevent = x:z\n", "f");
+  ASSERT_TRUE(two.ok()) << two.error().message();
+  EXPECT_EQ(two->size(), 2u);
+}
+
+TEST(ConfigFile, OverlongFilterIsAnErrorNamingTheLine) {
+  auto r = parse_config("[a]\nevent = x:y\nfilter = " + std::string(5000, 'a') + "\n", "f");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message().find("f:3: the filter is 5000 bytes, over the limit of 4095"),
+            std::string::npos)
+      << r.error().message();
+}
+
+}  // namespace
+}  // namespace pp::persistent

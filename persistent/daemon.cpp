@@ -7,6 +7,7 @@
 #include "persistent/broker.h"
 #include "persistent/config_file.h"
 #include "persistent/parser_resolver.h"
+#include "sys/log_file.h"
 #include "sys/process.h"
 
 namespace pp::persistent {
@@ -40,6 +41,13 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   config.kernel = &sys::real_kernel();
   config.resolver = resolver.get();
   config.log = &log;
+  if (detached) {
+    // broker.log is bounded: full, it becomes broker.log.1 (persistent/limits.h).
+    std::string log_path = RunDir(run_dir).log();
+    PP_ASSIGN_OR_RETURN(config.log_limits.initial_bytes,
+                        sys::rotate_log_if_over(log_path, config.log_limits.max_bytes));
+    config.log_limits.rotate = [log_path] { return sys::rotate_log(log_path); };
+  }
   PP_ASSIGN_OR_RETURN(auto broker, Broker::start(config));
   std::string started = "serving " + broker->run_dir().socket() + " (pid " +
                         std::to_string(::getpid()) + "); " + broker->start_summary();

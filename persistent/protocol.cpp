@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "base/cpu_list.h"
+#include "persistent/limits.h"
 
 namespace pp::persistent {
 namespace {
@@ -116,6 +117,8 @@ std::string encode_request(const Request& r) {
       break;
     case Op::kList:
       j["verbose"] = r.verbose;
+      if (r.after)
+        j["after"] = r.after;
       break;
     case Op::kCreate:
       j["event"] = r.create.event;
@@ -132,6 +135,8 @@ std::string encode_request(const Request& r) {
       j["cpu"] = r.cpu;
       break;
   }
+  if (r.deadline_ms)
+    j["deadline_ms"] = r.deadline_ms;
   return dump_json(j);
 }
 
@@ -142,11 +147,13 @@ Result<Request> decode_request_fields(std::string_view payload) {
   JsonFields f(doc, "the request");
   PP_ASSIGN_OR_RETURN(std::string op, f.str("op"));
   Request r;
+  PP_ASSIGN_OR_RETURN(r.deadline_ms, f.i64_or("deadline_ms", 0));
   if (op == "ping") {
     r.op = Op::kPing;
   } else if (op == "list") {
     r.op = Op::kList;
     PP_ASSIGN_OR_RETURN(r.verbose, f.boolean_or("verbose", false));
+    PP_ASSIGN_OR_RETURN(r.after, f.u64_or("after", 0));
   } else if (op == "create") {
     r.op = Op::kCreate;
     JsonFields c(doc, "the create request");
@@ -155,6 +162,7 @@ Result<Request> decode_request_fields(std::string_view payload) {
     PP_ASSIGN_OR_RETURN(r.create.pages, c.u64_or("pages", 0));
     PP_ASSIGN_OR_RETURN(r.create.cpus, c.str_or("cpus", ""));
     PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
+    PP_RETURN_IF_ERROR(check_create_limits(r.create));
   } else if (op == "kill") {
     r.op = Op::kKill;
     PP_ASSIGN_OR_RETURN(r.reference, JsonFields(doc, "the kill request").str("ref"));

@@ -1,21 +1,27 @@
-// The broker protocol, version 1 (Documentation/protocol.txt is the full
+// The broker protocol, version 3 (Documentation/protocol.txt is the full
 // description). A client and the broker exchange frames on a Unix stream
 // socket, strictly one request then one reply:
 //
 //   offset  size  field
 //   0       4     magic "PPBR"
-//   4       2     protocol version, little-endian (1)
+//   4       2     protocol version, little-endian (3)
 //   6       2     kind, little-endian: 1 request, 2 reply
 //   8       4     payload length, little-endian (requests at most 64 KiB,
 //                 replies at most 16 MiB)
 //   12      n     payload: one JSON object, UTF-8
 //
 // Requests:  {"op": "ping"}
-//            {"op": "list", "verbose": false}
+//            {"op": "list", "verbose": false, "after": 0}
 //            {"op": "create", "event": "sched:sched_switch", "name": "ctxsw",
 //             "pages": 128, "cpus": "0-3", "filter": ""}
 //            {"op": "kill", "ref": "ctxsw"}
 //            {"op": "open", "id": 7, "cpu": 0}
+//            Any request may carry "deadline_ms": the wall-clock time (ms since
+//            the epoch) after which the client no longer waits; a broker that
+//            gets to it later answers ETIMEDOUT and does nothing.
+//            A list reply holds the events with ids above "after", up to
+//            kListPageBytes, and "more": true when there are others: the
+//            client asks again with "after" the last id it got.
 // Replies:   {"ok": true, ...}   (an open reply carries the event's fd for
 //                                 that CPU as SCM_RIGHTS with its first byte)
 //            {"ok": false, "error": {"kind": "name-taken", "exit_status": 3,
@@ -38,7 +44,7 @@
 namespace pp::persistent {
 
 inline constexpr char kFrameMagic[4] = {'P', 'P', 'B', 'R'};
-inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kProtocolVersion = 3;
 inline constexpr size_t kFrameHeaderSize = 12;
 inline constexpr uint32_t kMaxRequestPayload = 64 * 1024;
 inline constexpr uint32_t kMaxReplyPayload = 16 * 1024 * 1024;
@@ -78,17 +84,20 @@ std::string_view op_name(Op op);
 
 struct Request {
   Op op = Op::kPing;
-  bool verbose = false;   // list
-  CreateRequest create;   // create
-  std::string reference;  // kill: an id or a name (persistent/names.h)
-  uint64_t id = 0;        // open
-  int cpu = 0;            // open
+  bool verbose = false;     // list
+  uint64_t after = 0;       // list: only the events with larger ids
+  int64_t deadline_ms = 0;  // any: 0 for none (see above)
+  CreateRequest create;     // create
+  std::string reference;    // kill: an id or a name (persistent/names.h)
+  uint64_t id = 0;          // open
+  int cpu = 0;              // open
 };
 
 // The JSON payload of a request.
 std::string encode_request(const Request& request);
 // Validates every field: an unknown op, a missing or mistyped field, a CPU
-// out of range: a usage error (EINVAL) naming the field.
+// out of range, a repeated key, a create over the bounds of
+// persistent/limits.h: a usage error (EINVAL) naming the field.
 Result<Request> decode_request(std::string_view payload);
 
 // The JSON payloads of replies: `body` gets "ok": true added.

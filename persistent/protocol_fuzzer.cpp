@@ -1,13 +1,18 @@
 // libFuzzer target for everything the broker and its clients decode from
 // bytes they do not control: the frame stream, request and reply payloads,
 // event JSON, the state file and the config file. None may crash, hang or
-// read out of bounds, whatever the input.
+// read out of bounds, whatever the input. Beyond the raw bytes it builds
+// what the hardening cases need: the input's first object with a key
+// repeated (which must be refused), and a list of many large events cut into
+// pages the way the broker pages a list reply.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "persistent/config_file.h"
 #include "persistent/event_json.h"
+#include "persistent/limits.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
 
@@ -59,5 +64,51 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (state.ok())
     (void)decode_state(encode_state(*state), "fuzz");
   (void)parse_config(text, "fuzz");
+
+  // Duplicate keys: the payload with its first key repeated is never a
+  // request, whatever the payload was.
+  if (size > 2 && data[0] == '{') {
+    size_t colon = text.find(':');
+    size_t comma = text.find(',');
+    if (colon != std::string_view::npos && colon > 1) {
+      std::string key(text.substr(1, colon - 1));
+      std::string doubled = "{" + key + ":1," + key + ":2}";
+      if (decode_request(doubled).ok() && key.size() > 2 && key.front() == '"')
+        __builtin_trap();  // a key the parser took twice
+      if (comma != std::string_view::npos && comma > colon)
+        (void)decode_request(std::string(text.substr(0, comma)) + "," +
+                             std::string(text.substr(1)));
+    }
+  }
+
+  // A big registry: events as large as the bounds allow, serialised and
+  // paged as handle_list() does, each page a reply the client decodes.
+  if (size >= 2) {
+    size_t events = size_t(data[0] % 64) * 5 + 1;  // up to 316, past the 280 that broke list
+    size_t page_bytes = (size_t(data[1]) + 1) * 1024;
+    std::string filter(std::min(kMaxFilterBytes, size * 16), 'f');
+    std::string page = "{\"ok\":true,\"events\":[";
+    size_t in_page = 0, pages = 0;
+    for (size_t id = 1; id <= events; id++) {
+      EventInfo e;
+      e.id = id;
+      e.name = "e" + std::to_string(id);
+      e.event = "sys:" + std::string(text.substr(0, kMaxEventStringBytes - 4));
+      e.filter = filter;
+      std::string one = pp::dump_json(event_to_json(e));
+      if (in_page && page.size() + one.size() > page_bytes) {
+        auto reply = decode_reply(page + "],\"more\":true}");
+        if (!reply.ok())
+          __builtin_trap();
+        page = "{\"ok\":true,\"events\":[";
+        in_page = 0;
+        pages++;
+      }
+      page += (in_page ? "," : "") + one;
+      in_page++;
+    }
+    if (!decode_reply(page + "]}").ok() || pages > events)
+      __builtin_trap();
+  }
   return 0;
 }

@@ -13,7 +13,7 @@ TEST(Protocol, FrameLayoutIsTheDocumentedOne) {
   std::string frame = encode_frame(FrameKind::kRequest, "{}");
   ASSERT_EQ(frame.size(), kFrameHeaderSize + 2);
   EXPECT_EQ(frame.substr(0, 4), "PPBR");
-  EXPECT_EQ(frame[4], 2);  // version, little-endian
+  EXPECT_EQ(frame[4], 3);  // version, little-endian
   EXPECT_EQ(frame[5], 0);
   EXPECT_EQ(frame[6], 1);  // kind: request
   EXPECT_EQ(frame[7], 0);
@@ -65,7 +65,7 @@ TEST(Protocol, UnknownVersionIsRefusedNamingBoth) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), EPROTONOSUPPORT);
   EXPECT_NE(r.error().message().find("version 7"), std::string::npos) << r.error().message();
-  EXPECT_NE(r.error().message().find("speaks version 2"), std::string::npos);
+  EXPECT_NE(r.error().message().find("speaks version 3"), std::string::npos);
   EXPECT_NE(r.error().message().find("perf persistent daemon"), std::string::npos);
 }
 
@@ -208,12 +208,12 @@ namespace {
 // The example in Documentation/protocol.txt, byte for byte.
 TEST(Protocol, TheDocumentedExampleIsWhatGoesOnTheWire) {
   std::string request = encode_frame(FrameKind::kRequest, "{\"op\":\"list\"}");
-  EXPECT_EQ(request, std::string("PPBR\x02\x00\x01\x00\x0d\x00\x00\x00", 12) + "{\"op\":\"list\"}");
+  EXPECT_EQ(request, std::string("PPBR\x03\x00\x01\x00\x0d\x00\x00\x00", 12) + "{\"op\":\"list\"}");
   auto decoded = decode_request("{\"op\":\"list\"}");
   ASSERT_TRUE(decoded.ok());
   EXPECT_EQ(decoded->op, Op::kList);
   std::string reply = encode_frame(FrameKind::kReply, encode_ok_reply({{"events", json::array()}}));
-  EXPECT_EQ(reply, std::string("PPBR\x02\x00\x02\x00\x17\x00\x00\x00", 12) +
+  EXPECT_EQ(reply, std::string("PPBR\x03\x00\x02\x00\x17\x00\x00\x00", 12) +
                        "{\"events\":[],\"ok\":true}");
 }
 

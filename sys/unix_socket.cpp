@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -35,7 +36,79 @@ Status wait_writable(int fd) {
   }
 }
 
+// Newer than some C libraries' headers; the kernel ignores what it does not know.
+#ifndef SO_PASSPIDFD
+#define SO_PASSPIDFD 76
+#endif
+#ifndef SCM_PIDFD
+#define SCM_PIDFD 0x04
+#endif
+
+Status enable_credentials(int fd) {
+  int one = 1;
+  if (::setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) != 0)
+    return error_from_errno(errno, "setsockopt(SO_PASSCRED)");
+  (void)::setsockopt(fd, SOL_SOCKET, SO_PASSPIDFD, &one, sizeof(one));  // Linux 6.5+
+  return ok_status();
+}
+
 }  // namespace
+
+bool pidfd_alive(int pidfd) {
+  return ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0;
+}
+
+Status UnixSocket::pass_credentials() {
+  return enable_credentials(fd_.get());
+}
+
+Status UnixListener::pass_credentials() {
+  return enable_credentials(fd_.get());
+}
+
+Result<ReceivedMessage> UnixSocket::receive_message(std::span<uint8_t> buf) {
+  alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred)) + CMSG_SPACE(sizeof(int)) +
+                                CMSG_SPACE(sizeof(int) * kMaxFdsPerMessage)];
+  for (;;) {
+    iovec iov = {buf.data(), buf.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    ssize_t n = ::recvmsg(fd_.get(), &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return error_from_errno(errno, "cannot receive from the socket");
+    }
+    ReceivedMessage out;
+    out.bytes = size_t(n);
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+      if (c->cmsg_level != SOL_SOCKET)
+        continue;
+      if (c->cmsg_type == SCM_RIGHTS) {
+        size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < count; i++) {
+          int fd;
+          std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+          Fd closed(fd);
+        }
+        out.fds_received += count;
+      } else if (c->cmsg_type == SCM_CREDENTIALS && c->cmsg_len >= CMSG_LEN(sizeof(ucred))) {
+        ucred cred;
+        std::memcpy(&cred, CMSG_DATA(c), sizeof(cred));
+        out.sender = PeerCredentials{cred.pid, cred.uid, cred.gid};
+      } else if (c->cmsg_type == SCM_PIDFD && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+        int fd;
+        std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        out.sender_pidfd = Fd(fd);
+      }
+    }
+    out.fds_truncated = (msg.msg_flags & MSG_CTRUNC) != 0;
+    return out;
+  }
+}
 
 size_t max_socket_path() {
   return sizeof(sockaddr_un::sun_path) - 1;

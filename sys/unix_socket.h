@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -33,6 +34,21 @@ struct PeerCredentials {
   pid_t pid = 0;
   uid_t uid = 0;
   gid_t gid = 0;
+};
+
+// One message as the receiving end saw it (UnixSocket::receive_message):
+// its bytes, who sent them, and what came with them.
+struct ReceivedMessage {
+  size_t bytes = 0;  // 0: the peer closed
+  // The sending process at send time (SCM_CREDENTIALS: its pid and real uid
+  // and gid), when the socket passes credentials (pass_credentials()).
+  std::optional<PeerCredentials> sender;
+  // A pidfd of the sender (SCM_PIDFD, Linux 6.5 and later), invalid when the
+  // kernel sent none: while it refers to a live process, `sender->pid` is
+  // still that process.
+  Fd sender_pidfd;
+  size_t fds_received = 0;     // SCM_RIGHTS descriptors that came; all closed unread
+  bool fds_truncated = false;  // more came than fit (MSG_CTRUNC): the rest were discarded
 };
 
 class UnixSocket {
@@ -68,6 +84,18 @@ class UnixSocket {
   // (MSG_CTRUNC) is EPROTO.
   Result<size_t> receive(std::span<uint8_t> buf, std::vector<Fd>* fds);
 
+  // Receives up to buf.size() bytes as one message, with its sender's
+  // credentials when they are passed. Descriptors that came are closed and
+  // counted; too many is not an error here (fds_truncated), so the caller
+  // can answer the peer. The kernel never joins bytes of two senders in one
+  // message.
+  Result<ReceivedMessage> receive_message(std::span<uint8_t> buf);
+
+  // Asks the kernel to attach the sender's credentials (SO_PASSCRED) and,
+  // where it can, a pidfd (SO_PASSPIDFD) to every message this socket
+  // receives. Sockets accepted from a listener that passes them inherit it.
+  Status pass_credentials();
+
   // Who is at the other end, as the kernel saw it at connect time.
   Result<PeerCredentials> peer_credentials() const;
 
@@ -100,6 +128,9 @@ class UnixListener {
   int fd() const { return fd_.get(); }
   const std::string& path() const { return path_; }
 
+  // UnixSocket::pass_credentials() for every socket accepted from here on.
+  Status pass_credentials();
+
  private:
   Fd fd_;
   std::string path_;  // unlinked on destruction
@@ -111,6 +142,10 @@ size_t max_socket_path();
 // A second fd for the same open file (close-on-exec), e.g. to queue an fd
 // for sending while its owner may close the original.
 Result<Fd> duplicate(int fd);
+
+// Whether the process a pidfd refers to is still alive (pidfd_send_signal
+// with signal 0): false once it has exited.
+bool pidfd_alive(int pidfd);
 
 // poll(2) on sockets and pipes: the number of ready fds, 0 on timeout; EINTR
 // is retried.

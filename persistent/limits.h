@@ -1,0 +1,54 @@
+// What the broker bounds, in one place (Documentation/perf-persistent-daemon.txt,
+// LIMITS, says what happens at each): how much one event may carry, how many
+// events the registry holds, how many connections it serves and for how long,
+// and how fast its log may grow. A request past a bound is refused with a
+// message naming the bound; nothing is cut short silently.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/result.h"
+#include "persistent/event.h"
+
+namespace pp::persistent {
+
+// One event. A filter is handed to PERF_EVENT_IOC_SET_FILTER, which copies
+// at most a page less its NUL; an event string is far shorter in practice.
+inline constexpr size_t kMaxEventStringBytes = 4096;
+inline constexpr size_t kMaxFilterBytes = 4095;
+inline constexpr size_t kMaxCpuListBytes = 4096;
+
+// The registry: create refuses an event past this many (ENOSPC).
+inline constexpr size_t kMaxEvents = 1024;
+
+// A list reply holds events up to this many bytes, then says "more": the
+// client asks again from the last id it got, so a list works at any size.
+inline constexpr size_t kListPageBytes = 4 * 1024 * 1024;
+
+// Connections: all together, and per uid for a uid whose process is not
+// perfmon-capable (root and CAP_PERFMON holders are never turned away while
+// an idle connection can make room for them).
+inline constexpr size_t kMaxConnections = 256;
+inline constexpr size_t kMaxConnectionsPerUid = 32;
+// A connection with nothing under way and no event buffers open is closed
+// after this long; one halfway through a request or a reply, after
+// kStallTimeoutMs.
+inline constexpr int kIdleTimeoutMs = 60 * 1000;
+inline constexpr int kStallTimeoutMs = 10 * 1000;
+// Out of descriptors (EMFILE, ENFILE), the broker stops accepting for this
+// long instead of retrying at once.
+inline constexpr int kAcceptBackoffMs = 250;
+
+// The log: each client uid, and each other source, may write this many
+// lines per window; the rest are counted and said once the window ends. A
+// detached broker's broker.log is moved to broker.log.1 past kLogMaxBytes.
+inline constexpr int kLogBurst = 20;
+inline constexpr int kLogWindowMs = 10 * 1000;
+inline constexpr uint64_t kLogMaxBytes = 4 * 1024 * 1024;
+
+// EINVAL naming the field and its bound when `request` carries more than
+// the bounds above allow.
+Status check_create_limits(const CreateRequest& request);
+
+}  // namespace pp::persistent
