@@ -35,6 +35,7 @@
 #include "persistent/create.h"
 #include "persistent/event.h"
 #include "persistent/event_open.h"
+#include "persistent/guard.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
 #include "sys/kernel.h"
@@ -95,8 +96,10 @@ class Broker {
     std::vector<CpuBuffer> buffers;
     // event_to_json(info), serialised once: an event never changes after it
     // is made, and a plain list is then a concatenation (100 events in well
-    // under a millisecond).
+    // under a millisecond). Remade when a tampering is recorded.
     std::string json;
+    std::vector<GuardState> guard;  // one per buffer (persistent/guard.h)
+    bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
   };
   struct Client {
     sys::UnixSocket socket;
@@ -164,6 +167,12 @@ class Broker {
   void flush(Client& client);
   Result<sys::ProcessStatus> authorise(const Client& client, std::string_view what) const;
   int readers_of(uint64_t id) const;
+  // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
+  std::string holders_of(uint64_t id) const;
+  // The periodic check of every event (persistent/guard.h), every
+  // kGuardIntervalMs: repairs, records and logs what a holder changed.
+  void guard_events();
+  void record_tampering(LiveEvent& event, int cpu, const std::string& what);
 
   BrokerConfig config_;
   RunDir dir_;
@@ -175,6 +184,7 @@ class Broker {
   uint64_t next_id_ = 1;
   std::vector<std::unique_ptr<Client>> clients_;
   std::string start_summary_;
+  int64_t next_guard_ms_ = 0;
 };
 
 }  // namespace pp::persistent
