@@ -182,9 +182,13 @@ CreateContext Broker::create_context() const {
 }
 
 Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note) {
-  PP_ASSIGN_OR_RETURN(OpenedEvent opened,
-                      open_per_cpu(*config_.kernel, plan.attr, plan.cpus, plan.pages, plan.filter,
-                                   plan.event, {config_.proc_root, config_.sysfs_root}));
+  std::string filter = guarded_filter(plan.attr, plan.filter);
+  PP_ASSIGN_OR_RETURN(
+      OpenedEvent opened,
+      open_per_cpu(*config_.kernel, guarded_attr(plan.attr), plan.cpus, plan.pages, filter,
+                   plan.event, {config_.proc_root, config_.sysfs_root}));
+  event.broker_filter = !filter.empty();
+  event.guard.assign(opened.buffers.size(), GuardState{});
   if (!opened.note.empty() && note)
     *note = opened.note;
   event.info.attr = opened.attr;
@@ -267,9 +271,17 @@ Result<EventInfo> Broker::kill_event(std::string_view reference) {
   std::vector<EventInfo> all = infos();
   PP_ASSIGN_OR_RETURN(const EventInfo* found, find_event(all, reference));
   EventInfo killed = *found;
+  // Disabled first: readers holding its fds keep the buffer, and nothing
+  // made after the kill may reach them.
+  for (const CpuBuffer& buffer : events_.at(killed.id).buffers)
+    if (Status s = sys::disable_event(*config_.kernel, buffer.fd.get()); !s.ok())
+      log("cannot disable event " + std::to_string(killed.id) + " on CPU " +
+          std::to_string(buffer.cpu) + ": " + s.error().message());
   LiveEvent gone = std::move(events_.at(killed.id));
   events_.erase(killed.id);
   if (Status saved = save(); !saved.ok()) {
+    for (const CpuBuffer& buffer : gone.buffers)
+      (void)sys::enable_event(*config_.kernel, buffer.fd.get());
     events_.emplace(killed.id, std::move(gone));
     return saved.error().with_context("saving the registry");
   }
@@ -287,13 +299,49 @@ int Broker::readers_of(uint64_t id) const {
   return n;
 }
 
+std::string Broker::holders_of(uint64_t id) const {
+  std::string out;
+  for (const auto& client : clients_)
+    if (client->opened.count(id))
+      out += (out.empty() ? "" : ", ") + describe_peer(client->peer);
+  return out;
+}
+
+void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what) {
+  EventInfo& info = event.info;
+  Tampering entry{.time = now(), .cpu = cpu, .what = what, .holders = holders_of(info.id)};
+  log("event " + std::to_string(info.id) + " '" + info.name + "' on CPU " + std::to_string(cpu) +
+      " was tampered with: " + what +
+      (entry.holders.empty() ? "" : "; its fds were held by " + entry.holders));
+  info.tampered.push_back(std::move(entry));
+  if (info.tampered.size() > kMaxTamperings)
+    info.tampered.erase(info.tampered.begin());
+  info.tamper_count++;
+  event.json = dump_json(event_to_json(info));
+}
+
+void Broker::guard_events() {
+  int64_t now_ns = monotonic_ms() * 1000000;
+  for (auto& [id, event] : events_) {
+    if (event.info.state != "running")
+      continue;
+    for (size_t i = 0; i < event.buffers.size() && i < event.guard.size(); i++) {
+      const CpuBuffer& buffer = event.buffers[i];
+      for (const std::string& what :
+           check_buffer(*config_.kernel, buffer, event.info.attr, event.info.layout,
+                        event.broker_filter, event.guard[i], now_ns))
+        record_tampering(event, buffer.cpu, what);
+    }
+  }
+}
+
 EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) const {
   EventInfo info = event.info;
   if (verbose) {
     info.counts.emplace();
     for (const CpuBuffer& buffer : event.buffers) {
-      auto count = read_count(*config_.kernel, buffer.fd.get());
-      info.counts->push_back({buffer.cpu, count.ok() ? *count : 0});
+      auto count = sys::read_event(*config_.kernel, buffer.fd.get(), event.info.attr.attr.read_format);
+      info.counts->push_back({buffer.cpu, count.ok() ? count->value : 0});
     }
     info.readers = readers_of(info.id);
   }
@@ -673,6 +721,8 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     wake_by(accept_paused_until_ms_ - start_ms);
   if (next_idle_ms >= 0)
     wake_by(next_idle_ms - start_ms + 1);
+  if (!events_.empty())
+    wake_by(next_guard_ms_ - monotonic_ms());
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
@@ -705,6 +755,10 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     }
   }
   std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
+  if (now_ms >= next_guard_ms_) {
+    guard_events();
+    next_guard_ms_ = now_ms + kGuardIntervalMs;
+  }
   return true;
 }
 

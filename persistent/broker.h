@@ -41,6 +41,7 @@
 #include "persistent/event.h"
 #include "persistent/event_open.h"
 #include "persistent/limits.h"
+#include "persistent/guard.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
 #include "sys/kernel.h"
@@ -109,8 +110,10 @@ class Broker {
     std::vector<CpuBuffer> buffers;
     // event_to_json(info), serialised once: an event never changes after it
     // is made, and a plain list is then a concatenation (100 events in well
-    // under a millisecond).
+    // under a millisecond). Remade when a tampering is recorded.
     std::string json;
+    std::vector<GuardState> guard;  // one per buffer (persistent/guard.h)
+    bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
   };
   // Who sent the bytes of a request (sys::ReceivedMessage).
   struct Sender {
@@ -197,6 +200,12 @@ class Broker {
   // The same definition under the same name: the existing event, or null.
   const LiveEvent* same_event(const CreateRequest& request) const;
   int readers_of(uint64_t id) const;
+  // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
+  std::string holders_of(uint64_t id) const;
+  // The periodic check of every event (persistent/guard.h), every
+  // kGuardIntervalMs: repairs, records and logs what a holder changed.
+  void guard_events();
+  void record_tampering(LiveEvent& event, int cpu, const std::string& what);
 
   BrokerConfig config_;
   RunDir dir_;
@@ -210,6 +219,7 @@ class Broker {
   std::string start_summary_;
   mutable BrokerLog log_;
   int64_t accept_paused_until_ms_ = 0;  // out of fds: not accepting until then
+  int64_t next_guard_ms_ = 0;
 };
 
 }  // namespace pp::persistent

@@ -55,6 +55,18 @@ struct CpuCount {
   uint64_t count = 0;  // events counted on that CPU since buffer_start
 };
 
+// One change the broker found made to an event behind its back, through an
+// fd it handed out (Documentation/perf-persistent-daemon.txt, TRUST MODEL).
+struct Tampering {
+  int64_t time = 0;     // unix seconds, when the broker noticed
+  int cpu = 0;
+  std::string what;     // "disabled (PERF_EVENT_IOC_DISABLE); re-enabled"
+  std::string holders;  // who held its fds then: "uid 0 (pid 42)", "" when nobody
+};
+
+// The most tampering entries an event keeps (the newest); tamper_count has all.
+inline constexpr size_t kMaxTamperings = 16;
+
 struct EventInfo {
   uint64_t id = 0;
   std::string name;
@@ -74,6 +86,8 @@ struct EventInfo {
   uid_t creator_uid = 0;
   pid_t creator_pid = 0;
   std::vector<CpuId> cpu_ids;  // the kernel backend's per-CPU ids; empty for the broker
+  std::vector<Tampering> tampered;  // the newest kMaxTamperings, oldest first (broker only)
+  uint64_t tamper_count = 0;        // every tampering found since buffer_start
 
   // Filled by list(verbose = true) only.
   std::optional<std::vector<CpuCount>> counts;

@@ -31,6 +31,13 @@ json event_to_json(const EventInfo& e) {
     for (const CpuId& c : e.cpu_ids)
       j["cpu_ids"].push_back({{"cpu", c.cpu}, {"id", c.id}});
   }
+  if (e.tamper_count) {
+    j["tamper_count"] = e.tamper_count;
+    j["tampered"] = json::array();
+    for (const Tampering& t : e.tampered)
+      j["tampered"].push_back(
+          {{"time", t.time}, {"cpu", t.cpu}, {"what", t.what}, {"holders", t.holders}});
+  }
   if (e.counts) {
     j["counts"] = json::array();
     for (const CpuCount& c : *e.counts)
@@ -110,6 +117,23 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
         return errorf(EINVAL, "%s: cpu_ids has CPU %lld", where.c_str(), (long long)cpu);
       e.cpu_ids.push_back({int(cpu), id});
     }
+  }
+  if (g.has("tampered")) {
+    PP_ASSIGN_OR_RETURN(e.tamper_count, g.u64_or("tamper_count", 0));
+    PP_ASSIGN_OR_RETURN(const json* tampered, g.array("tampered"));
+    for (const json& item : *tampered) {
+      JsonFields t(item, where + ", tampered");
+      Tampering entry;
+      PP_ASSIGN_OR_RETURN(entry.time, t.i64("time"));
+      PP_ASSIGN_OR_RETURN(int64_t cpu, t.i64("cpu"));
+      if (cpu < 0 || cpu >= kMaxCpu)
+        return errorf(EINVAL, "%s: tampered has CPU %lld", where.c_str(), (long long)cpu);
+      entry.cpu = int(cpu);
+      PP_ASSIGN_OR_RETURN(entry.what, t.str("what"));
+      PP_ASSIGN_OR_RETURN(entry.holders, t.str_or("holders", ""));
+      e.tampered.push_back(std::move(entry));
+    }
+    e.tamper_count = std::max<uint64_t>(e.tamper_count, e.tampered.size());
   }
   if (g.has("counts")) {
     PP_ASSIGN_OR_RETURN(const json* counts, g.array("counts"));

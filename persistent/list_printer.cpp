@@ -54,13 +54,22 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     }
     if (failed)
       footnotes.push_back(e.name + ": could not be re-created: " + e.error);
+    if (e.tamper_count) {
+      footnotes.push_back("! " + e.name + ": tampered with " + std::to_string(e.tamper_count) +
+                          " time" + (e.tamper_count == 1 ? "" : "s") +
+                          " through a reader's fd (see TRUST MODEL in perf-persistent-daemon(1))");
+      for (const Tampering& t : e.tampered)
+        footnotes.push_back("    " + format_age(now - t.time) + " ago, CPU " +
+                            std::to_string(t.cpu) + ": " + t.what +
+                            (t.holders.empty() ? "" : "; fds held by " + t.holders));
+    }
     std::vector<std::string> row = {std::to_string(e.id),
                                     e.name,
                                     e.event.empty() ? "-" : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
                                     failed ? "failed" : format_bytes(e.buffer_bytes()),
                                     e.backend,
-                                    age};
+                                    age + (e.tamper_count ? "!" : "")};
     if (verbose) {
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;

@@ -229,6 +229,8 @@ Result<RecordResult> Session::run() {
   for (const Stream& s : streams_) {
     result_.kernel_lost += s.reader->stats().kernel_lost;
     result_.kernel_lost_samples += s.reader->stats().kernel_lost_samples;
+    result_.corrupt_heads += s.reader->stats().corrupt_heads;
+    result_.corrupt_bytes += s.reader->stats().corrupt_bytes;
   }
   return result_;
 }
@@ -291,6 +293,12 @@ std::string record_summary(const RecordResult& r) {
     out.back() = ' ';
     out += "]\n";
   }
+  if (r.corrupt_heads || r.corrupt_bytes)
+    out += "[ perf persistent record: the buffer's control page or data was corrupted (" +
+           std::to_string(r.corrupt_heads) + " impossible data_head values, " +
+           std::to_string(r.corrupt_bytes) +
+           " bytes skipped): another holder of the event wrote to it; see 'perf persistent "
+           "list' ]\n";
   if (r.dropped)
     out += "[ perf persistent record: " + std::to_string(r.dropped) +
            " records read but not written: the output failed ]\n";

@@ -56,6 +56,10 @@ struct RecordResult {
   uint64_t kernel_lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES from the kernel
   uint64_t overwritten = 0;          // records overwritten before they were read (estimated)
   uint64_t overwritten_bytes = 0;
+  // data_head values no kernel writes (another holder scribbled on a
+  // writable mapping): the reader resynchronised; not counted as lost.
+  uint64_t corrupt_heads = 0;
+  uint64_t corrupt_bytes = 0;  // bytes skipped that could not start a record
   uint64_t dropped = 0;                // read but not written: the output failed
   int buffers = 0;                     // per-CPU buffers read
   std::optional<int> command_status;   // COMMAND's exit status (128 + signal)

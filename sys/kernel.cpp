@@ -82,6 +82,49 @@ Status set_filter(Kernel& kernel, int fd, const std::string& filter) {
   return ok_status();
 }
 
+Result<EventReading> read_event(Kernel& kernel, int fd, uint64_t read_format) {
+  uint64_t words[5] = {};
+  PP_ASSIGN_OR_RETURN(size_t n, kernel.read(fd, words, sizeof(words)));
+  bool enabled = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED;
+  if (n < (enabled ? 16u : 8u))
+    return errorf(EIO, "reading an event's value returned %zu bytes", n);
+  EventReading reading{.value = words[0]};
+  if (enabled)
+    reading.time_enabled = words[1];
+  return reading;
+}
+
+Status enable_event(Kernel& kernel, int fd) {
+  PP_RETURN_IF_ERROR(kernel.ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+  return ok_status();
+}
+
+Status disable_event(Kernel& kernel, int fd) {
+  PP_RETURN_IF_ERROR(kernel.ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+  return ok_status();
+}
+
+Status resume_output(Kernel& kernel, int fd) {
+  PP_RETURN_IF_ERROR(kernel.ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
+  return ok_status();
+}
+
+Status set_period(Kernel& kernel, int fd, uint64_t period) {
+  PP_RETURN_IF_ERROR(kernel.ioctl_ptr(fd, PERF_EVENT_IOC_PERIOD, &period));
+  return ok_status();
+}
+
+Result<bool> has_filter(Kernel& kernel, int fd) {
+  Status probe = set_filter(kernel, fd, "(");
+  if (probe.ok())  // cannot happen: "(" never parses
+    return true;
+  if (probe.error().code() == EEXIST)
+    return true;
+  if (probe.error().code() == EINVAL || probe.error().code() == ENOENT)
+    return false;  // 6.18 answers ENOENT for a string it cannot parse
+  return probe.error();
+}
+
 size_t page_size() {
   static const size_t size = size_t(::sysconf(_SC_PAGESIZE));
   return size;

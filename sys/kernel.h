@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -112,6 +113,34 @@ Result<uint64_t> event_id(Kernel& kernel, int fd);
 
 // PERF_EVENT_IOC_SET_FILTER: a tracepoint filter ("common_pid != 0").
 Status set_filter(Kernel& kernel, int fd, const std::string& filter);
+
+// read(2) of one event's value with the read_format it was opened with
+// ({ u64 value; [u64 time_enabled]; [u64 time_running]; ... }, not GROUP):
+// the value, and time_enabled when read_format has
+// PERF_FORMAT_TOTAL_TIME_ENABLED. time_enabled stops while the event is
+// disabled: the one way to see from outside that someone disabled it.
+struct EventReading {
+  uint64_t value = 0;
+  std::optional<uint64_t> time_enabled;
+};
+Result<EventReading> read_event(Kernel& kernel, int fd, uint64_t read_format);
+
+// PERF_EVENT_IOC_ENABLE / PERF_EVENT_IOC_DISABLE of the event behind `fd`
+// (for every fd of that open file description, and for every holder).
+Status enable_event(Kernel& kernel, int fd);
+Status disable_event(Kernel& kernel, int fd);
+
+// PERF_EVENT_IOC_PAUSE_OUTPUT with 0: the ring buffer takes records again.
+Status resume_output(Kernel& kernel, int fd);
+
+// PERF_EVENT_IOC_PERIOD: the sample period (or frequency, for attr.freq).
+Status set_period(Kernel& kernel, int fd, uint64_t period);
+
+// Whether the event behind `fd` has a tracepoint filter. A filter cannot be
+// read back, but a perf event takes one filter only: the kernel checks for
+// an existing one (EEXIST) before it parses the new string, so setting a
+// string that never parses ("(") tells, and changes nothing.
+Result<bool> has_filter(Kernel& kernel, int fd);
 
 // The system's page size (sysconf), which sizes every perf buffer.
 size_t page_size();

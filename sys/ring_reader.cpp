@@ -51,6 +51,13 @@ Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
   return reader;
 }
 
+uint64_t RingReader::max_step() const {
+  // A snapshot's first read may find everything since the buffer was made.
+  if (first_read_ && options_.start == RingStart::kOldest)
+    return kMaxSnapshotBytes;
+  return kMaxLapBuffers * data_size_;
+}
+
 bool RingReader::has_new_data() const {
   return load_data_head(page_) != position_;
 }
@@ -99,8 +106,14 @@ void RingReader::read_forward(uint64_t head) {
   uint64_t available = head - position_;
   if (is_negative(available)) {
     ++stats_.head_regressions;
+    ++stats_.corrupt_heads;
     position_ = head;
     return;
+  }
+  if (available > max_step()) {  // a scribbled head: start over there
+    ++stats_.corrupt_heads;
+    position_ = head - data_size_;
+    available = data_size_;
   }
   // What the writer lapped before we came: gone, and with it the boundary.
   uint64_t start = available > data_size_ ? head - data_size_ : position_;
@@ -143,8 +156,14 @@ void RingReader::read_backward(uint64_t head) {
   uint64_t available = position_ - head;
   if (is_negative(available)) {
     ++stats_.head_regressions;
+    ++stats_.corrupt_heads;
     position_ = head;
     return;
+  }
+  if (available > max_step()) {  // a scribbled head: start over there
+    ++stats_.corrupt_heads;
+    position_ = head + data_size_;
+    available = data_size_;
   }
   uint64_t lapped = available > data_size_ ? available - data_size_ : 0;
   size_t length = size_t(available - lapped);

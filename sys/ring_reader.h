@@ -18,6 +18,11 @@
 //     caller can write PERF_RECORD_LOST for it; PERF_RECORD_LOST and
 //     PERF_RECORD_LOST_SAMPLES from the kernel are emitted like any record
 //     and summed in stats().
+//   - data_head is trusted no further than a writer could move it: a head
+//     that moved against the layout, or more than kMaxLapBuffers buffers
+//     since the last read, was written by someone else (a writable mapping
+//     of the control page); the reader resynchronises there and counts it in
+//     stats().corrupt_heads, never as a loss.
 //   - Backward layout: data_head always points at the newest record, so
 //     every record boundary is known. Forward layout: once the writer has
 //     lapped the reader the boundary at the tail is lost; the reader then
@@ -99,7 +104,7 @@ struct RingReaderOptions {
 
 // What the writer overwrote before the reader could copy it.
 struct RingLoss {
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;  // at most kMaxLapBuffers buffers (see corrupt_heads)
   // Records in those bytes: bytes over the average size of the records this
   // reader has seen, at least 1 when any byte was lost.
   uint64_t records = 0;
@@ -118,7 +123,20 @@ struct RingStats {
   uint64_t corrupt_bytes = 0;        // skipped: headers that cannot start a record
   uint64_t resyncs = 0;              // searches for a record boundary (forward layout)
   uint64_t head_regressions = 0;     // data_head moved against the layout: wrong layout?
+  // data_head values no writer publishes: moved against the layout, or
+  // further than kMaxLapBuffers buffers at once (another process scribbled
+  // on a writable mapping of the control page). The reader resynchronises
+  // at the new head; nothing is counted as lost for the jump.
+  uint64_t corrupt_heads = 0;
 };
+
+// A data_head that moved more than this many buffers since the previous
+// read() is corruption, not a writer that lapped the reader: no CPU writes a
+// 512 KiB buffer 64 times over between two reads of a live reader.
+// The first read of a snapshot (RingStart::kOldest) allows 1 TiB: all a
+// buffer may have seen since it was created.
+inline constexpr uint64_t kMaxLapBuffers = 64;
+inline constexpr uint64_t kMaxSnapshotBytes = uint64_t(1) << 40;
 
 // The records of one read(), oldest first.
 class RingBatch {
@@ -202,6 +220,8 @@ class RingReader {
  private:
   RingReader() = default;
 
+  // The furthest data_head may move between two reads before it is corruption.
+  uint64_t max_step() const;
   void copy_out(uint64_t from, size_t length);
   bool quiet_after_settling(uint64_t head);
   void read_forward(uint64_t head);

@@ -181,6 +181,49 @@ TEST_P(BothLayouts, LappedReaderGetsTheNewestAndCountsTheRest) {
   EXPECT_EQ(ring.check(reader.read()), range(22, 23)) << "and then it follows again";
 }
 
+// Another holder maps the buffer writable and scribbles data_head (far ahead,
+// then behind): the reader counts each as a corrupt head, reports no loss for
+// it, and reads the records written after the kernel put the head back.
+TEST_P(BothLayouts, ScribbledHeadIsCorruptionNotLoss) {
+  MemoryRing ring(4096, GetParam());
+  RingReader reader = make_reader(ring, GetParam(), RingStart::kNow);
+  ring.write_n(4, 40);
+  EXPECT_EQ(ring.check(reader.read()), range(0, 4));
+  uint64_t real = ring.writer().head();
+  perf_event_mmap_page* page = ring.writer().page();
+  for (uint64_t bad : {real + 0x3e88000000000000ull, real - 0x3e88000000000000ull,
+                       GetParam() == RingLayout::kForward ? real - 64 : real + 64}) {
+    store_data_head(page, bad);
+    const RingBatch& batch = reader.read();
+    EXPECT_LE(batch.lost.bytes, ring.writer().data_size()) << std::hex << bad;
+    store_data_head(page, real);  // the kernel's next record rewrites it
+    const RingBatch& back = reader.read();
+    EXPECT_LE(back.lost.bytes, ring.writer().data_size()) << std::hex << bad;
+  }
+  EXPECT_GE(reader.stats().corrupt_heads, 3u);
+  EXPECT_LE(reader.stats().lapped_bytes + reader.stats().overrun_bytes,
+            6 * ring.writer().data_size())
+      << "never an absurd loss";
+  // Resynchronised: what the kernel writes next comes out whole.
+  (void)reader.read();
+  ring.write_n(3, 40);
+  std::vector<uint64_t> after = ring.check(reader.read());
+  ASSERT_FALSE(after.empty());
+  EXPECT_EQ(after.back(), ring.next_seq() - 1);
+}
+
+// A real lap of a few buffers is still a loss, not corruption.
+TEST_P(BothLayouts, ALapOfSomeBuffersIsStillALoss) {
+  MemoryRing ring(256, GetParam());
+  RingReader reader = make_reader(ring, GetParam(), RingStart::kNow);
+  ring.write_n(2, 40);
+  (void)reader.read();
+  ring.write_n(40, 40);  // 1600 bytes: about six buffers
+  const RingBatch& batch = reader.read();
+  EXPECT_EQ(batch.lost.bytes + batch.bytes, 1600u);
+  EXPECT_EQ(reader.stats().corrupt_heads, 0u);
+}
+
 // The flight recorder: a snapshot of a buffer lapped many times over.
 TEST_P(BothLayouts, SnapshotOfALappedBufferHoldsTheNewestRecords) {
   MemoryRing ring(1024, GetParam());

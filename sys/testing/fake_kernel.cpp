@@ -90,6 +90,10 @@ struct FakeKernel::Event {
   int cpu = -1;
   pid_t pid = -1;
   bool enabled = false;
+  // read(2)'s time_enabled: real nanoseconds while enabled, as the kernel
+  // counts them (set_enabled() keeps them).
+  uint64_t enabled_total_ns = 0;
+  int64_t enabled_since_ns = 0;
   uint64_t hits = 0;
   uint64_t count = 0;
   uint64_t lost_samples = 0;
@@ -102,6 +106,22 @@ struct FakeKernel::Event {
   int maps = 0;
 
   bool persistent() const { return persistent_id != 0; }
+
+  static int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void set_enabled(bool on) {
+    if (enabled && !on)
+      enabled_total_ns += uint64_t(steady_ns() - enabled_since_ns);
+    if (!enabled && on)
+      enabled_since_ns = steady_ns();
+    enabled = on;
+  }
+  uint64_t time_enabled() const {
+    return enabled_total_ns + (enabled ? uint64_t(steady_ns() - enabled_since_ns) : 0);
+  }
 };
 
 struct FakeKernel::OpenFd {
@@ -360,7 +380,7 @@ Result<Fd> FakeKernel::open_locked(const EventAttr& given, pid_t pid, int cpu, i
   event->attr = attr;
   event->cpu = cpu;
   event->pid = pid;
-  event->enabled = !attr.attr.disabled;
+  event->set_enabled(!attr.attr.disabled);
   event->created_ns = clock_ns_;
   events_[event->id] = event;
   auto fd = new_fd_locked(event);
@@ -420,15 +440,15 @@ Result<long> FakeKernel::ioctl_locked(int fd, unsigned long request, unsigned lo
   Event& event = *entry.event;
   switch (request) {
     case PERF_EVENT_IOC_ENABLE:
-      event.enabled = true;
+      event.set_enabled(true);
       return 0;
     case PERF_EVENT_IOC_DISABLE:
-      event.enabled = false;
+      event.set_enabled(false);
       return 0;
     case PERF_EVENT_IOC_REFRESH:
       if (event.attr.attr.inherit)
         return fake_error(EINVAL, kCall, "REFRESH on an inherited event");
-      event.enabled = true;
+      event.set_enabled(true);
       return 0;
     case PERF_EVENT_IOC_RESET:
       event.count = 0;
@@ -449,6 +469,12 @@ Result<long> FakeKernel::ioctl_locked(int fd, unsigned long request, unsigned lo
         return fake_error(EFAULT, kCall, "SET_FILTER needs a string");
       if (event.attr.attr.type != PERF_TYPE_TRACEPOINT)
         return fake_error(EINVAL, kCall, "filters apply to tracepoints only");
+      // ftrace_profile_set_filter(): one filter per event, checked before parsing.
+      if (!event.filter.empty())
+        return fake_error(EEXIST, kCall, "the event has a filter already");
+      if (std::string_view text = static_cast<const char*>(ptr);
+          std::count(text.begin(), text.end(), '(') != std::count(text.begin(), text.end(), ')'))
+        return fake_error(ENOENT, kCall, "the filter does not parse");
       event.filter = static_cast<const char*>(ptr);
       return 0;
     case PERF_EVENT_IOC_ID:
@@ -681,7 +707,7 @@ Result<size_t> FakeKernel::read_locked(OpenFd& entry, void* buf, size_t length) 
   else
     put_u64(out, event.count);
   if (format & PERF_FORMAT_TOTAL_TIME_ENABLED)
-    put_u64(out, elapsed);
+    put_u64(out, event.time_enabled());
   if (format & PERF_FORMAT_TOTAL_TIME_RUNNING)
     put_u64(out, elapsed);
   if (format & PERF_FORMAT_GROUP)
@@ -789,7 +815,7 @@ Result<uint64_t> FakeKernel::add_boot_event(const std::string& name, const Event
     event->attr = attr;
     event->attr.words[kFlagsWord] |= kPersistentFlag;
     event->cpu = cpu;
-    event->enabled = true;  // persistent_event_open(): perf_event_enable()
+    event->set_enabled(true);  // persistent_event_open(): perf_event_enable()
     event->created_ns = clock_ns_;
     event->buffer = std::move(buffer);
     event->persistent_id = pevent.id;

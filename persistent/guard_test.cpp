@@ -1,0 +1,118 @@
+// The broker's check of its events against a fake kernel: each tampering a
+// holder of the fd can do is found, said, and undone where the kernel allows.
+#include "persistent/guard.h"
+
+#include <sys/mman.h>
+
+#include <chrono>
+#include <gtest/gtest.h>
+#include <thread>
+
+#include "sys/testing/fake_kernel.h"
+
+namespace pp::persistent {
+namespace {
+
+constexpr uint64_t kTracepoint = 305;
+
+class GuardTest : public ::testing::Test {
+ protected:
+  GuardTest() {
+    sys::EventAttr attr;
+    attr.attr.size = sizeof(perf_event_attr);
+    attr.attr.type = PERF_TYPE_TRACEPOINT;
+    attr.attr.config = kTracepoint;
+    attr.attr.sample_period = 1;
+    attr.attr.sample_type = PERF_SAMPLE_RAW;
+    attr.attr.write_backward = 1;
+    attr_ = guarded_attr(attr);
+    auto opened = open_per_cpu(kernel_, attr_, {0}, 4, guarded_filter(attr_, ""), "tp");
+    EXPECT_TRUE(opened.ok()) << opened.error().message();
+    buffer_ = std::move(opened->buffers[0]);
+  }
+  std::vector<std::string> check() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count();
+    return check_buffer(kernel_, buffer_, attr_, Layout::kBackward, true, state_, now);
+  }
+  void emit(int n) {
+    for (int i = 0; i < n; i++)
+      kernel_.emit(0, {PERF_TYPE_TRACEPOINT, kTracepoint}, {.raw = std::vector<uint8_t>(12, 1)});
+  }
+
+  sys::FakeKernel kernel_{{.cpus = 1}};
+  sys::EventAttr attr_;
+  CpuBuffer buffer_;
+  GuardState state_;
+};
+
+TEST_F(GuardTest, TheAttrAndFilterLeaveNoRoomToAHolder) {
+  EXPECT_TRUE(attr_.attr.read_format & PERF_FORMAT_TOTAL_TIME_ENABLED);
+  EXPECT_EQ(kernel_.filter(buffer_.fd.get()), kPassAllFilter);
+  auto dup = sys::duplicate(buffer_.fd.get());
+  ASSERT_TRUE(dup.ok());
+  Status set = sys::set_filter(kernel_, buffer_.fd.get(), "common_pid == 1");
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.error().code(), EEXIST);
+  EXPECT_EQ(*sys::has_filter(kernel_, buffer_.fd.get()), true);
+  sys::EventAttr samples_read = attr_;
+  samples_read.attr.read_format = 0;
+  samples_read.attr.sample_type |= PERF_SAMPLE_READ;
+  EXPECT_EQ(guarded_attr(samples_read).attr.read_format, 0u) << "would change the sample layout";
+}
+
+TEST_F(GuardTest, HealthyEventHasNothingToSay) {
+  EXPECT_TRUE(check().empty()) << "the first check only looks";
+  emit(10);
+  EXPECT_TRUE(check().empty());
+  EXPECT_TRUE(check().empty());
+}
+
+TEST_F(GuardTest, ADisabledEventIsReEnabled) {
+  (void)check();
+  ASSERT_TRUE(sys::disable_event(kernel_, buffer_.fd.get()).ok());
+  emit(5);
+  EXPECT_EQ(kernel_.count(buffer_.fd.get()), 0u);
+  std::vector<std::string> found = check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("disabled"), std::string::npos) << found[0];
+  emit(5);
+  EXPECT_EQ(kernel_.count(buffer_.fd.get()), 5u) << "counting again";
+  EXPECT_TRUE(check().empty());
+}
+
+TEST_F(GuardTest, PausedOutputIsResumed) {
+  (void)check();
+  ASSERT_TRUE(kernel_.ioctl(buffer_.fd.get(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1).ok());
+  emit(5);
+  std::vector<std::string> found = check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("no record written"), std::string::npos) << found[0];
+  auto* page = reinterpret_cast<const perf_event_mmap_page*>(buffer_.mapping.data());
+  uint64_t head = sys::load_data_head(page);
+  emit(1);
+  EXPECT_NE(sys::load_data_head(page), head) << "records are written again";
+}
+
+TEST_F(GuardTest, ResetAndAScribbledHeadAreNoted) {
+  emit(3);
+  (void)check();
+  ASSERT_TRUE(kernel_.ioctl(buffer_.fd.get(), PERF_EVENT_IOC_RESET, 0).ok());
+  std::vector<std::string> found = check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("reset"), std::string::npos) << found[0];
+  // A writable mapping of the same buffer, as a holder may make.
+  auto writable = kernel_.mmap(buffer_.fd.get(), buffer_.mapping.size(), PROT_READ | PROT_WRITE);
+  ASSERT_TRUE(writable.ok()) << writable.error().message();
+  auto* page = const_cast<perf_event_mmap_page*>(
+      reinterpret_cast<const perf_event_mmap_page*>(writable->data()));
+  sys::store_data_head(page, 0x3e88000000000000ull);
+  found = check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("data_head"), std::string::npos) << found[0];
+}
+
+}  // namespace
+}  // namespace pp::persistent
