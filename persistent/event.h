@@ -74,6 +74,11 @@ struct EventInfo {
   uid_t creator_uid = 0;
   pid_t creator_pid = 0;
   std::vector<CpuId> cpu_ids;  // the kernel backend's per-CPU ids; empty for the broker
+  // The context stream (persistent/tracking.h): `is_context` marks the
+  // stream itself; an event that has one names it in `context` (its id; 0
+  // when the event was created with --no-context).
+  bool is_context = false;
+  uint64_t context = 0;
 
   // Filled by list(verbose = true) only.
   std::optional<std::vector<CpuCount>> counts;
@@ -92,6 +97,7 @@ struct CreateRequest {
   uint64_t pages = 0;  // data pages per CPU, a power of two; 0 means kDefaultPages
   std::string cpus;    // a CPU list ("0-3,8"); "" means every online CPU
   std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  bool context = true;  // keep the context stream for it (persistent/tracking.h); --no-context
 };
 
 // A read-only view of one CPU's buffer of a persistent event, from

@@ -39,11 +39,14 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"ID", "NAME", "EVENT", "CPUS", "BUFFER", "BACKEND", "AGE"});
   if (verbose) {
+    rows[0].push_back("CONTEXT");
     rows[0].push_back("READERS");
     rows[0].push_back("COUNTS");
   }
   std::vector<std::string> footnotes;
   for (const EventInfo& e : events) {
+    if (e.is_context && !verbose)
+      continue;
     bool failed = e.state != "running";
     std::string age = e.created > 0 ? format_age(now - e.created) : "-";
     if (e.restarted() && e.created > 0) {
@@ -56,12 +59,15 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
       footnotes.push_back(e.name + ": could not be re-created: " + e.error);
     std::vector<std::string> row = {std::to_string(e.id),
                                     e.name,
-                                    e.event.empty() ? "-" : e.event,
+                                    e.is_context  ? "context stream"
+                                    : e.event.empty() ? "-"
+                                                      : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
                                     failed ? "failed" : format_bytes(e.buffer_bytes()),
                                     e.backend,
                                     age};
     if (verbose) {
+      row.push_back(e.is_context ? "(itself)" : e.context ? std::to_string(e.context) : "-");
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;
       if (e.counts)
@@ -89,10 +95,11 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     notes << note << '\n';
 }
 
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events) {
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose) {
   json doc = {{"events", json::array()}};
   for (const EventInfo& e : events)
-    doc["events"].push_back(event_to_json(e));
+    if (verbose || !e.is_context)
+      doc["events"].push_back(event_to_json(e));
   out << dump_json(doc) << '\n';
 }
 
