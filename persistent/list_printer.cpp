@@ -34,6 +34,21 @@ std::string format_bytes(uint64_t bytes) {
   return std::to_string(bytes) + units[unit];
 }
 
+namespace {
+
+// The CONTEXT column: the name of the event's context stream, its id when it
+// is not listed, "-" for none (and for a stream itself).
+std::string context_column(const std::vector<EventInfo>& events, const EventInfo& e) {
+  if (e.is_context || e.context == 0)
+    return "-";
+  for (const EventInfo& stream : events)
+    if (stream.is_context && stream.id == e.context)
+      return stream.name;
+  return std::to_string(e.context);
+}
+
+}  // namespace
+
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now) {
   std::vector<std::vector<std::string>> rows;
@@ -67,7 +82,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     e.backend,
                                     age};
     if (verbose) {
-      row.push_back(e.is_context ? "(itself)" : e.context ? std::to_string(e.context) : "-");
+      row.push_back(context_column(events, e));
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;
       if (e.counts)

@@ -6,7 +6,7 @@
 //   1   sys_enter_getppid  syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s
 //
 // -v adds the context streams (persistent/tracking.h; EVENT "context
-// stream"), CONTEXT (the id of the event's context stream, "-" for none),
+// stream"), CONTEXT (the name of the event's context stream, "-" for none),
 // READERS (connected readers; "-" where the backend cannot tell) and
 // COUNTS ("0:1000,1:3": CPU:count, events counted since the buffers started).
 // An empty registry prints the header only. AGE is since the event was

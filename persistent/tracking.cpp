@@ -18,7 +18,7 @@ ContextKey context_key(const sys::EventAttr& served) {
 ContextKey key_of_context(const sys::EventAttr& context) {
   const perf_event_attr& a = context.attr;
   ContextKey key;
-  key.mmap = a.mmap2;
+  key.mmap = a.mmap;
   key.use_clockid = a.use_clockid;
   key.clockid = a.use_clockid ? uint32_t(a.clockid) : 0;
   return key;
@@ -45,7 +45,6 @@ sys::EventAttr context_attr(const ContextKey& key, Layout layout) {
   a.comm_exec = 1;
   a.task = 1;
   a.mmap = key.mmap;
-  a.mmap2 = key.mmap;
   a.use_clockid = key.use_clockid;
   a.clockid = int32_t(key.clockid);
   a.exclude_guest = 1;

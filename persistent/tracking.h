@@ -6,8 +6,9 @@
 //
 // A context stream is a software dummy event (PERF_COUNT_SW_DUMMY, which
 // counts nothing) opened on every online CPU with comm, comm_exec and task
-// set, and mmap and mmap2 where the events it serves sample instruction
-// pointers, with its own read-only overwrite buffer of kContextPages pages
+// set, and mmap where the events it serves sample instruction pointers (MMAP,
+// not MMAP2: the seed ABI gave mmap2's bit to its persistent flag, and perf
+// resolves symbols from either), with its own read-only overwrite buffer of kContextPages pages
 // per CPU. Its records carry the same sample id fields, in the same clock, as
 // the events it serves (sample_id_all), so perf orders them among the
 // samples. One stream serves every event whose context_key() is the same; the
@@ -28,7 +29,7 @@ namespace pp::persistent {
 
 // Data pages per CPU of a context stream: 128 KiB with 4 KiB pages. A task
 // that forks, execs and exits leaves about 230 bytes of FORK, COMM and EXIT
-// records (plus about 120 bytes per MMAP2 for instruction-pointer events), so
+// records (plus about 100 bytes per MMAP for instruction-pointer events), so
 // this keeps the last 500 or so task lifetimes per CPU: more than the
 // default 512 KiB of sched_switch samples covers on a busy CPU.
 inline constexpr uint64_t kContextPages = 32;
@@ -44,7 +45,7 @@ inline constexpr uint64_t kFirstContextId = uint64_t(1) << 40;
 std::string context_name(const sys::EventAttr& attr);
 
 // What a context stream must match to serve an event of `served`: whether
-// it carries MMAP/MMAP2 (events that sample instruction pointers and are not
+// it carries MMAP records (events that sample instruction pointers and are not
 // tracepoints) and the clock (use_clockid, clockid).
 struct ContextKey {
   bool mmap = false;
@@ -58,7 +59,7 @@ ContextKey context_key(const sys::EventAttr& served);
 // PERF_TYPE_SOFTWARE / PERF_COUNT_SW_DUMMY, sample_period 1, sample_type
 // TID|TIME|CPU|IDENTIFIER (the sample id fields every created event has, so
 // perf finds one layout across the file), sample_id_all, comm, comm_exec,
-// task, mmap and mmap2 when key.mmap, the key's clock, exclude_guest, and
+// task, mmap when key.mmap, the key's clock, exclude_guest, and
 // write_backward for a backward layout.
 sys::EventAttr context_attr(const ContextKey& key, Layout layout);
 
