@@ -258,8 +258,7 @@ Result<EventInfo> Broker::kill_event(std::string_view reference) {
   events_.erase(killed.id);
   // The context stream goes with the last event it serves.
   std::optional<LiveEvent> context_gone;
-  if (killed.context && !context_in_use(infos(), killed.context) &&
-      events_.count(killed.context)) {
+  if (killed.context && !context_in_use(infos(), killed.context) && events_.count(killed.context)) {
     context_gone.emplace(std::move(events_.at(killed.context)));
     events_.erase(killed.context);
   }

@@ -9,10 +9,10 @@
 #include <thread>
 
 #include "persistent/broker.h"
-#include "persistent/tracking.h"
 #include "persistent/broker_client.h"
 #include "persistent/kernel_backend.h"
 #include "persistent/testing/test_doubles.h"
+#include "persistent/tracking.h"
 #include "sys/testing/fake_kernel.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
@@ -133,10 +133,10 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
                 "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" + "perf_event_open(" + attr +
                 ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" + "mmap(fd#2, " + length +
                 ", PROT_READ) = map#2\n" + "perf_event_open(" + context +
-                ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " +
-                context_length + ", PROT_READ) = map#3\n" + "perf_event_open(" + context +
-                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " +
-                context_length + ", PROT_READ) = map#4\n");
+                ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " + context_length +
+                ", PROT_READ) = map#3\n" + "perf_event_open(" + context +
+                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " + context_length +
+                ", PROT_READ) = map#4\n");
 }
 
 // --no-context: the event alone reaches the kernel.
@@ -157,12 +157,12 @@ TEST_F(BrokerFakeKernelTest, ContextStreamsAreSharedAndGoWithTheirLastEvent) {
   auto b = client();
   EventInfo a = create(*b, {"syscalls:sys_enter_getppid", "a", 0, "", ""});
   EventInfo c = create(*b, {"syscalls:sys_enter_getppid", "c", 0, "0", ""});
-  EventInfo clock = create(*b, {"cpu-clock", "clock", 0, "", ""});
+  EventInfo ip = create(*b, {"cpu-clock", "ip", 0, "", ""});
   ASSERT_NE(a.context, 0u);
   EXPECT_EQ(a.context, c.context) << "the tracepoints share one stream";
   EXPECT_EQ(a.context, kFirstContextId);
-  EXPECT_NE(clock.context, a.context) << "an IP event needs MMAP records";
-  EXPECT_EQ(clock.id, 3u) << "streams take no event id";
+  EXPECT_NE(ip.context, a.context) << "an IP event needs MMAP records";
+  EXPECT_EQ(ip.id, 3u) << "streams take no event id";
   std::vector<EventInfo> all = list_all();
   ASSERT_EQ(all.size(), 5u);
   const EventInfo& stream = all[3];

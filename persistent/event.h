@@ -92,11 +92,11 @@ struct EventInfo {
 
 // What `create` asks for.
 struct CreateRequest {
-  std::string event;   // the event string, parsed by parse/
-  std::string name;    // "" means the default (the tracepoint's name, else the id)
-  uint64_t pages = 0;  // data pages per CPU, a power of two; 0 means kDefaultPages
-  std::string cpus;    // a CPU list ("0-3,8"); "" means every online CPU
-  std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  std::string event;    // the event string, parsed by parse/
+  std::string name;     // "" means the default (the tracepoint's name, else the id)
+  uint64_t pages = 0;   // data pages per CPU, a power of two; 0 means kDefaultPages
+  std::string cpus;     // a CPU list ("0-3,8"); "" means every online CPU
+  std::string filter;   // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
   bool context = true;  // keep the context stream for it (persistent/tracking.h); --no-context
 };
 

@@ -74,7 +74,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
       footnotes.push_back(e.name + ": could not be re-created: " + e.error);
     std::vector<std::string> row = {std::to_string(e.id),
                                     e.name,
-                                    e.is_context  ? "context stream"
+                                    e.is_context      ? "context stream"
                                     : e.event.empty() ? "-"
                                                       : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),

@@ -31,8 +31,7 @@ namespace pp::persistent {
 
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now);
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events,
-                     bool verbose = false);
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose = false);
 
 // kill's report: {"killed": [<event_to_json()>...], "errors": [{"ref": REF,
 // "error": <error_object()>}...], "exit_status": N}, on one line.

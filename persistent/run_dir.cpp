@@ -6,8 +6,8 @@
 #include <set>
 
 #include "persistent/event_json.h"
-#include "persistent/tracking.h"
 #include "persistent/names.h"
+#include "persistent/tracking.h"
 #include "sys/atomic_file.h"
 #include "sys/tree.h"
 

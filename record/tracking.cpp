@@ -40,7 +40,8 @@ Result<std::vector<ResolvedEvent>> context_events(const std::vector<ResolvedEven
     }
     for (int cpu : r.cpus) {
       bool covered = std::find(found->cpus.begin(), found->cpus.end(), cpu) != found->cpus.end();
-      bool listed_already = std::find(same->cpus.begin(), same->cpus.end(), cpu) != same->cpus.end();
+      bool listed_already =
+          std::find(same->cpus.begin(), same->cpus.end(), cpu) != same->cpus.end();
       if (covered && !listed_already)
         same->cpus.push_back(cpu);
     }

@@ -106,8 +106,8 @@ class Tracking : public ::testing::Test {
 };
 
 TEST_F(Tracking, ASnapshotNamesTasksThatExitedBeforeRecordRan) {
-  CommandResult made = run_pp({"create", "-e", "syscalls:sys_enter_getpgid", "--name", "withctx",
-                               "--filter", kFilter});
+  CommandResult made = run_pp(
+      {"create", "-e", "syscalls:sys_enter_getpgid", "--name", "withctx", "--filter", kFilter});
   ASSERT_EQ(made.status, 0) << made.err;
   made = run_pp({"create", "-e", "syscalls:sys_enter_getpgid", "--name", "noctx", "--filter",
                  kFilter, "--no-context"});
