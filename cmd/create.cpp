@@ -16,6 +16,7 @@ int cmd_create(int argc, const char** argv) {
   std::string run_dir;
   persistent::CreateRequest request;
   uint64_t pages = 0;
+  bool no_context = false;
   OptionParser opts({"perf persistent create [<options>] -e EVENT"});
   opts.value('e', "event", "event", &request.event,
              "the event to make persistent, in perf's event syntax")
@@ -25,6 +26,8 @@ int cmd_create(int argc, const char** argv) {
               "data pages per CPU, a power of two (default 128)")
       .value('C', "cpu", "cpus", &request.cpus, "only these CPUs, e.g. 0-3,8 (default: all online)")
       .value(0, "filter", "filter", &request.filter, "a tracepoint filter, as perf record's")
+      .flag(0, "no-context", &no_context,
+            "keep no context stream (task names, maps) for it; see perf-persistent-create(1)")
       .flag('j', "json", &json, "print JSON (schema in perf-persistent-create(1))")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
@@ -37,6 +40,7 @@ int cmd_create(int argc, const char** argv) {
     return kExitOk;
   }
   request.pages = pages;
+  request.context = !no_context;
   persistent::BackendOptions options = backend_options(run_dir, true);
   auto resolver = persistent::make_parser_resolver(options.sysfs_root, "");
   options.resolver = resolver.get();

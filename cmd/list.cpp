@@ -30,7 +30,7 @@ int cmd_list(int argc, const char** argv) {
   if (!events.ok())
     return report_error("list", events.error(), json);
   if (json)
-    persistent::print_list_json(std::cout, *events);
+    persistent::print_list_json(std::cout, *events, verbose > 0);
   else
     persistent::print_list_text(std::cout, std::cerr, *events, verbose > 0,
                                 int64_t(::time(nullptr)));

@@ -47,6 +47,8 @@ Result<KillReport> kill_events(Backend& backend, const std::vector<std::string>&
   std::set<uint64_t> seen;
   if (all) {
     for (const EventInfo& e : events) {
+      if (e.is_context)  // goes with the last event it serves
+        continue;
       targets.push_back(std::to_string(e.id));
       seen.insert(e.id);
     }

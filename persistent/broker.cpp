@@ -13,6 +13,7 @@
 #include "persistent/event_open.h"
 #include "persistent/limits.h"
 #include "persistent/names.h"
+#include "persistent/tracking.h"
 #include "sys/atomic_file.h"
 
 namespace pp::persistent {
@@ -111,7 +112,7 @@ Status Broker::restore() {
   }
   RegistryState state = std::move(*loaded);
   next_id_ = state.next_id;
-  size_t restored = 0, failed = 0, configured = 0;
+  size_t restored = 0, failed = 0, configured = 0, contexts_restored = 0;
   for (EventInfo& info : state.events) {
     LiveEvent event;
     event.info = std::move(info);
@@ -119,8 +120,15 @@ Status Broker::restore() {
     event.info.state = "running";
     event.info.error.clear();
     std::string note;
-    auto plan = plan_recreate(event.info, create_context());
-    Status opened = plan.ok() ? open_buffers(event, *plan, &note) : Status(plan.error());
+    Status opened = ok_status();
+    if (event.info.is_context) {
+      opened = open_context(event);
+    } else {
+      auto plan = plan_recreate(event.info, create_context());
+      opened = plan.ok() ? open_buffers(event, *plan, &note) : Status(plan.error());
+    }
+    if (event.info.is_context)
+      contexts_restored++;
     if (opened.ok()) {
       restored++;  // the start summary says so, once for all
     } else {
@@ -131,7 +139,8 @@ Status Broker::restore() {
           "': " + event.info.error + "; it stays listed as failed until killed");
     }
     uint64_t id = event.info.id;
-    PP_RETURN_IF_ERROR(dir_.publish_event(event.info.name, id));
+    if (!event.info.is_context)  // a context stream is read through its events, never named
+      PP_RETURN_IF_ERROR(dir_.publish_event(event.info.name, id));
     event.json = dump_json(event_to_json(event.info));
     events_.emplace(id, std::move(event));
   }
@@ -158,6 +167,7 @@ Status Broker::restore() {
     }
   }
   restored += failed;
+  restored -= contexts_restored;
   start_summary_ = std::to_string(restored) + " event" + (restored == 1 ? "" : "s") + " restored";
   if (failed)
     start_summary_ += " (" + std::to_string(failed) + " could not be re-created)";
@@ -249,8 +259,19 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
   info.creator_pid = creator.pid;
   PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
   info.created = info.buffer_start;
+  if (request.context && wants_context(info.attr)) {
+    auto context = context_for(info.attr, creator);
+    if (!context.ok())
+      return context.error().with_context(
+          "opening the context stream of '" + name +
+          "' (what names its tasks after they exit); create it with --no-context to go without");
+    info.context = *context;
+  }
 
-  PP_RETURN_IF_ERROR(dir_.publish_event(name, id));
+  if (Status published = dir_.publish_event(name, id); !published.ok()) {
+    drop_unused_contexts();
+    return published.error();
+  }
   event.json = dump_json(event_to_json(event.info));
   events_.emplace(id, std::move(event));
   next_id_ = id + 1;
@@ -258,6 +279,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     events_.erase(id);
     next_id_ = id;
     (void)dir_.unpublish_event(name);
+    drop_unused_contexts();
     return saved.error().with_context("saving the registry");
   }
   const EventInfo& made = events_.at(id).info;
@@ -270,6 +292,17 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
 Result<EventInfo> Broker::kill_event(std::string_view reference) {
   std::vector<EventInfo> all = infos();
   PP_ASSIGN_OR_RETURN(const EventInfo* found, find_event(all, reference));
+  if (found->is_context) {
+    std::string users;
+    for (const EventInfo& e : all)
+      if (!e.is_context && e.context == found->id)
+        users += (users.empty() ? "" : ", ") + e.name;
+    return errorf(ErrorKind::kUsage, EINVAL,
+                  "'%s' (id %llu) is the context stream of %s: it goes when the last of them is "
+                  "killed; kill those events instead",
+                  found->name.c_str(), (unsigned long long)found->id,
+                  users.empty() ? "no event" : users.c_str());
+  }
   EventInfo killed = *found;
   // Disabled first: readers holding its fds keep the buffer, and nothing
   // made after the kill may reach them.
@@ -279,17 +312,79 @@ Result<EventInfo> Broker::kill_event(std::string_view reference) {
           std::to_string(buffer.cpu) + ": " + s.error().message());
   LiveEvent gone = std::move(events_.at(killed.id));
   events_.erase(killed.id);
+  // The context stream goes with the last event it serves.
+  std::optional<LiveEvent> context_gone;
+  if (killed.context && !context_in_use(infos(), killed.context) && events_.count(killed.context)) {
+    context_gone.emplace(std::move(events_.at(killed.context)));
+    events_.erase(killed.context);
+  }
   if (Status saved = save(); !saved.ok()) {
     for (const CpuBuffer& buffer : gone.buffers)
       (void)sys::enable_event(*config_.kernel, buffer.fd.get());
     events_.emplace(killed.id, std::move(gone));
+    if (context_gone)
+      events_.emplace(killed.context, std::move(*context_gone));
     return saved.error().with_context("saving the registry");
+  }
+  if (context_gone) {
+    log("removed context stream " + std::to_string(killed.context) + " '" +
+        context_gone->info.name + "': its last event is gone");
+    for (auto& client : clients_)
+      client->opened.erase(killed.context);
   }
   if (Status s = dir_.unpublish_event(killed.name); !s.ok())
     log("cannot remove the published entry of '" + killed.name + "': " + s.error().message());
   for (auto& client : clients_)
     client->opened.erase(killed.id);
   return killed;  // `gone` closes its fds and mappings here
+}
+
+Status Broker::open_context(LiveEvent& context) {
+  PP_ASSIGN_OR_RETURN(std::vector<int> cpus, online_cpus(sysfs_));
+  sys::EventAttr attr = context_attr(key_of_context(context.info.attr), Layout::kBackward);
+  PP_ASSIGN_OR_RETURN(OpenedEvent opened,
+                      open_per_cpu(*config_.kernel, attr, cpus, context.info.pages, "",
+                                   context.info.name, {config_.proc_root, config_.sysfs_root}));
+  context.info.attr = opened.attr;
+  context.info.layout = opened.layout;
+  context.info.cpus = cpus;
+  context.info.page_size = sys::page_size();
+  context.info.buffer_start = now();
+  context.buffers = std::move(opened.buffers);
+  return ok_status();
+}
+
+Result<uint64_t> Broker::context_for(const sys::EventAttr& served,
+                                     const sys::PeerCredentials& creator) {
+  std::vector<EventInfo> all = infos();
+  if (const EventInfo* found = find_context(all, served))
+    return found->id;
+  LiveEvent context;
+  EventInfo& info = context.info;
+  info.attr = context_attr(context_key(served), Layout::kBackward);
+  info.id = next_context_id(all);
+  info.name = context_name(info.attr);
+  info.event = "dummy";
+  info.backend = "broker";
+  info.is_context = true;
+  info.pages = kContextPages;
+  info.creator_uid = creator.uid;
+  info.creator_pid = creator.pid;
+  PP_RETURN_IF_ERROR(open_context(context));
+  info.created = info.buffer_start;
+  uint64_t id = info.id;
+  context.json = dump_json(event_to_json(info));
+  log("created context stream " + std::to_string(id) + " '" + info.name + "' on CPUs " +
+      format_cpu_list(info.cpus) + ", " + std::to_string(info.pages) + " pages each");
+  events_.emplace(id, std::move(context));
+  return id;
+}
+
+void Broker::drop_unused_contexts() {
+  std::vector<EventInfo> all = infos();
+  std::erase_if(events_, [&](const auto& entry) {
+    return entry.second.info.is_context && !context_in_use(all, entry.first);
+  });
 }
 
 int Broker::readers_of(uint64_t id) const {
@@ -480,7 +575,7 @@ Result<Broker::Answer> Broker::handle_ping(Client& /*client*/, const Request& /*
   return Answer{.body = {{"pid", ::getpid()},
                          {"protocol", kProtocolVersion},
                          {"run_dir", dir_.root()},
-                         {"events", events_.size()}}};
+                         {"events", event_count()}}};
 }
 
 Result<Broker::Answer> Broker::handle_list(Client& /*client*/, const Request& request) {

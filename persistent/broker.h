@@ -25,6 +25,7 @@
 // persistent/limits.h.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -99,7 +100,11 @@ class Broker {
   Result<bool> serve_once(int stop_fd, int timeout_ms);
 
   const RunDir& run_dir() const { return dir_; }
-  size_t event_count() const { return events_.size(); }
+  // Events, not counting context streams (persistent/tracking.h).
+  size_t event_count() const {
+    return size_t(std::count_if(events_.begin(), events_.end(),
+                                [](const auto& e) { return !e.second.info.is_context; }));
+  }
   size_t client_count() const { return clients_.size(); }
   // "3 events restored (1 failed), 1 created from /etc/perf-persistent.conf".
   const std::string& start_summary() const { return start_summary_; }
@@ -153,6 +158,12 @@ class Broker {
                                  std::string* note);
   CreateContext create_context() const;
   Status open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note);
+  // Context streams (persistent/tracking.h): the one that serves `served`,
+  // made now when there is none; opening one (again, after a restart); and
+  // removing those no event uses any more.
+  Result<uint64_t> context_for(const sys::EventAttr& served, const sys::PeerCredentials& creator);
+  Status open_context(LiveEvent& context);
+  void drop_unused_contexts();
   Result<EventInfo> kill_event(std::string_view reference);
   EventInfo snapshot(const LiveEvent& event, bool verbose) const;
   std::vector<EventInfo> infos() const;

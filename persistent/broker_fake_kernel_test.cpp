@@ -12,6 +12,7 @@
 #include "persistent/broker_client.h"
 #include "persistent/kernel_backend.h"
 #include "persistent/testing/test_doubles.h"
+#include "persistent/tracking.h"
 #include "sys/testing/fake_kernel.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
@@ -65,7 +66,14 @@ class BrokerFakeKernelTest : public ::testing::Test {
     return created.ok() ? *created : EventInfo{};
   }
 
+  // The events, without the context streams (persistent/tracking.h).
   std::vector<EventInfo> list(bool verbose = false) {
+    std::vector<EventInfo> events = list_all(verbose);
+    std::erase_if(events, [](const EventInfo& e) { return e.is_context; });
+    return events;
+  }
+
+  std::vector<EventInfo> list_all(bool verbose = false) {
     auto events = client()->list(verbose, nullptr);
     EXPECT_TRUE(events.ok()) << events.error().message();
     return events.ok() ? *events : std::vector<EventInfo>{};
@@ -96,8 +104,9 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
   EXPECT_EQ(e.created, 1700000000);
   EXPECT_FALSE(e.restarted());
   EXPECT_EQ(e.attr.attr.write_backward, 1u);
-  EXPECT_EQ(kernel_->open_fds(), 2u);
-  EXPECT_EQ(kernel_->mappings(), 2u);
+  // Its two CPUs, and the two of its context stream.
+  EXPECT_EQ(kernel_->open_fds(), 4u);
+  EXPECT_EQ(kernel_->mappings(), 4u);
   sys::Tree run(config_.run_dir);
   EXPECT_EQ(*run.read("devices/persistent/events/sys_enter_getppid"), "persistent,config=1\n");
   EXPECT_NE(run.read("state.json")->find("\"name\": \"sys_enter_getppid\""), std::string::npos);
@@ -105,19 +114,103 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 
 // STYLE.md 11: exactly what reaches the kernel for `create -e
 // syscalls:sys_enter_getppid`: perf record's sampling attr with
-// write_backward, per CPU, each buffer mapped read-only (1 + 128 pages).
+// write_backward, per CPU, each buffer mapped read-only (1 + 128 pages); then
+// its context stream: perf record's tracking event (comm, task, no mmap for a
+// tracepoint), per CPU, 1 + 32 pages.
 TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   start();
   create(*client(), kGetppidRequest);
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
       "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, flags=sample_id_all|write_backward}";
+  std::string context =
+      "{type=software, config=0x9, sample_period=1, sample_type=TID|TIME|CPU|IDENTIFIER, "
+      "flags=comm|task|sample_id_all|exclude_guest|comm_exec|write_backward}";
   std::string length = std::to_string(129 * sys::page_size());
+  std::string context_length = std::to_string(33 * sys::page_size());
   EXPECT_EQ(kernel_->render_calls(),
             "perf_event_open(" + attr + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +
                 "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" + "perf_event_open(" + attr +
                 ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" + "mmap(fd#2, " + length +
-                ", PROT_READ) = map#2\n");
+                ", PROT_READ) = map#2\n" + "perf_event_open(" + context +
+                ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " + context_length +
+                ", PROT_READ) = map#3\n" + "perf_event_open(" + context +
+                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " + context_length +
+                ", PROT_READ) = map#4\n");
+}
+
+// --no-context: the event alone reaches the kernel.
+TEST_F(BrokerFakeKernelTest, NoContextOpensTheEventOnly) {
+  start();
+  CreateRequest request = kGetppidRequest;
+  request.context = false;
+  EventInfo e = create(*client(), request);
+  EXPECT_EQ(e.context, 0u);
+  EXPECT_EQ(kernel_->open_fds(), 2u);
+  EXPECT_EQ(list_all().size(), 1u);
+}
+
+// One stream per kind serves every event of that kind; it goes with the last;
+// it cannot be killed by itself; `kill --all` leaves nothing behind.
+TEST_F(BrokerFakeKernelTest, ContextStreamsAreSharedAndGoWithTheirLastEvent) {
+  start();
+  auto b = client();
+  EventInfo a = create(*b, {"syscalls:sys_enter_getppid", "a", 0, "", ""});
+  EventInfo c = create(*b, {"syscalls:sys_enter_getppid", "c", 0, "0", ""});
+  EventInfo ip = create(*b, {"cpu-clock", "ip", 0, "", ""});
+  ASSERT_NE(a.context, 0u);
+  EXPECT_EQ(a.context, c.context) << "the tracepoints share one stream";
+  EXPECT_EQ(a.context, kFirstContextId);
+  EXPECT_NE(ip.context, a.context) << "an IP event needs MMAP records";
+  EXPECT_EQ(ip.id, 3u) << "streams take no event id";
+  std::vector<EventInfo> all = list_all();
+  ASSERT_EQ(all.size(), 5u);
+  const EventInfo& stream = all[3];
+  EXPECT_TRUE(stream.is_context);
+  EXPECT_EQ(stream.name, "[context]");
+  EXPECT_EQ(stream.pages, kContextPages);
+  EXPECT_EQ(stream.cpus, (std::vector<int>{0, 1})) << "every online CPU, whatever -C said";
+  EXPECT_EQ(stream.attr.attr.mmap, 0u);
+  EXPECT_EQ(all[4].name, "[context-mmap]");
+  EXPECT_EQ(all[4].attr.attr.mmap, 1u);
+  EXPECT_FALSE(sys::Tree(config_.run_dir).exists("devices/persistent/events/[context]"));
+
+  auto refused = b->kill("[context]");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind(), ErrorKind::kUsage);
+  EXPECT_NE(refused.error().message().find("context stream of a, c"), std::string::npos)
+      << refused.error().message();
+
+  ASSERT_TRUE(b->kill("a").ok());
+  EXPECT_EQ(list_all().size(), 4u) << "c still uses it";
+  ASSERT_TRUE(b->kill("c").ok());
+  all = list_all();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].name, "[context-mmap]");
+  auto report = kill_events(*b, {}, true);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->failed.empty());
+  EXPECT_TRUE(list_all().empty());
+  EXPECT_EQ(kernel_->open_fds(), 0u);
+}
+
+// A restart re-creates the stream with its id, and the event still names it.
+TEST_F(BrokerFakeKernelTest, ContextStreamSurvivesARestart) {
+  start();
+  EventInfo a = create(*client(), kGetppidRequest);
+  stop();
+  now_ += 60;
+  start();
+  std::vector<EventInfo> all = list_all();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].context, a.context);
+  EXPECT_EQ(all[1].id, a.context);
+  EXPECT_TRUE(all[1].is_context);
+  EXPECT_EQ(all[1].state, "running");
+  EXPECT_EQ(all[1].buffer_start, now_.load());
+  EXPECT_EQ(kernel_->open_fds(), 4u);
+  EXPECT_NE(broker_->start_summary().find("1 event restored"), std::string::npos)
+      << broker_->start_summary();
 }
 
 TEST_F(BrokerFakeKernelTest, OtherEventsSampleByFrequencyWithAFilterAndFewerPages) {

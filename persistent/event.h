@@ -88,6 +88,11 @@ struct EventInfo {
   std::vector<CpuId> cpu_ids;  // the kernel backend's per-CPU ids; empty for the broker
   std::vector<Tampering> tampered;  // the newest kMaxTamperings, oldest first (broker only)
   uint64_t tamper_count = 0;        // every tampering found since buffer_start
+  // The context stream (persistent/tracking.h): `is_context` marks the
+  // stream itself; an event that has one names it in `context` (its id; 0
+  // when the event was created with --no-context).
+  bool is_context = false;
+  uint64_t context = 0;
 
   // Filled by list(verbose = true) only.
   std::optional<std::vector<CpuCount>> counts;
@@ -101,11 +106,12 @@ struct EventInfo {
 
 // What `create` asks for.
 struct CreateRequest {
-  std::string event;   // the event string, parsed by parse/
-  std::string name;    // "" means the default (the tracepoint's name, else the id)
-  uint64_t pages = 0;  // data pages per CPU, a power of two; 0 means kDefaultPages
-  std::string cpus;    // a CPU list ("0-3,8"); "" means every online CPU
-  std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  std::string event;    // the event string, parsed by parse/
+  std::string name;     // "" means the default (the tracepoint's name, else the id)
+  uint64_t pages = 0;   // data pages per CPU, a power of two; 0 means kDefaultPages
+  std::string cpus;     // a CPU list ("0-3,8"); "" means every online CPU
+  std::string filter;   // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  bool context = true;  // keep the context stream for it (persistent/tracking.h); --no-context
 };
 
 // A read-only view of one CPU's buffer of a persistent event, from

@@ -26,6 +26,8 @@ json event_to_json(const EventInfo& e) {
   j["attr"] = json::array();
   for (uint64_t w : e.attr.words)
     j["attr"].push_back(hex_u64(w));
+  j["role"] = e.is_context ? "context" : "event";
+  j["context"] = e.context ? json(e.context) : json(nullptr);
   if (!e.cpu_ids.empty()) {
     j["cpu_ids"] = json::array();
     for (const CpuId& c : e.cpu_ids)
@@ -106,6 +108,13 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
         return errorf(EINVAL, "%s: \"attr\" word %zu is not a u64 (\"0x...\")", where.c_str(), i);
       e.attr.words[i] = *w;
     }
+  }
+  PP_ASSIGN_OR_RETURN(std::string role, g.str_or("role", "event"));
+  if (role != "event" && role != "context")
+    return errorf(EINVAL, "%s: \"role\" must be \"event\" or \"context\"", where.c_str());
+  e.is_context = role == "context";
+  if (g.has("context") && !value.at("context").is_null()) {
+    PP_ASSIGN_OR_RETURN(e.context, g.u64("context"));
   }
   if (g.has("cpu_ids")) {
     PP_ASSIGN_OR_RETURN(const json* ids, g.array("cpu_ids"));

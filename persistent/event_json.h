@@ -8,8 +8,12 @@
 //    "page_size": 4096, "buffer_bytes": 524288, "layout": "backward", "filter": "",
 //    "created": 1733150000, "buffer_start": 1733150000, "restarted": false,
 //    "creator": {"uid": 0, "pid": 4242}, "attr": ["0x8000000002", "0x4d2", ...17 words...],
+//    "role": "event", "context": 1099511627776,
 //    "counts": [{"cpu": 0, "count": 1000}, ...], "readers": 0}
 //
+// "role" is "context" for a context stream (persistent/tracking.h), whose
+// "context" is null; an event's "context" is the id of the stream that keeps
+// its context, null when it was created with --no-context.
 // "error" appears only when state is "failed"; "cpu_ids" only for the kernel
 // backend; "counts" and "readers" only from a verbose list ("readers" is null
 // where the backend cannot count readers). "attr" holds the 17 u64 words of

@@ -34,16 +34,34 @@ std::string format_bytes(uint64_t bytes) {
   return std::to_string(bytes) + units[unit];
 }
 
+namespace {
+
+// The CONTEXT column: the name of the event's context stream, its id when it
+// is not listed, "-" for none (and for a stream itself).
+std::string context_column(const std::vector<EventInfo>& events, const EventInfo& e) {
+  if (e.is_context || e.context == 0)
+    return "-";
+  for (const EventInfo& stream : events)
+    if (stream.is_context && stream.id == e.context)
+      return stream.name;
+  return std::to_string(e.context);
+}
+
+}  // namespace
+
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now) {
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"ID", "NAME", "EVENT", "CPUS", "BUFFER", "BACKEND", "AGE"});
   if (verbose) {
+    rows[0].push_back("CONTEXT");
     rows[0].push_back("READERS");
     rows[0].push_back("COUNTS");
   }
   std::vector<std::string> footnotes;
   for (const EventInfo& e : events) {
+    if (e.is_context && !verbose)
+      continue;
     bool failed = e.state != "running";
     std::string age = e.created > 0 ? format_age(now - e.created) : "-";
     if (e.restarted() && e.created > 0) {
@@ -65,12 +83,15 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     }
     std::vector<std::string> row = {std::to_string(e.id),
                                     e.name,
-                                    e.event.empty() ? "-" : e.event,
+                                    e.is_context      ? "context stream"
+                                    : e.event.empty() ? "-"
+                                                      : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
                                     failed ? "failed" : format_bytes(e.buffer_bytes()),
                                     e.backend,
                                     age + (e.tamper_count ? "!" : "")};
     if (verbose) {
+      row.push_back(context_column(events, e));
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;
       if (e.counts)
@@ -98,10 +119,11 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     notes << note << '\n';
 }
 
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events) {
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose) {
   json doc = {{"events", json::array()}};
   for (const EventInfo& e : events)
-    doc["events"].push_back(event_to_json(e));
+    if (verbose || !e.is_context)
+      doc["events"].push_back(event_to_json(e));
   out << dump_json(doc) << '\n';
 }
 

@@ -5,7 +5,9 @@
 //   ID  NAME               EVENT                       CPUS  BUFFER  BACKEND  AGE
 //   1   sys_enter_getppid  syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s
 //
-// -v adds READERS (connected readers; "-" where the backend cannot tell) and
+// -v adds the context streams (persistent/tracking.h; EVENT "context
+// stream"), CONTEXT (the name of the event's context stream, "-" for none),
+// READERS (connected readers; "-" where the backend cannot tell) and
 // COUNTS ("0:1000,1:3": CPU:count, events counted since the buffers started).
 // An empty registry prints the header only. AGE is since the event was
 // created; "*" marks an event whose buffers restarted later (a broker
@@ -13,7 +15,8 @@
 // could not re-create, with the reason in a note. Notes go to their own
 // stream (stderr), so the table stays clean for scripts.
 //
-// JSON: {"events": [<event_to_json()>...]} on one line (persistent/event_json.h).
+// JSON: {"events": [<event_to_json()>...]} on one line (persistent/event_json.h);
+// the context streams ("role": "context") only when verbose.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +31,7 @@ namespace pp::persistent {
 
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now);
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events);
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose = false);
 
 // kill's report: {"killed": [<event_to_json()>...], "errors": [{"ref": REF,
 // "error": <error_object()>}...], "exit_status": N}, on one line.

@@ -74,12 +74,47 @@ TEST(ListPrinter, VerboseAddsReadersAndCounts) {
   std::ostringstream out, notes;
   print_list_text(out, notes, events, true, kNow);
   EXPECT_EQ(out.str(),
-            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    READERS  "
-            "COUNTS\n"
-            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  2        "
-            "0:1000,1:3\n"
-            "106  mce_record  -                           0-1   512KiB  kernel   -      -        "
-            "-\n");
+            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  "
+            "READERS  COUNTS\n"
+            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        2 "
+            "       0:1000,1:3\n"
+            "106  mce_record  -                           0-1   512KiB  kernel   -      -        - "
+            "       -\n");
+}
+
+// The context stream: hidden from a plain list (text and JSON), shown by -v,
+// and each event's CONTEXT names it.
+TEST(ListPrinter, ContextStreamsOnlyWithVerbose) {
+  std::vector<EventInfo> events = {event(1, "a", "syscalls:sys_enter_getppid"),
+                                   event(2, "b", "syscalls:sys_enter_getppid")};
+  EventInfo stream = event(1099511627776, "[context]", "dummy");
+  stream.is_context = true;
+  stream.pages = 32;
+  events[0].context = stream.id;
+  events.push_back(stream);
+  std::ostringstream plain, verbose, notes;
+  print_list_text(plain, notes, events, false, kNow);
+  EXPECT_EQ(plain.str().find("context"), std::string::npos) << plain.str();
+  print_list_text(verbose, notes, events, true, kNow);
+  EXPECT_EQ(verbose.str(),
+            "ID             NAME       EVENT                       CPUS  BUFFER  BACKEND  AGE    "
+            "CONTEXT    READERS  COUNTS\n"
+            "1              a          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
+            "[context]  -        -\n"
+            "2              b          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
+            "-          -        -\n"
+            "1099511627776  [context]  context stream              0-1   128KiB  broker   3m12s  "
+            "-          -        -\n");
+  std::ostringstream json_plain, json_verbose;
+  print_list_json(json_plain, events, false);
+  print_list_json(json_verbose, events, true);
+  EXPECT_EQ(json::parse(json_plain.str())["events"].size(), 2u);
+  json all = json::parse(json_verbose.str())["events"];
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0]["context"], 1099511627776u);
+  EXPECT_TRUE(all[1]["context"].is_null());
+  EXPECT_EQ(all[2]["role"], "context");
+  EXPECT_EQ(all[0]["role"], "event");
 }
 
 TEST(ListPrinter, RestartedAndFailedEventsGetNotes) {

@@ -126,6 +126,7 @@ std::string encode_request(const Request& r) {
       j["pages"] = r.create.pages;
       j["cpus"] = r.create.cpus;
       j["filter"] = r.create.filter;
+      j["context"] = r.create.context;
       break;
     case Op::kKill:
       j["ref"] = r.reference;
@@ -162,6 +163,7 @@ Result<Request> decode_request_fields(std::string_view payload) {
     PP_ASSIGN_OR_RETURN(r.create.pages, c.u64_or("pages", 0));
     PP_ASSIGN_OR_RETURN(r.create.cpus, c.str_or("cpus", ""));
     PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
+    PP_ASSIGN_OR_RETURN(r.create.context, c.boolean_or("context", true));
     PP_RETURN_IF_ERROR(check_create_limits(r.create));
   } else if (op == "kill") {
     r.op = Op::kKill;

@@ -7,6 +7,7 @@
 
 #include "persistent/event_json.h"
 #include "persistent/names.h"
+#include "persistent/tracking.h"
 #include "sys/atomic_file.h"
 #include "sys/tree.h"
 
@@ -101,6 +102,14 @@ Result<RegistryState> decode_state(std::string_view text, std::string_view path)
       return errorf(EINVAL, "%s has id %llu twice", what.c_str(), (unsigned long long)e.id);
     if (!names.insert(e.name).second)
       return errorf(EINVAL, "%s has the name '%s' twice", what.c_str(), e.name.c_str());
+    if (e.is_context) {  // persistent/tracking.h: ids of their own, names in brackets
+      if (e.id < kFirstContextId || e.name != context_name(e.attr))
+        return errorf(EINVAL, "%s: context stream %llu '%s' has an id below %llu or a name not %s",
+                      what.c_str(), (unsigned long long)e.id, e.name.c_str(),
+                      (unsigned long long)kFirstContextId, context_name(e.attr).c_str());
+      state.events.push_back(std::move(e));
+      continue;
+    }
     if (e.id == 0 || e.id >= state.next_id)
       return errorf(EINVAL, "%s: event id %llu is not below next_id %llu", what.c_str(),
                     (unsigned long long)e.id, (unsigned long long)state.next_id);

@@ -10,6 +10,7 @@
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
+#include "record/tracking.h"
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
 #include "sys/process.h"
@@ -78,9 +79,14 @@ Status Session::attach() {
   options.kernel = &kernel_;
   options.start = request_.snapshot ? sys::RingStart::kOldest : sys::RingStart::kNow;
   options.explain = {request_.backend.proc_root, request_.roots.sysfs};
+  // The events' context streams are read as events of their own, after them.
+  PP_ASSIGN_OR_RETURN(auto contexts, context_events(events_, *backend_, notes_));
+  bool covered = contexts_cover(events_, contexts);
+  for (ResolvedEvent& c : contexts)
+    events_.push_back(std::move(c));
   PP_ASSIGN_OR_RETURN(streams_, attach_events(*backend_, events_, options));
   result_.buffers = int(streams_.size());
-  if (!request_.follow)
+  if (!request_.follow || covered)
     return ok_status();
   if (auto tracking = attach_tracking(events_, options, notes_)) {
     tracking_ = tracking->attr;
