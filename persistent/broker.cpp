@@ -77,6 +77,7 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
     return lock.error();
   }
   broker->lock_.emplace(std::move(*lock));
+  PP_RETURN_IF_ERROR(dir.remove_temporaries());  // a killed broker's half-written files
   // A fresh publication: whatever a dead broker left in events/ goes.
   PP_RETURN_IF_ERROR(dir.publish_pmu());
   PP_RETURN_IF_ERROR(broker->restore());
@@ -184,6 +185,13 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
 Result<EventInfo> Broker::create_event(const CreateRequest& request,
                                        const sys::PeerCredentials& creator, std::string* note) {
   PP_ASSIGN_OR_RETURN(CreatePlan plan, plan_create(request, create_context()));
+  // Ids never wrap: a wrapped counter would hand out a live event's id.
+  if (next_id_ == 0 || next_id_ > kMaxEventId)
+    return errorf(ENOSPC,
+                  "no event ids are left (the next would be %llu, the last is %llu); ids are "
+                  "never reused, so move %s away and restart the broker to count from 1 again",
+                  (unsigned long long)next_id_, (unsigned long long)kMaxEventId,
+                  dir_.state().c_str());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
 
