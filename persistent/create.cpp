@@ -130,12 +130,13 @@ Status check_printable(std::string_view what, std::string_view text, bool spaces
     char shown[8] = "' '";
     if (c != ' ')
       std::snprintf(shown, sizeof(shown), "\\x%02x", unsigned(c));
-    std::string why = c == 0 ? "a NUL byte would cut it short where the kernel reads it"
+    std::string why = c == 0     ? "a NUL byte would cut it short where the kernel reads it"
                       : c == ' ' ? "an event string has no spaces"
                                  : "a control character would garble every listing and log";
-    return usage_error(std::string(what) + " has " + shown + " at offset " + std::to_string(i) +
-                       " (" + why + "); write it without" +
-                       (spaces_allowed ? " control characters" : " whitespace or control characters"));
+    return usage_error(
+        std::string(what) + " has " + shown + " at offset " + std::to_string(i) + " (" + why +
+        "); write it without" +
+        (spaces_allowed ? " control characters" : " whitespace or control characters"));
   }
   return ok_status();
 }

@@ -53,8 +53,8 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   // client can no longer find it, so the next create would start a second
   // broker beside it, and its events would be out of every command's reach.
   const RunDir& dir = broker->run_dir();
-  PP_ASSIGN_OR_RETURN(sys::DirWatch watch, sys::DirWatch::open(dir.root(), {"broker.sock",
-                                                                            "broker.lock"}));
+  PP_ASSIGN_OR_RETURN(sys::DirWatch watch,
+                      sys::DirWatch::open(dir.root(), {"broker.sock", "broker.lock"}));
   PP_ASSIGN_OR_RETURN(sys::FdUnion wake, sys::FdUnion::open({signals.fd(), watch.fd()}));
   for (;;) {
     PP_RETURN_IF_ERROR(broker->serve(wake.fd()));

@@ -68,7 +68,7 @@ Status validate_name(std::string_view name) {
   if (!terms.ok() || terms->size() != 1 || (*terms)[0].type != parse::TermType::kUser ||
       !(*terms)[0].no_value || (*terms)[0].config != name) {
     std::string as = terms.ok() && terms->size() == 1 ? "the term '" + (*terms)[0].label() + "'"
-                                                       : "something else";
+                                                      : "something else";
     return bad("'persistent/" + std::string(name) + "/' would read it as " + as);
   }
   return ok_status();

@@ -8,8 +8,8 @@ namespace {
 TEST(Names, ValidNames) {
   for (const std::string& name :
        {std::string("ctxsw"), std::string("mce_record"), std::string("a"), std::string("A-b_c.d"),
-        std::string("v1.2"), std::string("_x"), std::string("configure"),
-        std::string("period2"), std::string("Config"), std::string(64, 'x')})
+        std::string("v1.2"), std::string("_x"), std::string("configure"), std::string("period2"),
+        std::string("Config"), std::string(64, 'x')})
     EXPECT_TRUE(validate_name(name).ok()) << name << ": " << validate_name(name).error().message();
 }
 

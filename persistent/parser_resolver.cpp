@@ -46,7 +46,8 @@ Status refuse_lost_terms(std::string_view text, const parse::ConfigTerms& t) {
   if (t.max_events)
     return refuse("nr", "it is for the perf tool that reads an event, and none runs beside it");
   if (t.percore)
-    return refuse("percore", "it is for the perf tool that reads an event, and none runs beside it");
+    return refuse("percore",
+                  "it is for the perf tool that reads an event, and none runs beside it");
   if (t.aux_output || t.aux_sample_size)
     return refuse(t.aux_output ? "aux-output" : "aux-sample-size",
                   "a persistent event is one event, never in a group with an AUX event");

@@ -114,8 +114,7 @@ TEST_F(ParserResolverTest, IdsAlwaysResolveAndTermsAreNoEvents) {
   for (const char* term : {"period", "config", "freq", "inherit"}) {
     std::string text = "persistent/" + std::string(term) + "/";
     auto specs = parse::parse_events(text, *model);
-    ASSERT_FALSE(specs.ok()) << text << " resolved to config "
-                             << (*specs)[0].attr.attr.config;
+    ASSERT_FALSE(specs.ok()) << text << " resolved to config " << (*specs)[0].attr.attr.config;
     EXPECT_NE(specs.error().message().find("is a term of the event syntax, not a persistent event"),
               std::string::npos)
         << specs.error().message();

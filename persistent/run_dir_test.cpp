@@ -157,7 +157,9 @@ TEST(RunDirChecks, RefusesLinksOpenModesAndOtherOwnersSayingTheFix) {
   struct Case {
     mode_t mode;
     const char* fix;
-  } modes[] = {{0711, "has mode 0711"}, {0755, "has mode 0755"}, {0750, "has mode 0750"},
+  } modes[] = {{0711, "has mode 0711"},
+               {0755, "has mode 0755"},
+               {0750, "has mode 0750"},
                {0701, "has mode 0701"}};
   for (const Case& c : modes) {
     ASSERT_EQ(::chmod(dir.c_str(), c.mode), 0);

@@ -161,7 +161,8 @@ TEST_F(PersistentHardening, NamesMeanTheirEventAndIdsAlwaysWork) {
   ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid"}).status, 0);  // id 1
   started_ = broker_pid();
   for (const char* name : {"config", "period", "-", "-x", ".x", "persistent", "7up"}) {
-    CommandResult r = pp({"create", "-e", "syscalls:sys_enter_getpid", "--name=" + std::string(name)});
+    CommandResult r =
+        pp({"create", "-e", "syscalls:sys_enter_getpid", "--name=" + std::string(name)});
     EXPECT_EQ(r.status, 1) << name << ": " << r.err;
     EXPECT_NE(r.err.find("invalid name"), std::string::npos) << r.err;
   }
@@ -172,14 +173,16 @@ TEST_F(PersistentHardening, NamesMeanTheirEventAndIdsAlwaysWork) {
     CommandResult r = pp({"record", "--no-follow", "-e", ref, "-o", tmp_.path("out.data")});
     EXPECT_EQ(r.status, 0) << ref << ": " << r.err;
   }
-  CommandResult term = pp({"record", "--no-follow", "-e", "persistent/period/", "-o",
-                           tmp_.path("out.data")});
+  CommandResult term =
+      pp({"record", "--no-follow", "-e", "persistent/period/", "-o", tmp_.path("out.data")});
   EXPECT_NE(term.status, 0);
   EXPECT_NE(term.err.find("is a term of the event syntax"), std::string::npos) << term.err;
 }
 
 // `record -o - | head -c 100`: record stops on the closed pipe, says so, and
-// stops its COMMAND instead of dying of SIGPIPE and leaving it to init.
+// stops its COMMAND instead of dying of SIGPIPE and leaving it to init. The
+// reader waits a second first, so that COMMAND has started, and then record
+// has nothing more to write: it must notice the closed pipe by itself.
 TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
   ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid"}).status, 0);
   started_ = broker_pid();
@@ -187,7 +190,7 @@ TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
   CommandResult r = run_command(
       {"/bin/bash", "-c",
        "\"$1\" record -e persistent/sys_enter_getppid/ --run-dir \"$2\" -o - -- "
-       "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | head -c 100 >/dev/null; "
+       "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | { sleep 1; head -c 100; } >/dev/null; "
        "echo \"record=${PIPESTATUS[0]}\" >&2",
        "bash", binary_path(), run_dir_, pid_file},
       {.timeout_seconds = 20});
