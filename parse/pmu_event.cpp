@@ -143,6 +143,19 @@ Status Resolver::add_pmu(const pmu::PmuEntry& entry, const std::vector<Term>& te
                 entry.problem ? entry.problem->message() : std::string());
   const pmu::Pmu& pmu = *entry.pmu;
 
+  // persistent/period/ is the term period, not an event called period: a
+  // bare term there, with no event named, would quietly mean event 0.
+  if (pmu.name == pmu::kPersistentPmu &&
+      std::none_of(terms.begin(), terms.end(),
+                   [&](const Term& t) { return alias_for_term(pmu, t) != nullptr; })) {
+    for (const Term& t : terms)
+      if (t.no_value && t.type != TermType::kUser)
+        return fail(t.col, EINVAL,
+                    "'" + t.label() + "' is a term of the event syntax, not a persistent event",
+                    "name the event by its name or id: persistent/NAME/ or persistent/ID/; see "
+                    "'perf persistent list'");
+  }
+
   // perf_pmu__check_alias(): aliases become their terms, in place.
   std::vector<Term> expanded;
   std::vector<const pmu::Alias*> from_alias;  // beside expanded: the alias a term came from
@@ -237,11 +250,16 @@ Status Resolver::add_pmu(const pmu::PmuEntry& entry, const std::vector<Term>& te
 Error Resolver::no_persistent_event(const pmu::Pmu& pmu, const std::string& name, size_t col) {
   std::vector<std::string> names;
   for (const pmu::Alias& a : pmu.aliases)
-    names.push_back(a.name);
+    if (a.name.find_first_not_of("0123456789") != std::string::npos)  // not an id's entry
+      names.push_back(a.name);
   std::string help = names.empty() ? "there are no persistent events"
                                    : "the persistent events are: " + join(names, ", ");
   if (std::string near = nearest_word(name, names); !near.empty())
     help = "did you mean '" + near + "'? " + help;
+  if (!name.empty() && name.find_first_not_of("0123456789") == std::string::npos)
+    return fail(col, ENOENT, "no persistent event with id " + name,
+                help + " (" + pmu.path + "/events); see 'perf persistent list'",
+                ErrorKind::kNotFound);
   return fail(col, ENOENT, "no persistent event '" + name + "'",
               help + " (" + pmu.path +
                   "/events); see 'perf persistent list', or create it "

@@ -90,6 +90,7 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
     return lock.error();
   }
   broker->lock_.emplace(std::move(*lock));
+  PP_RETURN_IF_ERROR(dir.remove_temporaries());  // a killed broker's half-written files
   // A fresh publication: whatever a dead broker left in events/ goes.
   PP_RETURN_IF_ERROR(dir.publish_pmu());
   PP_RETURN_IF_ERROR(broker->restore());
@@ -244,6 +245,13 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
                   "the broker holds %zu persistent events, the most it keeps; kill some first "
                   "('perf persistent kill')",
                   events_.size());
+  // Ids never wrap: a wrapped counter would hand out a live event's id.
+  if (next_id_ == 0 || next_id_ > kMaxEventId)
+    return errorf(ENOSPC,
+                  "no event ids are left (the next would be %llu, the last is %llu); ids are "
+                  "never reused, so move %s away and restart the broker to count from 1 again",
+                  (unsigned long long)next_id_, (unsigned long long)kMaxEventId,
+                  dir_.state().c_str());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
 

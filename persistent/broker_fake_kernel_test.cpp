@@ -413,3 +413,37 @@ TEST_F(BrokerFakeKernelTest, InvalidRequestsReadTheSameInBothBackends) {
 
 }  // namespace
 }  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+// The id counter at its end refuses, rather than wrap to 0 and then to 1,
+// the id of an event that still lives.
+TEST_F(BrokerFakeKernelTest, IdsNeverWrapOntoALiveId) {
+  start();
+  auto b = client();
+  EventInfo first = create(*b, kGetppidRequest);
+  ASSERT_EQ(first.id, 1u);
+  stop();
+  RunDir dir(config_.run_dir);
+  auto state = load_state(dir);
+  ASSERT_TRUE(state.ok()) << state.error().message();
+  state->next_id = kMaxEventId;
+  ASSERT_TRUE(save_state(dir, *state).ok());
+  start();
+  b = client();
+  EventInfo last = create(*b, {"syscalls:sys_enter_getppid", "last", 0, "", ""});
+  EXPECT_EQ(last.id, kMaxEventId);
+  auto after = b->create({"syscalls:sys_enter_getppid", "after", 0, "", ""}, nullptr);
+  ASSERT_FALSE(after.ok()) << "got id " << after->id;
+  EXPECT_EQ(after.error().code(), ENOSPC);
+  EXPECT_NE(after.error().message().find("no event ids are left"), std::string::npos)
+      << after.error().message();
+  std::vector<EventInfo> events = list();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].id, 1u);
+  EXPECT_EQ(events[0].name, "sys_enter_getppid");
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -407,7 +407,9 @@ TEST_F(BrokerTest, RestoredEventThatCannotBeRecreatedIsListedAsFailed) {
   EXPECT_EQ(e->id, 7u);
   EXPECT_EQ(e->state, "failed");
   EXPECT_NE(e->error.find("event syntax error"), std::string::npos) << e->error;
-  EXPECT_EQ(sys::Tree(config_.run_dir).list("devices/persistent/events")->size(), 1u);
+  EXPECT_EQ(*sys::Tree(config_.run_dir).list("devices/persistent/events"),
+            (std::vector<std::string>{"7", "gone"}))
+      << "published by name and by id";
 
   send_request(s, "{\"op\":\"open\",\"id\":7,\"cpu\":0}");
   auto open = reply(*broker, s);
@@ -515,6 +517,40 @@ TEST_F(BrokerTest, UnprivilegedPeerMayListButNotCreateKillOrOpen) {
   ASSERT_TRUE(WIFEXITED(status)) << status;
   EXPECT_EQ(WEXITSTATUS(status), 0) << "see the exit codes in the child above";
   EXPECT_EQ(kernel_.opens, 0) << "the refused create reached the kernel";
+}
+
+}  // namespace
+}  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+TEST_F(BrokerTest, TemporariesOfAKilledBrokerAreRemovedAtStart) {
+  RunDir dir(config_.run_dir);
+  ASSERT_TRUE(dir.prepare().ok());
+  tmp_.write("run/state.json.tmp.4242", "{\"half\": ");
+  tmp_.write("run/devices/persistent/type.tmp.77", "42");
+  tmp_.write("run/devices/persistent/format/persistent.tmp.77", "attr");
+  tmp_.write("run/notes.tmp.txt", "not a temporary: kept");
+  auto broker = start();
+  ASSERT_TRUE(broker);
+  sys::Tree run(config_.run_dir);
+  EXPECT_FALSE(run.exists("state.json.tmp.4242"));
+  EXPECT_FALSE(run.exists("devices/persistent/type.tmp.77"));
+  EXPECT_FALSE(run.exists("devices/persistent/format/persistent.tmp.77"));
+  EXPECT_TRUE(run.exists("notes.tmp.txt"));
+}
+
+TEST_F(BrokerTest, RunDirectoryThatIsASymlinkOrOpenToOthersIsRefused) {
+  std::string real = tmp_.path("real");
+  ASSERT_EQ(::mkdir(real.c_str(), 0700), 0);
+  ASSERT_EQ(::symlink(real.c_str(), config_.run_dir.c_str()), 0);
+  auto linked = Broker::start(config_);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().code(), EPERM);
+  EXPECT_NE(linked.error().message().find("symbolic link"), std::string::npos)
+      << linked.error().message();
+  EXPECT_FALSE(sys::Tree(real).exists("broker.sock")) << "nothing made through the link";
 }
 
 }  // namespace

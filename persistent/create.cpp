@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 
 #include <algorithm>
+#include <cstdio>
 
 #include "base/cpu_list.h"
 #include "persistent/names.h"
@@ -120,9 +121,31 @@ Result<CreatePlan> plan_event(std::string_view event, std::string_view cpus,
 
 }  // namespace
 
+Status check_printable(std::string_view what, std::string_view text, bool spaces_allowed) {
+  for (size_t i = 0; i < text.size(); i++) {
+    auto c = uint8_t(text[i]);
+    bool control = c < 0x20 || c == 0x7f;
+    if (!control && !(c == ' ' && !spaces_allowed))
+      continue;
+    char shown[8] = "' '";
+    if (c != ' ')
+      std::snprintf(shown, sizeof(shown), "\\x%02x", unsigned(c));
+    std::string why = c == 0     ? "a NUL byte would cut it short where the kernel reads it"
+                      : c == ' ' ? "an event string has no spaces"
+                                 : "a control character would garble every listing and log";
+    return usage_error(
+        std::string(what) + " has " + shown + " at offset " + std::to_string(i) + " (" + why +
+        "); write it without" +
+        (spaces_allowed ? " control characters" : " whitespace or control characters"));
+  }
+  return ok_status();
+}
+
 Result<CreatePlan> plan_create(const CreateRequest& request, const CreateContext& context) {
   if (!request.name.empty())
     PP_RETURN_IF_ERROR(validate_name(request.name));
+  PP_RETURN_IF_ERROR(check_printable("the event string", request.event, false));
+  PP_RETURN_IF_ERROR(check_printable("the filter", request.filter, true));
   PP_RETURN_IF_ERROR(check_pages(request.pages, context.fixed_pages));
   ResolvedEvent resolved;
   PP_ASSIGN_OR_RETURN(CreatePlan plan, plan_event(request.event, request.cpus, context, &resolved));

@@ -87,6 +87,11 @@ struct CreatePlan {
   std::string filter;     // "" for none
 };
 
+// Refuses `text` (an event string, spaces_allowed false; a filter, true)
+// when it holds a NUL, a control character or, unless allowed, a space: a
+// usage error (EINVAL) saying what, where and why.
+Status check_printable(std::string_view what, std::string_view text, bool spaces_allowed);
+
 // Checks `request` against the rules above and plans it.
 Result<CreatePlan> plan_create(const CreateRequest& request, const CreateContext& context);
 

@@ -334,3 +334,33 @@ TEST_F(PlanCreateTest, ASavedEventIsPlannedAgainAsItWas) {
 
 }  // namespace
 }  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+TEST(CheckPrintable, ControlCharactersAndNulAreRefusedSpacesOnlyInFilters) {
+  EXPECT_TRUE(check_printable("the filter", "common_pid == 5 && prev_comm != \"x\"", true).ok());
+  EXPECT_TRUE(check_printable("the event string", "cpu/event=0x3c,umask=1/u", false).ok());
+  struct Case {
+    std::string text;
+    bool spaces;
+    const char* says;
+  } cases[] = {
+      {std::string("common_pid == 1\0 || 1", 22), true, "\\x00 at offset 15 (a NUL byte"},
+      {"common_pid == 1\n", true, "\\x0a at offset 15"},
+      {"common_pid\t== 1", true, "\\x09 at offset 10"},
+      {"a\x1b[31m", true, "\\x1b at offset 1"},
+      {"cpu-clock\x7f", false, "\\x7f at offset 9"},
+      {"cpu-clock ", false, "' ' at offset 9 (an event string has no spaces)"},
+      {"cpu-clock\n", false, "\\x0a at offset 9"},
+  };
+  for (const Case& c : cases) {
+    Status s = check_printable(c.spaces ? "the filter" : "the event string", c.text, c.spaces);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.error().kind(), ErrorKind::kUsage);
+    EXPECT_NE(s.error().message().find(c.says), std::string::npos) << s.error().message();
+  }
+}
+
+}  // namespace
+}  // namespace pp::persistent

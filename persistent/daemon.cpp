@@ -8,6 +8,7 @@
 #include "persistent/config_file.h"
 #include "persistent/parser_resolver.h"
 #include "sys/log_file.h"
+#include "sys/dir_watch.h"
 #include "sys/process.h"
 
 namespace pp::persistent {
@@ -56,9 +57,27 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
     PP_RETURN_IF_ERROR(detached->ready(broker->run_dir().log()));
   }
   log << "perf persistent daemon: " << started << std::endl;
+  // The run directory going away (or its socket or lock) ends the broker: a
+  // client can no longer find it, so the next create would start a second
+  // broker beside it, and its events would be out of every command's reach.
+  const RunDir& dir = broker->run_dir();
+  PP_ASSIGN_OR_RETURN(sys::DirWatch watch,
+                      sys::DirWatch::open(dir.root(), {"broker.sock", "broker.lock"}));
+  PP_ASSIGN_OR_RETURN(sys::FdUnion wake, sys::FdUnion::open({signals.fd(), watch.fd()}));
   for (;;) {
-    PP_RETURN_IF_ERROR(broker->serve(signals.fd()));
+    PP_RETURN_IF_ERROR(broker->serve(wake.fd()));
+    PP_ASSIGN_OR_RETURN(std::string gone, watch.read());
+    if (!gone.empty()) {
+      log << "perf persistent daemon: " << gone << "; stopping, and closing its "
+          << broker->event_count()
+          << " event(s) with it, since no command can reach them any more; start a broker "
+             "again ('perf persistent daemon --run-dir DIR') to use persistent events"
+          << std::endl;
+      return ok_status();
+    }
     auto signal = signals.read();
+    if (!signal.ok() && signal.error().code() == EAGAIN)
+      continue;  // a change in the run directory that does not matter
     if (signal.ok() && *signal == SIGHUP) {
       log << "perf persistent daemon: SIGHUP ignored (the registry lives in state.json; "
              "restart the daemon to re-read the config file)"

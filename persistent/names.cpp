@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/strings.h"
+#include "parse/grammar.h"
 
 namespace pp::persistent {
 
@@ -12,20 +13,35 @@ bool is_id_reference(std::string_view text) {
          std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+namespace {
+
+constexpr const char* kNameRule =
+    "a name is 1 to 64 letters, digits, '_', '-' and '.', starts with a letter or '_', and is "
+    "not a term of the event grammar (config, period, name, ...) nor 'persistent', so that "
+    "'persistent/NAME/' means that event";
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '-' || c == '.';
+}
+
+}  // namespace
+
+bool is_safe_file_name(std::string_view name) {
+  return !name.empty() && name.size() <= kMaxNameLength && name != "." && name != ".." &&
+         std::all_of(name.begin(), name.end(), is_name_char);
+}
+
 Status validate_name(std::string_view name) {
   auto bad = [&](const std::string& why) {
-    return usage_error("invalid name '" + std::string(name) + "': " + why +
-                       "; a name is 1 to 64 letters, digits, '_', '-' and '.', not '.' or "
-                       "'..', and not only digits (those are ids)");
+    return usage_error("invalid name '" + std::string(name) + "': " + why + "; " + kNameRule);
   };
   if (name.empty())
     return bad("it is empty");
   if (name.size() > kMaxNameLength)
     return bad("it is " + std::to_string(name.size()) + " characters long");
   for (char c : name) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '_' || c == '-' || c == '.';
-    if (!ok) {
+    if (!is_name_char(c)) {
       char shown[8];
       if (c >= 0x20 && c < 0x7f)
         std::snprintf(shown, sizeof(shown), "%c", c);
@@ -37,7 +53,24 @@ Status validate_name(std::string_view name) {
   if (name == "." || name == "..")
     return bad("it is a directory name");
   if (is_id_reference(name))
-    return bad("it is a number");
+    return bad("it is a number (numbers are ids)");
+  char first = name.front();
+  if (first == '-')
+    return bad("it starts with '-', so a command would take it for an option");
+  if (first == '.')
+    return bad("it starts with '.', so it would be a hidden file");
+  if (first >= '0' && first <= '9')
+    return bad("it starts with a digit, so the event grammar would read it as a number");
+  if (name == "persistent")
+    return bad("it is the persistent PMU's own format term");
+  // What `persistent/NAME/` becomes: it must be the bare name and nothing else.
+  auto terms = parse::parse_term_list(name, nullptr);
+  if (!terms.ok() || terms->size() != 1 || (*terms)[0].type != parse::TermType::kUser ||
+      !(*terms)[0].no_value || (*terms)[0].config != name) {
+    std::string as = terms.ok() && terms->size() == 1 ? "the term '" + (*terms)[0].label() + "'"
+                                                      : "something else";
+    return bad("'persistent/" + std::string(name) + "/' would read it as " + as);
+  }
   return ok_status();
 }
 

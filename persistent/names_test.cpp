@@ -8,8 +8,8 @@ namespace {
 TEST(Names, ValidNames) {
   for (const std::string& name :
        {std::string("ctxsw"), std::string("mce_record"), std::string("a"), std::string("A-b_c.d"),
-        std::string("v1.2"), std::string("0x10"), std::string("1a"), std::string("..."),
-        std::string("-"), std::string(64, 'x')})
+        std::string("v1.2"), std::string("_x"), std::string("configure"), std::string("period2"),
+        std::string("Config"), std::string(64, 'x')})
     EXPECT_TRUE(validate_name(name).ok()) << name << ": " << validate_name(name).error().message();
 }
 
@@ -28,13 +28,29 @@ TEST(Names, InvalidNamesExplainTheRule) {
       {"..", "directory name"},
       {"7", "it is a number"},
       {"0042", "it is a number"},
+      {"-", "starts with '-'"},
+      {"-x", "starts with '-'"},
+      {".x", "starts with '.'"},
+      {"...", "starts with '.'"},
+      {"0x10", "starts with a digit"},
+      {"1a", "starts with a digit"},
+      {"config", "would read it as the term 'config'"},
+      {"config1", "would read it as the term 'config1'"},
+      {"period", "would read it as the term 'period'"},
+      {"name", "would read it as the term 'name'"},
+      {"freq", "would read it as the term 'freq'"},
+      {"call-graph", "would read it as the term 'call-graph'"},
+      {"inherit", "would read it as the term 'inherit'"},
+      {"no-inherit", "would read it as the term 'no-inherit'"},
+      {"persistent", "format term"},
   };
   for (const Case& c : cases) {
     Status s = validate_name(c.name);
     ASSERT_FALSE(s.ok()) << c.name;
     EXPECT_EQ(s.error().code(), EINVAL);
     EXPECT_NE(s.error().message().find(c.why), std::string::npos) << s.error().message();
-    EXPECT_NE(s.error().message().find("1 to 64 letters, digits, '_', '-' and '.'"),
+    EXPECT_NE(s.error().message().find("1 to 64 letters, digits, '_', '-' and '.', starts with a "
+                                       "letter or '_'"),
               std::string::npos)
         << s.error().message();
   }

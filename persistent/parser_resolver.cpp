@@ -14,6 +14,50 @@ Error already_persistent(std::string_view text) {
                 int(text.size()), text.data());
 }
 
+// Terms perf applies when it opens an event itself, which a persistent event
+// never gets: its sample layout and inheritance are fixed (create.h,
+// sampling_attr()) and no tool runs beside it. Accepting them would promise
+// what never reaches the attr.
+Status refuse_lost_terms(std::string_view text, const parse::ConfigTerms& t) {
+  auto refuse = [&](const char* term, const char* why) {
+    return errorf(ErrorKind::kUsage, EINVAL,
+                  "'%.*s': the term '%s' cannot be used on a persistent event: %s; leave it out",
+                  int(text.size()), text.data(), term, why);
+  };
+  constexpr const char* kFixedSamples =
+      "its samples always hold IP, TID, TIME, CPU, PERIOD and IDENTIFIER (and RAW for a "
+      "tracepoint), with no call chain, registers or stack";
+  if (t.call_graph)
+    return refuse("call-graph", kFixedSamples);
+  if (t.stack_size)
+    return refuse("stack-size", kFixedSamples);
+  if (t.max_stack)
+    return refuse("max-stack", kFixedSamples);
+  if (t.time)
+    return refuse("time", kFixedSamples);
+  if (t.branch_type)
+    return refuse("branch_type", kFixedSamples);
+  if (t.inherit)
+    return refuse(*t.inherit ? "inherit" : "no-inherit",
+                  "it counts on whole CPUs, never on a task and its children");
+  if (t.overwrite)
+    return refuse(*t.overwrite ? "overwrite" : "no-overwrite",
+                  "the broker chooses the direction of the buffer itself");
+  if (t.max_events)
+    return refuse("nr", "it is for the perf tool that reads an event, and none runs beside it");
+  if (t.percore)
+    return refuse("percore",
+                  "it is for the perf tool that reads an event, and none runs beside it");
+  if (t.aux_output || t.aux_sample_size)
+    return refuse(t.aux_output ? "aux-output" : "aux-sample-size",
+                  "a persistent event is one event, never in a group with an AUX event");
+  if (!t.driver_config.empty())
+    return refuse("@driver-config",
+                  "driver configuration is applied by the perf tool after opening, and none "
+                  "opens this event");
+  return ok_status();
+}
+
 class ParserResolver final : public EventResolver {
  public:
   ParserResolver(std::string sysfs, std::string tracefs)
@@ -34,6 +78,7 @@ class ParserResolver final : public EventResolver {
     const parse::EventSpec& spec = specs->front();
     if (spec.pmu == pmu::kPersistentPmu)
       return already_persistent(text);
+    PP_RETURN_IF_ERROR(refuse_lost_terms(text, spec.terms));
     ResolvedEvent event;
     event.attr = spec.attr;
     parse::apply_config_terms(spec.terms, &event.attr);

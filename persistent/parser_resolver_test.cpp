@@ -96,5 +96,64 @@ TEST_F(ParserResolverTest, TheBrokersRegistryParsesAsAPersistentPmu) {
   EXPECT_TRUE(attr.words[5] & (1ull << 23));
 }
 
+// persistent/ID/ always finds the event with that id, whatever its name; a
+// bare term of the event syntax (persistent/period/) is no event at all.
+TEST_F(ParserResolverTest, IdsAlwaysResolveAndTermsAreNoEvents) {
+  RunDir run(fake_.roots().broker_run_dir);
+  ASSERT_TRUE(run.prepare().ok());
+  ASSERT_TRUE(run.publish_pmu().ok());
+  ASSERT_TRUE(run.publish_event("ctxsw", 3).ok());
+  ASSERT_TRUE(run.publish_event("other", 1).ok());
+  auto model = pmu::Model::load(fake_.roots());
+  ASSERT_TRUE(model.ok()) << model.error().message();
+  for (const char* text : {"persistent/3/", "persistent/ctxsw/"}) {
+    auto specs = parse::parse_events(text, *model);
+    ASSERT_TRUE(specs.ok()) << text << ": " << specs.error().message();
+    EXPECT_EQ((*specs)[0].attr.attr.config, 3u) << text;
+  }
+  for (const char* term : {"period", "config", "freq", "inherit"}) {
+    std::string text = "persistent/" + std::string(term) + "/";
+    auto specs = parse::parse_events(text, *model);
+    ASSERT_FALSE(specs.ok()) << text << " resolved to config " << (*specs)[0].attr.attr.config;
+    EXPECT_NE(specs.error().message().find("is a term of the event syntax, not a persistent event"),
+              std::string::npos)
+        << specs.error().message();
+  }
+  auto missing = parse::parse_events("persistent/8/", *model);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("no persistent event with id 8"), std::string::npos)
+      << missing.error().message();
+}
+
+// Terms perf applies when it opens the event itself never reach a
+// persistent event's attr: refused, saying why.
+TEST_F(ParserResolverTest, TermsThatWouldNeverReachTheAttrAreRefused) {
+  struct Case {
+    const char* text;
+    const char* term;
+  } cases[] = {
+      {"cpu-clock/call-graph=dwarf/", "'call-graph'"},
+      {"cpu-clock/call-graph=fp/", "'call-graph'"},
+      {"cpu-clock/stack-size=8192/", "'stack-size'"},
+      {"cpu-clock/max-stack=8/", "'max-stack'"},
+      {"cpu-clock/time=0/", "'time'"},
+      {"cpu-clock/branch_type=any/", "'branch_type'"},
+      {"cpu-clock/inherit/", "'inherit'"},
+      {"cpu-clock/no-inherit/", "'no-inherit'"},
+      {"cpu-clock/overwrite/", "'overwrite'"},
+      {"cpu-clock/nr=5/", "'nr'"},
+  };
+  for (const Case& c : cases) {
+    auto r = resolver_->resolve(c.text);
+    ASSERT_FALSE(r.ok()) << c.text;
+    EXPECT_EQ(r.error().kind(), ErrorKind::kUsage) << c.text;
+    EXPECT_NE(r.error().message().find(std::string("the term ") + c.term +
+                                       " cannot be used on a persistent event"),
+              std::string::npos)
+        << r.error().message();
+  }
+  EXPECT_TRUE(resolver_->resolve("cpu-clock/period=1000/").ok()) << "period reaches the attr";
+}
+
 }  // namespace
 }  // namespace pp::persistent

@@ -5,6 +5,7 @@
 
 #include <set>
 
+#include "base/strings.h"
 #include "persistent/event_json.h"
 #include "persistent/names.h"
 #include "persistent/tracking.h"
@@ -20,23 +21,64 @@ RunDir::RunDir(std::string root) : root_(std::move(root)) {
 
 Status RunDir::prepare() const {
   struct stat st;
-  if (::stat(root_.c_str(), &st) != 0) {
+  if (::lstat(root_.c_str(), &st) != 0) {
     if (errno != ENOENT)
       return error_from_errno(errno, "cannot use the run directory " + root_);
     PP_RETURN_IF_ERROR(sys::make_directories(root_, 0700));
     if (::chmod(root_.c_str(), 0700) != 0)
       return error_from_errno(errno, "cannot set the mode of " + root_);
-    return ok_status();
+    if (::lstat(root_.c_str(), &st) != 0)
+      return error_from_errno(errno, "cannot use the run directory " + root_);
   }
-  if (!S_ISDIR(st.st_mode))
-    return errorf(ENOTDIR, "the run directory %s is not a directory", root_.c_str());
-  if (st.st_uid != ::geteuid() || (st.st_mode & 022) != 0)
+  return check_run_dir(root_, st, ::geteuid());
+}
+
+Status check_run_dir(const std::string& path, const struct stat& st, uid_t owner) {
+  if (S_ISLNK(st.st_mode))
     return errorf(EPERM,
-                  "the run directory %s must belong to uid %u and be writable by it alone "
-                  "(it is uid %u, mode %04o); fix it (chown, chmod 0700) or choose another with "
+                  "the run directory %s is a symbolic link; the broker keeps its socket and "
+                  "state only in a real directory (whoever controls a link chooses where they "
+                  "go): use the directory it points to with --run-dir, or remove the link",
+                  path.c_str());
+  if (!S_ISDIR(st.st_mode))
+    return errorf(ENOTDIR,
+                  "the run directory %s is not a directory; remove it or choose another with "
                   "--run-dir",
-                  root_.c_str(), unsigned(::geteuid()), unsigned(st.st_uid),
-                  unsigned(st.st_mode & 07777));
+                  path.c_str());
+  if (st.st_uid != owner)
+    return errorf(EPERM,
+                  "the run directory %s belongs to uid %u, not to uid %u that runs the broker; "
+                  "another user could replace its socket or read its events: 'chown %u %s', "
+                  "or choose another with --run-dir",
+                  path.c_str(), unsigned(st.st_uid), unsigned(owner), unsigned(owner),
+                  path.c_str());
+  if ((st.st_mode & 077) != 0)
+    return errorf(EPERM,
+                  "the run directory %s has mode %04o; it must be 0700, since any access for "
+                  "group or others lets them reach system-wide events and counts: 'chmod 0700 "
+                  "%s', or choose another with --run-dir",
+                  path.c_str(), unsigned(st.st_mode & 07777), path.c_str());
+  return ok_status();
+}
+
+Status RunDir::remove_temporaries() const {
+  // sys/atomic_file.h names its temporaries <file>.tmp.<pid>.
+  auto is_temporary = [](std::string_view name) {
+    size_t at = name.rfind(".tmp.");
+    return at != std::string_view::npos && at > 0 && is_id_reference(name.substr(at + 5));
+  };
+  for (const std::string& dir : {root_, pmu(), pmu() + "/format"}) {
+    sys::Tree tree(dir);
+    auto names = tree.list("");
+    if (!names.ok()) {
+      if (names.error().code() == ENOENT)
+        continue;
+      return names.error();
+    }
+    for (const std::string& name : *names)
+      if (is_temporary(name))
+        PP_RETURN_IF_ERROR(sys::remove_file_durably(tree.path(name), sys::Durability::kNoSync));
+  }
   return ok_status();
 }
 
@@ -51,14 +93,34 @@ Status RunDir::publish_pmu() const {
 
 Status RunDir::publish_event(std::string_view name, uint64_t id) const {
   // The name becomes a file name: never a path.
-  if (!validate_name(name).ok() && !is_id_reference(name))
+  if (!is_safe_file_name(name))
     return Error(EINVAL, "refusing to publish the invalid name '" + std::string(name) + "'");
-  return sys::write_file_atomically(pmu() + "/events/" + std::string(name),
-                                    "persistent,config=" + std::to_string(id) + "\n", 0644,
+  std::string line = "persistent,config=" + std::to_string(id) + "\n";
+  PP_RETURN_IF_ERROR(sys::write_file_atomically(pmu() + "/events/" + std::string(name), line, 0644,
+                                                sys::Durability::kNoSync));
+  // persistent/<id>/ too: an id always works, whatever the event is named.
+  std::string by_id = std::to_string(id);
+  if (by_id == name)
+    return ok_status();
+  return sys::write_file_atomically(pmu() + "/events/" + by_id, line, 0644,
                                     sys::Durability::kNoSync);
 }
 
 Status RunDir::unpublish_event(std::string_view name) const {
+  // The id's entry goes with the name's: the name's file says which id.
+  sys::Tree events(pmu() + "/events");
+  if (is_safe_file_name(name)) {
+    if (auto line = events.read(std::string(name), 256); line.ok()) {
+      std::string_view text = trim(*line);
+      constexpr std::string_view kPrefix = "persistent,config=";
+      if (starts_with(text, kPrefix)) {
+        std::string_view id = text.substr(kPrefix.size());
+        if (is_id_reference(id) && id != name)
+          PP_RETURN_IF_ERROR(
+              sys::remove_file_durably(events.path(std::string(id)), sys::Durability::kNoSync));
+      }
+    }
+  }
   return sys::remove_file_durably(pmu() + "/events/" + std::string(name), sys::Durability::kNoSync);
 }
 
@@ -93,6 +155,8 @@ Result<RegistryState> decode_state(std::string_view text, std::string_view path)
                   (long long)version, kStateVersion);
   RegistryState state;
   PP_ASSIGN_OR_RETURN(state.next_id, f.u64("next_id"));
+  if (state.next_id == 0)
+    return errorf(EINVAL, "%s has next_id 0; ids start at 1", what.c_str());
   PP_ASSIGN_OR_RETURN(const json* events, f.array("events"));
   std::set<uint64_t> ids;
   std::set<std::string> names;
@@ -113,7 +177,7 @@ Result<RegistryState> decode_state(std::string_view text, std::string_view path)
     if (e.id == 0 || e.id >= state.next_id)
       return errorf(EINVAL, "%s: event id %llu is not below next_id %llu", what.c_str(),
                     (unsigned long long)e.id, (unsigned long long)state.next_id);
-    if (!validate_name(e.name).ok() && e.name != std::to_string(e.id))
+    if (!is_safe_file_name(e.name) || (is_id_reference(e.name) && e.name != std::to_string(e.id)))
       return errorf(EINVAL, "%s: event %llu has an invalid name", what.c_str(),
                     (unsigned long long)e.id);
     state.events.push_back(std::move(e));

@@ -23,6 +23,10 @@
 // next_id never goes back, so an id is never reused while the state lives.
 #pragma once
 
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,10 +48,15 @@ class RunDir {
   std::string pmu() const { return root_ + "/devices/persistent"; }
   std::string kernel_records() const { return root_ + "/kernel-events"; }
 
-  // Creates the directory 0700 when missing. An existing one must belong to
-  // this user and be writable by nobody else (EPERM otherwise: a broker must
-  // not keep its state where others can replace it).
+  // Creates the directory 0700 when missing. An existing one must be a real
+  // directory (not a symbolic link), belong to this user, and give group and
+  // others no access at all (check_run_dir() below).
   Status prepare() const;
+
+  // Removes the temporaries of atomic writes (<file>.tmp.<pid>, see
+  // sys/atomic_file.h) that a killed broker left in the run directory and in
+  // devices/persistent/; only the lock's holder may call it.
+  Status remove_temporaries() const;
 
   // Writes type and format/persistent, and makes events/ empty.
   Status publish_pmu() const;
@@ -60,12 +69,22 @@ class RunDir {
   std::string root_;
 };
 
+// What prepare() asks of an existing run directory, `st` its lstat(): a
+// directory, not a symbolic link (EPERM), owned by `owner` (EPERM), mode
+// 0700 or less (EPERM: with 0755 or even 0711 any user could reach the
+// socket, or read the published events). Each message names the path and
+// the fix.
+Status check_run_dir(const std::string& path, const struct stat& st, uid_t owner);
+
 struct RegistryState {
   uint64_t next_id = 1;
   std::vector<EventInfo> events;
 };
 
 inline constexpr int kStateVersion = 1;
+
+// The largest event id ever given: next_id stops there rather than wrap.
+inline constexpr uint64_t kMaxEventId = UINT64_MAX - 1;
 
 std::string encode_state(const RegistryState& state);
 // Strict; EINVAL names `path` and what is wrong with it.

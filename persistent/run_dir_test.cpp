@@ -145,3 +145,78 @@ TEST(Registry, PublishesTheKernelsSysfsLayout) {
 
 }  // namespace
 }  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+TEST(RunDirChecks, RefusesLinksOpenModesAndOtherOwnersSayingTheFix) {
+  ::pp::testing::TempDir tmp;
+  std::string dir = tmp.path("run");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  EXPECT_TRUE(RunDir(dir).prepare().ok());
+  struct Case {
+    mode_t mode;
+    const char* fix;
+  } modes[] = {{0711, "has mode 0711"},
+               {0755, "has mode 0755"},
+               {0750, "has mode 0750"},
+               {0701, "has mode 0701"}};
+  for (const Case& c : modes) {
+    ASSERT_EQ(::chmod(dir.c_str(), c.mode), 0);
+    Status s = RunDir(dir).prepare();
+    ASSERT_FALSE(s.ok()) << std::oct << c.mode;
+    EXPECT_EQ(s.error().code(), EPERM);
+    EXPECT_NE(s.error().message().find(c.fix), std::string::npos) << s.error().message();
+    EXPECT_NE(s.error().message().find("chmod 0700 " + dir), std::string::npos)
+        << s.error().message();
+  }
+  ASSERT_EQ(::chmod(dir.c_str(), 0700), 0);
+
+  std::string link = tmp.path("link");
+  ASSERT_EQ(::symlink(dir.c_str(), link.c_str()), 0);
+  Status linked = RunDir(link).prepare();
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.error().message().find("the run directory " + link + " is a symbolic link"),
+            std::string::npos)
+      << linked.error().message();
+
+  struct stat st;
+  ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
+  Status other = check_run_dir(dir, st, st.st_uid + 1);
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.error().code(), EPERM);
+  EXPECT_NE(other.error().message().find("belongs to uid " + std::to_string(st.st_uid)),
+            std::string::npos)
+      << other.error().message();
+  EXPECT_NE(other.error().message().find("chown"), std::string::npos);
+  if (::geteuid() == 0) {  // a real chown needs root
+    ASSERT_EQ(::chown(dir.c_str(), 1, -1), 0);
+    Status chowned = RunDir(dir).prepare();
+    EXPECT_FALSE(chowned.ok());
+    ASSERT_EQ(::chown(dir.c_str(), 0, -1), 0);
+  }
+}
+
+TEST(RunDirChecks, AnEventIsPublishedByNameAndByIdAndUnpublishedWhole) {
+  ::pp::testing::TempDir tmp;
+  RunDir dir(tmp.path("run"));
+  ASSERT_TRUE(dir.prepare().ok());
+  ASSERT_TRUE(dir.publish_pmu().ok());
+  ASSERT_TRUE(dir.publish_event("ctxsw", 3).ok());
+  ASSERT_TRUE(dir.publish_event("9", 9).ok());
+  sys::Tree events(dir.pmu() + "/events");
+  EXPECT_EQ(*events.read("ctxsw"), "persistent,config=3\n");
+  EXPECT_EQ(*events.read("3"), "persistent,config=3\n");
+  EXPECT_EQ(*events.read("9"), "persistent,config=9\n");
+  ASSERT_TRUE(dir.unpublish_event("ctxsw").ok());
+  EXPECT_EQ(*events.list(""), (std::vector<std::string>{"9"}));
+}
+
+TEST(RunDirChecks, StateWithNextIdZeroIsRefused) {
+  auto state = decode_state("{\"version\": 1, \"next_id\": 0, \"events\": []}", "s.json");
+  ASSERT_FALSE(state.ok());
+  EXPECT_NE(state.error().message().find("next_id 0"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pp::persistent

@@ -55,6 +55,9 @@ class Session {
   Status drain_all();
   Status follow();
   void stop_command();
+  static Error reader_gone() {
+    return Error(ErrorKind::kOutput, EPIPE, "the reader of the output pipe closed it");
+  }
 
   const RecordRequest& request_;
   std::ostream& notes_;
@@ -149,10 +152,13 @@ void Session::stop_command() {
 
 // Polls the buffers, the command and the signals until one says stop.
 Status Session::follow() {
-  enum { kSignals, kChild, kFirstBuffer };
+  enum { kSignals, kChild, kOutput, kFirstBuffer };
   std::vector<pollfd> fds(kFirstBuffer + streams_.size());
   fds[kSignals] = {signals_->fd(), POLLIN, 0};
   fds[kChild] = {child_ ? child_->pidfd() : -1, POLLIN, 0};
+  // A pipe on standard output polls POLLERR once its reader has gone (`|
+  // head`): then stop at once, not at the next write, which may never come.
+  fds[kOutput] = {request_.output == "-" ? STDOUT_FILENO : -1, 0, 0};
   for (size_t i = 0; i < streams_.size(); i++)
     fds[kFirstBuffer + i] = {streams_[i].fd.get(), POLLIN, 0};
   auto last_flush = Clock::now();
@@ -161,6 +167,8 @@ Status Session::follow() {
     auto ready = kernel_.poll(fds, request_.flush_interval_ms);
     if (!ready.ok() && ready.error().code() != EINTR)
       return ready.error().with_context("waiting for the buffers");
+    if (fds[kOutput].revents & POLLERR)
+      return reader_gone();
     PP_RETURN_IF_ERROR(drain_all());
     if (appended_since_flush_ && Clock::now() - last_flush >= interval) {
       PP_RETURN_IF_ERROR(writer_->flush());
@@ -191,6 +199,9 @@ Result<RecordResult> Session::run() {
   if (!request_.follow && !request_.command.empty())
     return usage_error("--no-follow writes what the buffers hold and exits: it runs no command");
   PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
+  // A closed output pipe is an EPIPE to handle (stop COMMAND, say so), not a
+  // death that leaves COMMAND running. COMMAND gets the default back.
+  ::signal(SIGPIPE, SIG_IGN);
   signals_.emplace(std::move(signals));
   PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));
   backend_ = persistent::make_backend(request_.backend);
@@ -259,6 +270,11 @@ std::optional<Error> final_error(const RecordResult& result) {
     return result.command_error;
   if (result.stopped_error) {
     const Error& stopped = *result.stopped_error;
+    if (stopped.code() == EPIPE)
+      return Error(ErrorKind::kOutput, EPIPE,
+                   std::string("output pipe closed by reader; stopping") +
+                       (result.command_status == 128 + SIGTERM ? " (COMMAND was stopped)" : "") +
+                       ": the records written before are all it got");
     if (stopped.kind() != ErrorKind::kOutput)
       return stopped;
     return Error(ErrorKind::kOutput, stopped.code(),

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/strings.h"
@@ -93,8 +95,11 @@ Result<int> run_and_wait(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  std::string path = std::string("PATH=") + kDaemonPath, lang = "LANG=C";
+  char* env[] = {path.data(), lang.data(), nullptr};
   pid_t pid;
-  int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int err = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), env);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
     return error_from_errno(err, "cannot run " + argv[0]);
@@ -118,6 +123,25 @@ bool process_exists(pid_t pid) {
   return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
 }
 
+namespace {
+
+// Waits for `pid` and exits as it did (1 for an exit 0 that never said ready).
+[[noreturn]] void exit_as(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(WIFEXITED(status) ? (WEXITSTATUS(status) ? WEXITSTATUS(status) : 1) : 2);
+}
+
+// Closes every descriptor from 3 up except `keep`.
+void close_inherited(int keep) {
+  if (keep > 3)
+    ::close_range(3, unsigned(keep) - 1, 0);
+  ::close_range(unsigned(keep) + 1, ~0U, 0);
+}
+
+}  // namespace
+
 Result<Detached> Detached::detach() {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -127,8 +151,25 @@ Result<Detached> Detached::detach() {
   if (child < 0)
     return error_from_errno(errno, "fork");
   if (child > 0) {
-    // The starter: wait for the verdict, then leave without unwinding (the
-    // child owns everything now).
+    // The starter: exits as the middle process does, without unwinding (the
+    // daemon owns everything now).
+    read_end.reset();
+    write_end.reset();
+    exit_as(child);
+  }
+  // The middle process: a new session, then a fork, so that the daemon is no
+  // session leader and can never acquire a controlling terminal. It waits
+  // for the daemon's verdict: 'R' once it serves, else the daemon's exit.
+  if (::setsid() < 0) {
+    std::fprintf(stderr, "perf persistent daemon: setsid: %s\n", std::strerror(errno));
+    ::_exit(1);
+  }
+  pid_t daemon = ::fork();
+  if (daemon < 0) {
+    std::fprintf(stderr, "perf persistent daemon: fork: %s\n", std::strerror(errno));
+    ::_exit(1);
+  }
+  if (daemon > 0) {
     write_end.reset();
     char byte = 0;
     ssize_t n;
@@ -137,14 +178,16 @@ Result<Detached> Detached::detach() {
     } while (n < 0 && errno == EINTR);
     if (n == 1 && byte == 'R')
       ::_exit(0);
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    ::_exit(WIFEXITED(status) ? (WEXITSTATUS(status) ? WEXITSTATUS(status) : 1) : 2);
+    exit_as(daemon);
   }
   read_end.reset();
-  if (::setsid() < 0)
-    return error_from_errno(errno, "setsid");
+  // Nothing of the caller's stays: no descriptor beyond 0-2 (a lock the
+  // caller holds is its own), no environment beyond a fixed PATH and LANG=C.
+  close_inherited(write_end.get());
+  ::clearenv();
+  ::setenv("PATH", kDaemonPath, 1);
+  ::setenv("LANG", "C", 1);
+  ::umask(022);
   if (::chdir("/") != 0)
     return error_from_errno(errno, "chdir /");
   Fd null(::open("/dev/null", O_RDWR | O_CLOEXEC));

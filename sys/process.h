@@ -46,11 +46,16 @@ Result<ProcessStatus> parse_process_status(std::string_view text);
 // Reads <proc>/<pid>/status. ESRCH when the process is gone.
 Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid);
 
+// The one PATH of the environment a daemon starts with.
+inline constexpr const char* kDaemonPath =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 // The running program (readlink /proc/self/exe), to start the broker with.
 Result<std::string> self_executable();
 
 // Runs argv (argv[0] a path; stdin from /dev/null, stdout and stderr
-// inherited) and waits: its exit status, or 128 + the signal that killed it.
+// inherited, no other descriptor, the environment only PATH=kDaemonPath and
+// LANG=C) and waits: its exit status, or 128 + the signal that killed it.
 Result<int> run_and_wait(const std::vector<std::string>& argv);
 
 // Raises the soft limit on open files to the hard limit: a broker holds one fd
@@ -66,10 +71,14 @@ bool process_exists(pid_t pid);
 //   ... bind the socket, restore the state ...
 //   daemon.ready("/run/perf-persistent/broker.log");       // the starter exits 0
 //
-// detach() forks. The original process never returns from it: it exits 0 when
-// the child calls ready(), or with the child's own exit status when the child
-// exits first (after printing why on the still-shared stderr). The child runs
-// in a new session with its working directory at / and stdin on /dev/null.
+// detach() forks twice (the middle process makes a new session, so the
+// daemon is not its leader and can never get a controlling terminal). The
+// original process never returns from it: it exits 0 when the daemon calls
+// ready(), or with the daemon's own exit status when the daemon exits first
+// (after printing why on the still-shared stderr). The daemon keeps none of
+// the caller's descriptors but 0-2 (stdin moves to /dev/null at once, stdout
+// and stderr to the log in ready()), and none of its environment: only
+// PATH=kDaemonPath and LANG=C. Its working directory is /, its umask 022.
 class Detached {
  public:
   static Result<Detached> detach();
