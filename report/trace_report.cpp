@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <iterator>
 #include <tuple>
 
 #include "base/json.h"
@@ -13,7 +14,8 @@
 namespace pp::report {
 namespace {
 
-constexpr std::string_view kSortKeys[] = {"time", "cpu", "pid", "tid", "comm", "event"};
+constexpr std::string_view kSortKeys[] = {"time", "cpu",   "pid",  "tid",
+                                          "comm", "event", "bank", "severity"};
 constexpr std::string_view kMceEvent = "mce:mce_record";
 // Output is handed to the stream in pieces of about this size.
 constexpr size_t kFlushSize = 1 << 16;
@@ -150,9 +152,20 @@ std::optional<uint64_t> parse_iso8601(std::string_view text) {
   return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
 }
 
-// The MCE decoder's severities (report/mce.h).
-constexpr std::string_view kSeverities[] = {"invalid", "corrected", "deferred", "ucna",
-                                            "srao",    "srar",      "fatal",    "uncorrected"};
+constexpr MceSeverity kSeverities[] = {
+    MceSeverity::kInvalid, MceSeverity::kCorrected, MceSeverity::kDeferred, MceSeverity::kUcna,
+    MceSeverity::kSrao,    MceSeverity::kSrar,      MceSeverity::kFatal,    MceSeverity::kUncorrected};
+
+// Each line of `text` with `indent` before it.
+void append_indented(std::string& out, std::string_view text, std::string_view indent) {
+  for (std::string_view line : split(text, '\n')) {
+    if (line.empty())
+      continue;
+    out += indent;
+    out += line;
+    out += '\n';
+  }
+}
 
 }  // namespace
 
@@ -160,16 +173,54 @@ Result<std::vector<std::string>> parse_severity_list(std::string_view text) {
   std::vector<std::string> out;
   for (std::string_view name : split(text, ',')) {
     name = trim(name);
-    if (std::find(std::begin(kSeverities), std::end(kSeverities), name) == std::end(kSeverities)) {
+    bool found = false;
+    for (MceSeverity k : kSeverities)
+      found |= mce_severity_name(k) == name;
+    if (!found) {
       std::string known;
-      for (std::string_view k : kSeverities)
-        known += (known.empty() ? "" : ",") + std::string(k);
+      for (MceSeverity k : kSeverities)
+        known += (known.empty() ? "" : ",") + std::string(mce_severity_name(k));
       return usage_error("unknown severity '" + std::string(name) + "'; the severities are " +
                          known);
     }
     out.emplace_back(name);
   }
   return out;
+}
+
+MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw) {
+  MceRegisters r;
+  auto u64 = [&](std::optional<uint64_t>& out, const char* name) {
+    out = TraceDecoder::number(event, raw, name);
+  };
+  auto u32 = [&](std::optional<uint32_t>& out, const char* name) {
+    if (auto v = TraceDecoder::number(event, raw, name))
+      out = uint32_t(*v);
+  };
+  auto u8 = [&](std::optional<uint8_t>& out, const char* name) {
+    if (auto v = TraceDecoder::number(event, raw, name))
+      out = uint8_t(*v);
+  };
+  u64(r.status, "status");
+  u64(r.mcgstatus, "mcgstatus");
+  u64(r.mcgcap, "mcgcap");
+  u64(r.addr, "addr");
+  u64(r.misc, "misc");
+  u64(r.synd, "synd");
+  u64(r.ipid, "ipid");
+  u64(r.ip, "ip");
+  u64(r.tsc, "tsc");
+  u64(r.walltime, "walltime");
+  u64(r.ppin, "ppin");
+  u32(r.cpu, "cpu");
+  u32(r.cpuid, "cpuid");
+  u32(r.apicid, "apicid");
+  u32(r.socketid, "socketid");
+  u32(r.bank, "bank");
+  u32(r.microcode, "microcode");
+  u8(r.cs, "cs");
+  u8(r.cpuvendor, "cpuvendor");
+  return r;
 }
 
 std::optional<Error> final_error(const ReportStats& stats) {
@@ -346,6 +397,15 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
   Entry e{s.time, event, s.raw, s.cpu, int32_t(s.pid), int32_t(s.tid)};
   if (!wanted(e))
     return;
+  if (event->name == kMceEvent) {
+    MceDecoded d = decode_mce(mce_registers(*event, s.raw));
+    if (!options_.severities.empty() &&
+        std::find(options_.severities.begin(), options_.severities.end(),
+                  mce_severity_name(d.severity)) == options_.severities.end())
+      return;
+    e.mce = int32_t(mces_.size());
+    mces_.push_back(std::move(d));
+  }
   entries_.push_back(e);
 }
 
@@ -355,7 +415,7 @@ bool TraceReport::wanted(const Entry& e) const {
   if (options_.cpus &&
       std::find(options_.cpus->begin(), options_.cpus->end(), int(e.cpu)) == options_.cpus->end())
     return false;
-  if (options_.mce_only && e.event->name != kMceEvent)
+  if ((options_.mce_only || !options_.severities.empty()) && e.event->name != kMceEvent)
     return false;
   return true;
 }
@@ -385,6 +445,17 @@ void TraceReport::sort_entries() {
           if (c != 0)
             return c < 0;
         }
+      } else if (k == "bank" || k == "severity") {
+        // Machine checks first, by bank (or severity, lowest first), then the rest.
+        auto rank = [&](const Entry& x) -> uint64_t {
+          if (x.mce < 0)
+            return UINT64_MAX;
+          const MceDecoded& d = mces_[size_t(x.mce)];
+          return k == "bank" ? d.regs.bank.value_or(UINT32_MAX) : uint64_t(d.severity);
+        };
+        uint64_t ra = rank(a), rb = rank(b);
+        if (ra != rb)
+          return ra < rb;
       } else if (k == "event") {
         if (a.event != b.event) {
           int c = a.event->name.compare(b.event->name);
@@ -432,6 +503,7 @@ void TraceReport::print_text(const Entry& e) {
     decoder_.print_fmt(*e.event, e.raw, int(e.cpu), buffer_);
     stats_.rendered++;
     buffer_ += '\n';
+    print_mce_text_of(e);
     return;
   }
   std::string_view key(reinterpret_cast<const char*>(e.raw.data()), e.raw.size());
@@ -446,6 +518,15 @@ void TraceReport::print_text(const Entry& e) {
   }
   buffer_ += it->second;
   buffer_ += '\n';
+  print_mce_text_of(e);
+}
+
+void TraceReport::print_mce_text_of(const Entry& e) {
+  if (e.mce < 0)
+    return;
+  std::string text;
+  print_mce_text(mces_[size_t(e.mce)], text);
+  append_indented(buffer_, text, "  ");
 }
 
 void TraceReport::print_json(const Entry& e) {
@@ -476,14 +557,28 @@ void TraceReport::print_json(const Entry& e) {
     json_field(w, f, e.raw);
   }
   w.end_object();
+  if (e.mce >= 0) {
+    w.key("mce");
+    w.raw(dump_json(mce_json(mces_[size_t(e.mce)])));
+  }
   w.end_object();
   buffer_ += '\n';
 }
 
 void TraceReport::print_summary() {
   std::map<std::pair<std::string, uint32_t>, uint64_t> counts;
-  for (const Entry& e : entries_)
+  std::map<uint32_t, uint64_t> banks;
+  std::map<MceSeverity, uint64_t> severities;
+  std::map<std::string, uint64_t> classes;
+  for (const Entry& e : entries_) {
     counts[{e.event->name, e.cpu}]++;
+    if (e.mce < 0)
+      continue;
+    const MceDecoded& d = mces_[size_t(e.mce)];
+    banks[d.regs.bank.value_or(UINT32_MAX)]++;
+    severities[d.severity]++;
+    classes[std::string(mca_error_class_name(d.error_code.error_class))]++;
+  }
   if (options_.json) {
     JsonWriter w(buffer_);
     w.begin_object();
@@ -508,6 +603,47 @@ void TraceReport::print_summary() {
       w.end_object();
     }
     w.end_array();
+    if (!mces_.empty()) {
+      w.key("mce");
+      w.begin_object();
+      w.key("banks");
+      w.begin_array();
+      for (const auto& [bank, count] : banks) {
+        w.begin_object();
+        w.key("bank");
+        if (bank == UINT32_MAX)
+          w.null();
+        else
+          w.number(bank);
+        w.key("count");
+        w.number(count);
+        w.end_object();
+      }
+      w.end_array();
+      w.key("severities");
+      w.begin_array();
+      for (const auto& [severity, count] : severities) {
+        w.begin_object();
+        w.key("severity");
+        w.string(mce_severity_name(severity));
+        w.key("count");
+        w.number(count);
+        w.end_object();
+      }
+      w.end_array();
+      w.key("error_classes");
+      w.begin_array();
+      for (const auto& [name, count] : classes) {
+        w.begin_object();
+        w.key("error_class");
+        w.string(name);
+        w.key("count");
+        w.number(count);
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+    }
     w.end_object();
     w.end_object();
     buffer_ += '\n';
@@ -521,6 +657,32 @@ void TraceReport::print_summary() {
     buffer_ += "  ";
     buffer_ += key.first;
     buffer_ += '\n';
+  }
+  if (!mces_.empty()) {
+    buffer_ += "#\n# machine checks per bank\n#\n#    count  bank\n";
+    for (const auto& [bank, count] : banks) {
+      append_padded(buffer_, count, 10, ' ');
+      buffer_ += "  ";
+      if (bank == UINT32_MAX)
+        buffer_ += "   ?";
+      else
+        append_padded(buffer_, bank, 4, ' ');
+      buffer_ += '\n';
+    }
+    buffer_ += "#\n# machine checks per severity\n#\n#    count  severity\n";
+    for (const auto& [severity, count] : severities) {
+      append_padded(buffer_, count, 10, ' ');
+      buffer_ += "  ";
+      buffer_ += mce_severity_name(severity);
+      buffer_ += '\n';
+    }
+    buffer_ += "#\n# machine checks per error class\n#\n#    count  class\n";
+    for (const auto& [name, count] : classes) {
+      append_padded(buffer_, count, 10, ' ');
+      buffer_ += "  ";
+      buffer_ += name;
+      buffer_ += '\n';
+    }
   }
   buffer_ += "#\n# ";
   append_u64(buffer_, entries_.size());

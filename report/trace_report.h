@@ -34,6 +34,7 @@
 
 #include "base/result.h"
 #include "report/bytes.h"
+#include "report/mce.h"
 #include "report/trace_decoder.h"
 #include "sys/perf_abi_sample.h"
 
@@ -43,7 +44,7 @@ namespace pp::report {
 struct ReportOptions {
   bool json = false;
   bool summary = false;
-  bool mce_only = false;                  // --mce: mce:mce_record only
+  bool mce_only = false;                  // --mce: mce:mce_record only (implied by severities)
   std::vector<std::string> sort;          // keys; empty: by time
   std::optional<std::vector<int>> cpus;   // -C
   std::string since, until;               // --since/--until as given (parse_report_time)
@@ -77,6 +78,10 @@ std::string format_wall_time(uint64_t wall_ns);
 // Checks a --severity list ("fatal,srar"): a usage error naming a severity
 // the MCE decoder does not have.
 Result<std::vector<std::string>> parse_severity_list(std::string_view text);
+
+// mce_record's fields by name into the decoder's registers; a field the
+// format does not have stays absent.
+MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw);
 
 // A time given to --since/--until: perf's "seconds.fraction" (what the text
 // lines show) or, when `wall` can convert it, an ISO 8601 wall-clock time
@@ -138,6 +143,7 @@ class TraceReport {
     uint32_t cpu;
     int32_t pid;  // -1 for the idle task's context, as perf shows it
     int32_t tid;
+    int32_t mce = -1;  // index into mces_ for a machine check
   };
   struct Fork {
     uint64_t time;
@@ -150,6 +156,8 @@ class TraceReport {
   void sort_entries();
   void print_text(const Entry& e);
   void print_json(const Entry& e);
+  // A machine check's decoding, indented under its line.
+  void print_mce_text_of(const Entry& e);
   void print_summary();
   uint32_t intern_comm(std::string_view name);
   // The index in comms_ of tid's name at `time`, 0 when unknown.
@@ -165,6 +173,7 @@ class TraceReport {
   std::optional<WallClock> wall_;
   uint64_t since_ = 0, until_ = UINT64_MAX;
   std::vector<Entry> entries_;
+  std::vector<MceDecoded> mces_;
   std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;

@@ -7,9 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 
 #include "base/json.h"
+#include "report/perf_data_reader.h"
 #include "report/perf_data_writer.h"
 #include "report/trace_decoder.h"
 #include "report/tracing_data.h"
