@@ -105,13 +105,15 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 
 // STYLE.md 11: exactly what reaches the kernel for `create -e
 // syscalls:sys_enter_getppid`: perf record's sampling attr with
-// write_backward, per CPU, each buffer mapped read-only (1 + 128 pages).
+// write_backward and the default clock (CLOCK_MONOTONIC), per CPU, each
+// buffer mapped read-only (1 + 128 pages).
 TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   start();
   create(*client(), kGetppidRequest);
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
-      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, flags=sample_id_all|write_backward}";
+      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, "
+      "flags=sample_id_all|use_clockid|write_backward, clockid=1}";
   std::string length = std::to_string(129 * sys::page_size());
   EXPECT_EQ(kernel_->render_calls(),
             "perf_event_open(" + attr + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +

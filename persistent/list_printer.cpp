@@ -39,6 +39,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
   std::vector<std::vector<std::string>> rows;
   rows.push_back({"ID", "NAME", "EVENT", "CPUS", "BUFFER", "BACKEND", "AGE"});
   if (verbose) {
+    rows[0].push_back("CLOCK");
     rows[0].push_back("READERS");
     rows[0].push_back("COUNTS");
   }
@@ -62,6 +63,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     e.backend,
                                     age};
     if (verbose) {
+      row.push_back(e.clock().empty() ? "-" : e.clock());
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;
       if (e.counts)

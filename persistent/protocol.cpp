@@ -123,6 +123,7 @@ std::string encode_request(const Request& r) {
       j["pages"] = r.create.pages;
       j["cpus"] = r.create.cpus;
       j["filter"] = r.create.filter;
+      j["clockid"] = r.create.clockid;
       break;
     case Op::kKill:
       j["ref"] = r.reference;
@@ -155,6 +156,8 @@ Result<Request> decode_request_fields(std::string_view payload) {
     PP_ASSIGN_OR_RETURN(r.create.pages, c.u64_or("pages", 0));
     PP_ASSIGN_OR_RETURN(r.create.cpus, c.str_or("cpus", ""));
     PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
+    PP_ASSIGN_OR_RETURN(int64_t clockid, c.i64_or("clockid", sys::kDefaultClockId));
+    PP_ASSIGN_OR_RETURN(r.create.clockid, sys::parse_clockid(std::to_string(clockid)));
   } else if (op == "kill") {
     r.op = Op::kKill;
     PP_ASSIGN_OR_RETURN(r.reference, JsonFields(doc, "the kill request").str("ref"));
