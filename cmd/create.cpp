@@ -8,6 +8,7 @@
 #include "persistent/event.h"
 #include "persistent/event_json.h"
 #include "persistent/parser_resolver.h"
+#include "sys/clock.h"
 
 namespace pp::cmd {
 
@@ -17,6 +18,7 @@ int cmd_create(int argc, const char** argv) {
   persistent::CreateRequest request;
   uint64_t pages = 0;
   bool no_context = false;
+  std::string clock;
   OptionParser opts({"perf persistent create [<options>] -e EVENT"});
   opts.value('e', "event", "event", &request.event,
              "the event to make persistent, in perf's event syntax")
@@ -28,11 +30,20 @@ int cmd_create(int argc, const char** argv) {
       .value(0, "filter", "filter", &request.filter, "a tracepoint filter, as perf record's")
       .flag(0, "no-context", &no_context,
             "keep no context stream (task names, maps) for it; see perf-persistent-create(1)")
+      .value('k', "clockid", "clockid", &clock,
+             "the clock that stamps its records: monotonic (default), monotonic_raw, realtime, "
+             "boottime, tai")
       .flag('j', "json", &json, "print JSON (schema in perf-persistent-create(1))")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && !parsed->help && request.event.empty())
     parsed = usage_error("no event: give one with -e EVENT");
+  if (parsed.ok() && !clock.empty()) {
+    if (auto id = sys::parse_clockid(clock); id.ok())
+      request.clockid = *id;
+    else
+      parsed = id.error();
+  }
   if (!parsed.ok())
     return report_usage_error("create", parsed.error(), opts, json);
   if (parsed->help) {

@@ -114,18 +114,21 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 
 // STYLE.md 11: exactly what reaches the kernel for `create -e
 // syscalls:sys_enter_getppid`: perf record's sampling attr with
-// write_backward, per CPU, each buffer mapped read-only (1 + 128 pages); then
-// its context stream: perf record's tracking event (comm, task, no mmap for a
-// tracepoint), per CPU, 1 + 32 pages.
+// write_backward and the default clock (CLOCK_MONOTONIC), per CPU, each
+// buffer mapped read-only (1 + 128 pages); then its context stream: perf
+// record's tracking event (comm, task, no mmap for a tracepoint) on the same
+// clock, per CPU, 1 + 32 pages.
 TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   start();
   create(*client(), kGetppidRequest);
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
-      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, flags=sample_id_all|write_backward}";
+      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, "
+      "flags=sample_id_all|use_clockid|write_backward, clockid=1}";
   std::string context =
       "{type=software, config=0x9, sample_period=1, sample_type=TID|TIME|CPU|IDENTIFIER, "
-      "flags=comm|task|sample_id_all|exclude_guest|comm_exec|write_backward}";
+      "flags=comm|task|sample_id_all|exclude_guest|comm_exec|use_clockid|write_backward, "
+      "clockid=1}";
   std::string length = std::to_string(129 * sys::page_size());
   std::string context_length = std::to_string(33 * sys::page_size());
   EXPECT_EQ(kernel_->render_calls(),

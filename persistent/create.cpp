@@ -153,6 +153,8 @@ Result<CreatePlan> plan_create(const CreateRequest& request, const CreateContext
                : request.pages != 0 ? request.pages
                                     : kDefaultPages;
   plan.filter = request.filter;
+  plan.attr.attr.use_clockid = 1;
+  plan.attr.attr.clockid = request.clockid;
   plan.name = request.name;
   if (plan.name.empty()) {
     // A tracepoint's event name when it makes a valid name, else the id:
@@ -182,6 +184,14 @@ Result<CreatePlan> plan_recreate(const EventInfo& saved, const CreateContext& co
   plan.name = saved.name;
   plan.pages = saved.pages;
   plan.filter = saved.filter;
+  // The clock it had; one saved before events had clocks keeps none.
+  if (saved.attr.attr.use_clockid) {
+    plan.attr.attr.use_clockid = 1;
+    plan.attr.attr.clockid = saved.attr.attr.clockid;
+  } else if (saved.attr.attr.size == 0) {
+    plan.attr.attr.use_clockid = 1;
+    plan.attr.attr.clockid = sys::kDefaultClockId;
+  }
   return plan;
 }
 

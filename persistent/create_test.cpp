@@ -1,5 +1,7 @@
 #include "persistent/create.h"
 
+#include <time.h>
+
 #include <gtest/gtest.h>
 
 #include "persistent/testing/test_doubles.h"
@@ -165,6 +167,8 @@ TEST_F(PlanCreateTest, ATracepointIsPlannedOnEveryOnlineCpuUnderItsOwnName) {
   EXPECT_EQ(plan->attr.attr.config, testing::kGetppidId);
   EXPECT_EQ(plan->attr.attr.sample_period, 1u) << "sampling_attr() applied";
   EXPECT_EQ(plan->attr.attr.write_backward, 1u) << "the context's layout";
+  EXPECT_EQ(plan->attr.attr.use_clockid, 1u) << "records carry the default clock's time";
+  EXPECT_EQ(plan->attr.attr.clockid, CLOCK_MONOTONIC);
   EXPECT_EQ(asked_, 1) << "the names taken are looked up once";
 }
 
@@ -178,6 +182,15 @@ TEST_F(PlanCreateTest, WhatTheRequestChoosesIsKept) {
   EXPECT_EQ(plan->filter, "common_pid != 0");
   EXPECT_EQ(plan->attr.attr.freq, 1u);
   EXPECT_EQ(plan->attr.attr.write_backward, 0u);
+}
+
+TEST_F(PlanCreateTest, DashKChoosesTheClock) {
+  CreateRequest r = request("cpu-clock");
+  r.clockid = CLOCK_BOOTTIME;
+  auto plan = plan_create(r, context_);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->attr.attr.use_clockid, 1u);
+  EXPECT_EQ(plan->attr.attr.clockid, CLOCK_BOOTTIME);
 }
 
 TEST_F(PlanCreateTest, AnEventThatIsNoTracepointIsNamedAfterItsIdLater) {
@@ -330,6 +343,31 @@ TEST_F(PlanCreateTest, ASavedEventIsPlannedAgainAsItWas) {
   saved.event = "nolongerparses";
   EXPECT_FALSE(plan_recreate(saved, context_).ok());
   EXPECT_EQ(asked_, 0);
+}
+
+// The clock an event was made with is made again; an event saved before
+// events had clocks keeps none; one whose attr was never known gets the
+// default.
+TEST_F(PlanCreateTest, ASavedEventKeepsItsClock) {
+  EventInfo saved;
+  saved.id = 3;
+  saved.name = "3";
+  saved.event = "cpu-clock";
+  saved.pages = 16;
+  saved.attr.attr.size = sys::kAttrSizeVer7;
+  saved.attr.attr.use_clockid = 1;
+  saved.attr.attr.clockid = CLOCK_TAI;
+  auto plan = plan_recreate(saved, context_);
+  ASSERT_TRUE(plan.ok()) << plan.error().message();
+  EXPECT_EQ(plan->attr.attr.use_clockid, 1u);
+  EXPECT_EQ(plan->attr.attr.clockid, CLOCK_TAI);
+  saved.attr.attr.use_clockid = 0;
+  saved.attr.attr.clockid = 0;
+  EXPECT_EQ(plan_recreate(saved, context_)->attr.attr.use_clockid, 0u);
+  saved.attr = {};
+  plan = plan_recreate(saved, context_);
+  EXPECT_EQ(plan->attr.attr.use_clockid, 1u);
+  EXPECT_EQ(plan->attr.attr.clockid, CLOCK_MONOTONIC);
 }
 
 }  // namespace

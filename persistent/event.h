@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "sys/clock.h"
 #include "sys/fd.h"
 #include "sys/perf_attr.h"
 
@@ -99,6 +100,11 @@ struct EventInfo {
   std::optional<int> readers;  // connected readers (broker only)
 
   uint64_t buffer_bytes() const { return pages * page_size; }
+  // The clock that stamps its records (attr.use_clockid), when it has one:
+  // "monotonic"; "" when the attr is unknown or uses perf's default clock.
+  std::string clock() const {
+    return attr.attr.use_clockid ? sys::clock_name(attr.attr.clockid) : std::string();
+  }
   // The buffers restarted after the event was created (a broker restart):
   // samples from before are gone.
   bool restarted() const { return buffer_start != created; }
@@ -106,11 +112,12 @@ struct EventInfo {
 
 // What `create` asks for.
 struct CreateRequest {
-  std::string event;    // the event string, parsed by parse/
-  std::string name;     // "" means the default (the tracepoint's name, else the id)
-  uint64_t pages = 0;   // data pages per CPU, a power of two; 0 means kDefaultPages
-  std::string cpus;     // a CPU list ("0-3,8"); "" means every online CPU
-  std::string filter;   // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  std::string event;   // the event string, parsed by parse/
+  std::string name;    // "" means the default (the tracepoint's name, else the id)
+  uint64_t pages = 0;  // data pages per CPU, a power of two; 0 means kDefaultPages
+  std::string cpus;    // a CPU list ("0-3,8"); "" means every online CPU
+  std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
+  int clockid = sys::kDefaultClockId;  // -k: the clock that stamps its records
   bool context = true;  // keep the context stream for it (persistent/tracking.h); --no-context
 };
 

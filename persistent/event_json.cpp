@@ -19,6 +19,7 @@ json event_to_json(const EventInfo& e) {
   j["buffer_bytes"] = e.buffer_bytes();
   j["layout"] = std::string(layout_name(e.layout));
   j["filter"] = e.filter;
+  j["clock"] = e.clock().empty() ? json(nullptr) : json(e.clock());
   j["created"] = e.created;
   j["buffer_start"] = e.buffer_start;
   j["restarted"] = e.restarted();

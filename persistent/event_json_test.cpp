@@ -74,13 +74,22 @@ TEST(EventJson, StableKeysForScripts) {
   json j = event_to_json(full_event());
   for (const char* key :
        {"id", "name", "event", "backend", "state", "cpus", "pages", "page_size", "buffer_bytes",
-        "layout", "filter", "created", "buffer_start", "restarted", "creator", "attr"})
+        "layout", "filter", "clock", "created", "buffer_start", "restarted", "creator", "attr"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_FALSE(j.contains("counts")) << "only a verbose list has counts";
   EXPECT_FALSE(j.contains("error")) << "only a failed event has an error";
   EXPECT_FALSE(j.contains("cpu_ids")) << "only the kernel backend has per-CPU ids";
   EXPECT_TRUE(j["id"].is_number_unsigned());
   EXPECT_TRUE(j["cpus"][0].is_number());
+}
+
+TEST(EventJson, TheClockByPerfsNameOrNull) {
+  EventInfo e = full_event();
+  e.attr = {};
+  EXPECT_TRUE(event_to_json(e)["clock"].is_null()) << "no clock known";
+  e.attr.attr.use_clockid = 1;
+  e.attr.attr.clockid = 7;
+  EXPECT_EQ(event_to_json(e)["clock"], "boottime");
 }
 
 TEST(EventJson, VerboseWithoutReaderCountSaysNull) {

@@ -55,6 +55,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
   rows.push_back({"ID", "NAME", "EVENT", "CPUS", "BUFFER", "BACKEND", "AGE"});
   if (verbose) {
     rows[0].push_back("CONTEXT");
+    rows[0].push_back("CLOCK");
     rows[0].push_back("READERS");
     rows[0].push_back("COUNTS");
   }
@@ -92,6 +93,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     age + (e.tamper_count ? "!" : "")};
     if (verbose) {
       row.push_back(context_column(events, e));
+      row.push_back(e.clock().empty() ? "-" : e.clock());
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
       std::string counts;
       if (e.counts)

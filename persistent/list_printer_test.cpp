@@ -62,10 +62,12 @@ TEST(ListPrinter, ColumnsAlign) {
             "12  ctxsw              sched:sched_switch          0     64KiB   broker   2d03h\n");
 }
 
-TEST(ListPrinter, VerboseAddsReadersAndCounts) {
+TEST(ListPrinter, VerboseAddsClockReadersAndCounts) {
   std::vector<EventInfo> events = {event(1, "a", "syscalls:sys_enter_getppid")};
   events[0].counts = std::vector<CpuCount>{{0, 1000}, {1, 3}};
   events[0].readers = 2;
+  events[0].attr.attr.use_clockid = 1;
+  events[0].attr.attr.clockid = 7;
   EventInfo kernel = event(106, "mce_record", "");
   kernel.backend = "kernel";
   kernel.created = kernel.buffer_start = 0;  // unknown

@@ -127,6 +127,7 @@ std::string encode_request(const Request& r) {
       j["cpus"] = r.create.cpus;
       j["filter"] = r.create.filter;
       j["context"] = r.create.context;
+      j["clockid"] = r.create.clockid;
       break;
     case Op::kKill:
       j["ref"] = r.reference;
@@ -165,6 +166,8 @@ Result<Request> decode_request_fields(std::string_view payload) {
     PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
     PP_ASSIGN_OR_RETURN(r.create.context, c.boolean_or("context", true));
     PP_RETURN_IF_ERROR(check_create_limits(r.create));
+    PP_ASSIGN_OR_RETURN(int64_t clockid, c.i64_or("clockid", sys::kDefaultClockId));
+    PP_ASSIGN_OR_RETURN(r.create.clockid, sys::parse_clockid(std::to_string(clockid)));
   } else if (op == "kill") {
     r.op = Op::kKill;
     PP_ASSIGN_OR_RETURN(r.reference, JsonFields(doc, "the kill request").str("ref"));

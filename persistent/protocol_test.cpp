@@ -94,7 +94,7 @@ TEST(Protocol, RequestsRoundTrip) {
   list.verbose = true;
   Request create;
   create.op = Op::kCreate;
-  create.create = {"sched:sched_switch", "ctxsw", 64, "0-3", "prev_pid != 0"};
+  create.create = {"sched:sched_switch", "ctxsw", 64, "0-3", "prev_pid != 0", 4};
   Request kill;
   kill.op = Op::kKill;
   kill.reference = "ctxsw";
@@ -112,6 +112,7 @@ TEST(Protocol, RequestsRoundTrip) {
     EXPECT_EQ(back->create.pages, r.create.pages);
     EXPECT_EQ(back->create.cpus, r.create.cpus);
     EXPECT_EQ(back->create.filter, r.create.filter);
+    EXPECT_EQ(back->create.clockid, r.create.clockid);
     EXPECT_EQ(back->reference, r.reference);
     EXPECT_EQ(back->id, r.id);
     EXPECT_EQ(back->cpu, r.cpu);

@@ -112,6 +112,11 @@ std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events
   attr.attr.mmap2 = ip;
   attr.attr.write_backward = 1;
   attr.attr.exclude_guest = 1;
+  // The events' clock, so the tracking records sort with their samples.
+  if (!events.empty() && events.front().info.attr.attr.use_clockid) {
+    attr.attr.use_clockid = 1;
+    attr.attr.clockid = events.front().info.attr.attr.clockid;
+  }
   Tracking tracking;
   tracking.attr = attr;
   for (int cpu : cpus) {

@@ -2,6 +2,7 @@
 
 #include "base/cpu_list.h"
 #include "parse/parse_events.h"
+#include "sys/clock.h"
 
 namespace pp::record {
 
@@ -74,6 +75,22 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
     return usage_error(
         "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "
         "so one file cannot tell them apart: record them one per file");
+
+  for (const ResolvedEvent& r : resolved) {
+    const perf_event_attr& a = resolved.front().info.attr.attr;
+    const perf_event_attr& b = r.info.attr.attr;
+    if (a.use_clockid != b.use_clockid || (a.use_clockid && a.clockid != b.clockid)) {
+      auto clock = [](const perf_event_attr& x) {
+        return x.use_clockid ? sys::clock_name(x.clockid) : std::string("no clock (perf's default)");
+      };
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "persistent events '%s' (%s) and '%s' (%s) stamp their records with "
+                    "different clocks, and one file has one clock: record them one per file, "
+                    "or create them with the same -k",
+                    resolved.front().info.name.c_str(), clock(a).c_str(), r.info.name.c_str(),
+                    clock(b).c_str());
+    }
+  }
 
   std::optional<std::vector<int>> requested;
   if (!cpus.empty()) {

@@ -1,11 +1,10 @@
 #include "report/perf_data_writer.h"
 
-#include <time.h>
-
 #include <algorithm>
 
 #include "report/synthesize.h"
 #include "report/tracing_data.h"
+#include "sys/clock.h"
 #include "sys/kernel.h"
 #include "sys/perf_abi_records.h"
 #include "sys/perf_abi_sample.h"
@@ -31,12 +30,6 @@ bool samples_ips_outside_tracepoints(const std::vector<EventDesc>& events) {
     if (e.attr.attr.type != PERF_TYPE_TRACEPOINT && (e.attr.attr.sample_type & PERF_SAMPLE_IP))
       return true;
   return false;
-}
-
-uint64_t clock_ns(clockid_t clock) {
-  struct timespec ts = {};
-  ::clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
 }
 
 unsigned long long ull(uint64_t v) {
@@ -195,15 +188,30 @@ Status PerfDataWriter::prepare() {
       features_[kFeatureBuildId] = std::move(entry);
     }
   }
+  auto clock_of = [](const perf_event_attr& a) {
+    return a.use_clockid ? sys::clock_name(a.clockid) : std::string("perf's default clock");
+  };
+  for (const EventDesc& e : events)
+    if (e.attr.attr.use_clockid != first.use_clockid ||
+        (first.use_clockid && e.attr.attr.clockid != first.clockid))
+      return errorf(EINVAL,
+                    "events '%s' and '%s' stamp their records with different clocks (%s and "
+                    "%s); perf orders and converts the times of a file by one clock",
+                    events.front().name.c_str(), e.name.c_str(), clock_of(first).c_str(),
+                    clock_of(e.attr.attr).c_str());
   if (first.use_clockid) {
-    clockid_t clock = clockid_t(first.clockid);
-    struct timespec res = {};
-    if (::clock_getres(clock, &res) == 0) {
-      features_[kFeatureClockId] =
-          encode_clockid(uint64_t(res.tv_sec) * 1000000000ULL + uint64_t(res.tv_nsec));
-      uint64_t wall = clock_ns(CLOCK_REALTIME);
-      features_[kFeatureClockData] = encode_clock_data(first.clockid, wall, clock_ns(clock));
+    // HEADER_CLOCKID and HEADER_CLOCK_DATA: what `perf script -F tod` needs.
+    ClockData clock;
+    if (config_.clock) {
+      clock = *config_.clock;
+    } else {
+      PP_ASSIGN_OR_RETURN(clock.resolution_ns, sys::clock_resolution_ns(first.clockid));
+      PP_ASSIGN_OR_RETURN(sys::ClockPair pair, sys::read_clock_pair(first.clockid));
+      clock.wall_ns = pair.wall_ns;
+      clock.clock_ns = pair.clock_ns;
     }
+    features_[kFeatureClockId] = encode_clockid(clock.resolution_ns);
+    features_[kFeatureClockData] = encode_clock_data(first.clockid, clock.wall_ns, clock.clock_ns);
   }
   buffer_.reserve(config_.buffer_size);
   return ok_status();

@@ -73,6 +73,14 @@ enum class SideBand {
   kNever,   // none
 };
 
+// HEADER_CLOCKID and HEADER_CLOCK_DATA: the clock's resolution and a pair
+// of readings of it and of CLOCK_REALTIME taken together.
+struct ClockData {
+  uint64_t resolution_ns = 1;
+  uint64_t wall_ns = 0;
+  uint64_t clock_ns = 0;
+};
+
 struct WriterConfig {
   // The events, in the order perf will number them. Every attr is written
   // with the same size: the largest attr.size given (0 means 128, what
@@ -88,6 +96,10 @@ struct WriterConfig {
   SideBand side_band = SideBand::kAuto;
   size_t buffer_size = 4 << 20;  // at least 64 KiB
   uint32_t page_size = 0;        // 0 = this host's
+  // The clock features, for events that use_clockid (all must use the same
+  // clock); read from the clocks (sys/clock.h) as the file starts when
+  // absent.
+  std::optional<ClockData> clock;
 };
 
 // A loss the caller (the ring reader) counted. It is written as
@@ -158,6 +170,9 @@ class PerfDataWriter {
   Status finish();
 
   const WriterStats& stats() const { return stats_; }
+  // Bytes appended and not yet written: the file grows by these at the next
+  // flush.
+  uint64_t buffered_bytes() const { return buffer_.size(); }
   bool pipe_mode() const { return pipe_; }
   const std::string& output_name() const { return output_->name(); }
   const std::vector<EventDesc>& events() const { return config_.events; }

@@ -664,6 +664,38 @@ TEST(PerfDataWriter, UseClockidWritesClockFeatures) {
   EXPECT_EQ((*clock)[4], CLOCK_MONOTONIC);
 }
 
+// The clock data given is written as given (the recorder reads the clocks
+// through sys/); events on different clocks cannot share a file.
+TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
+  WriterConfig config = mce_config();
+  config.events[0].attr.attr.use_clockid = 1;
+  config.events[0].attr.attr.clockid = CLOCK_BOOTTIME;
+  config.clock = ClockData{.resolution_ns = 4, .wall_ns = 1700000000123456789ULL,
+                           .clock_ns = 987654321};
+  auto [out, writer] = memory_writer(config);
+  ASSERT_TRUE(writer);
+  ASSERT_TRUE(writer->finish().ok());
+  auto data = reread(*out);
+  ASSERT_TRUE(data.ok());
+  auto as_bytes = [](std::span<const uint8_t> s) { return Bytes(s.begin(), s.end()); };
+  EXPECT_EQ(as_bytes(*data->feature(kFeatureClockId)), encode_clockid(4));
+  EXPECT_EQ(as_bytes(*data->feature(kFeatureClockData)),
+            encode_clock_data(CLOCK_BOOTTIME, 1700000000123456789ULL, 987654321));
+
+  WriterConfig two = mce_config();
+  two.events.push_back(two.events[0]);
+  two.events[1].name = "other";
+  two.events[0].attr.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+  two.events[1].attr.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
+  two.events[0].attr.attr.use_clockid = 1;
+  two.events[0].attr.attr.clockid = CLOCK_MONOTONIC;
+  auto refused = PerfDataWriter::create(std::make_unique<MemoryOutput>(UINT64_MAX, true), two);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message().find("different clocks (monotonic and perf's default clock)"),
+            std::string::npos)
+      << refused.error().message();
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream s;

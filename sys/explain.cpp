@@ -8,6 +8,7 @@
 
 #include "base/cpu_list.h"
 #include "base/strings.h"
+#include "sys/clock.h"
 #include "sys/kernel.h"
 
 namespace pp::sys {
@@ -329,6 +330,14 @@ void invalid(const FailedCall& call, const Facts& facts, std::vector<std::string
   }
   if (is_persistent(call) && call.pid != -1) {
     lines.push_back("persistent events are per CPU: open them with pid -1");
+    return;
+  }
+  if (call.call == PerfCall::kOpen && call.attr && call.attr->attr.use_clockid &&
+      !clock_is_nmi_safe(call.attr->attr.clockid)) {
+    lines.push_back("the kernel takes clock " + clock_name(call.attr->attr.clockid) +
+                    " only for events that never sample in NMI context (software events); "
+                    "tracepoints and hardware events take only monotonic and monotonic_raw");
+    lines.push_back("try: -k monotonic (the default), or -k monotonic_raw");
     return;
   }
   if (call.attr && call.attr->attr.write_backward) {

@@ -216,6 +216,18 @@ const Case kCases[] = {
       .attr = with(kTracepoint, [](EventAttr& a) { a.attr.write_backward = 1; })},
      {{"sys/kernel/osrelease", "4.4.0-210-generic\n"}},
      {"write_backward needs Linux 4.7 or later; this kernel is 4.4.0-210-generic"}},
+    {"a_clock_the_tracepoint_cannot_read_in_nmi",
+     EINVAL,
+     {.event = "sched:sched_switch",
+      .cpu = 0,
+      .attr = with(kTracepoint,
+                   [](EventAttr& a) {
+                     a.attr.use_clockid = 1;
+                     a.attr.clockid = 7;
+                   })},
+     {},
+     {"the kernel takes clock boottime only for events that never sample in NMI context",
+      "try: -k monotonic (the default), or -k monotonic_raw"}},
     {"frequency_over_the_maximum",
      EINVAL,
      {.event = "cpu-clock",

@@ -1,0 +1,67 @@
+// The clocks a perf event can stamp its records with (attr.use_clockid and
+// attr.clockid), by the names perf's -k/--clockid takes, and the paired
+// readings perf.data's HEADER_CLOCK_DATA needs to turn those stamps into
+// wall-clock time (`perf script -F tod`).
+//
+//   parse_clockid("monotonic")        -> CLOCK_MONOTONIC (1)
+//   parse_clockid("CLOCK_BOOTTIME")   -> 7   (a "CLOCK_" prefix, any case)
+//   parse_clockid("raw")              -> 4   (perf's short names: mono, raw,
+//                                            real, boot)
+//   parse_clockid("11")               -> CLOCK_TAI (a number the kernel takes)
+//
+// The kernel takes these five for perf events. It takes realtime, boottime
+// and tai only for events that never sample in NMI context (software
+// events); tracepoints and hardware events refuse them with EINVAL, since
+// only monotonic and monotonic_raw can be read safely there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace pp::sys {
+
+// The clocks, as perf names them, in perf's order.
+struct ClockInfo {
+  int id;
+  std::string_view name;
+  bool nmi_safe;  // every event may use it (monotonic, monotonic_raw)
+};
+inline constexpr ClockInfo kClocks[] = {
+    {1, "monotonic", true}, {4, "monotonic_raw", true}, {0, "realtime", false},
+    {7, "boottime", false}, {11, "tai", false},
+};
+
+// The clock of persistent events created without -k: CLOCK_MONOTONIC, the
+// one clock every kind of event takes, and one that NTP slews at the rate of
+// the wall clock (see perf-persistent-create(1)).
+inline constexpr int kDefaultClockId = 1;
+
+// A -k value: perf's names and short names, with or without "CLOCK_", in
+// any case, or the number of one of the clocks above. EINVAL (a usage error)
+// names the clocks there are.
+Result<int> parse_clockid(std::string_view text);
+
+// "monotonic", or the number for a clock without a name here.
+std::string clock_name(int clockid);
+
+// Whether every kind of event can use `clockid` (it is NMI-safe).
+bool clock_is_nmi_safe(int clockid);
+
+// One reading of `clockid` and one of CLOCK_REALTIME taken together:
+// CLOCK_REALTIME is read before and after the clock, a few times, and the
+// pair with the narrowest window is kept, with the wall time at its middle.
+// What HEADER_CLOCK_DATA holds.
+struct ClockPair {
+  uint64_t wall_ns = 0;    // CLOCK_REALTIME, ns since the epoch
+  uint64_t clock_ns = 0;   // `clockid`
+  uint64_t window_ns = 0;  // how far apart the two realtime reads were
+};
+Result<ClockPair> read_clock_pair(int clockid);
+
+// clock_getres(clockid) in ns: HEADER_CLOCKID.
+Result<uint64_t> clock_resolution_ns(int clockid);
+
+}  // namespace pp::sys
