@@ -387,14 +387,16 @@ TEST(BrokerLog, RotatesPastItsSizeAndStopsWhenItCannot) {
                    rotations++;
                    out.str("");
                    return ok_status();
-                 }});
+                 },
+                 .clock_ms = {}});
   for (int i = 0; i < 100; i++)
     log.write_always(std::string(80, 'x'));
   EXPECT_GE(rotations, 8);
   EXPECT_LE(out.str().size(), 1000u);
   BrokerLog stuck({.out = &out, .max_bytes = 1000, .rotate = [] {
                      return Status(Error(EACCES, "cannot move broker.log"));
-                   }});
+                   },
+                   .clock_ms = {}});
   out.str("");
   for (int i = 0; i < 100; i++)
     stuck.write_always(std::string(80, 'x'));

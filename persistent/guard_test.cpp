@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "sys/testing/fake_kernel.h"
+#include "sys/unix_socket.h"
 
 namespace pp::persistent {
 namespace {

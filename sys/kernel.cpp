@@ -88,7 +88,8 @@ Result<EventReading> read_event(Kernel& kernel, int fd, uint64_t read_format) {
   bool enabled = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED;
   if (n < (enabled ? 16u : 8u))
     return errorf(EIO, "reading an event's value returned %zu bytes", n);
-  EventReading reading{.value = words[0]};
+  EventReading reading;
+  reading.value = words[0];
   if (enabled)
     reading.time_enabled = words[1];
   return reading;

@@ -193,7 +193,7 @@ TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
        "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | { sleep 1; head -c 100; } >/dev/null; "
        "echo \"record=${PIPESTATUS[0]}\" >&2",
        "bash", binary_path(), run_dir_, pid_file},
-      {.timeout_seconds = 20});
+      {.input = {}, .env = {}, .timeout_seconds = 20});
   EXPECT_NE(r.err.find("output pipe closed by reader; stopping"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("record=5"), std::string::npos) << "the output status: " << r.err;
   auto text = sys::Tree(tmp_.path()).read("command.pid");
