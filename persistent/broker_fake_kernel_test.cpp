@@ -123,8 +123,9 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   create(*client(), kGetppidRequest);
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
-      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, "
+      "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, read_format=TOTAL_TIME_ENABLED, "
       "flags=sample_id_all|use_clockid|write_backward, clockid=1}";
+  std::string pass_all = "PERF_EVENT_IOC_SET_FILTER, \"common_pid != -1\") = 0\n";
   std::string context =
       "{type=software, config=0x9, sample_period=1, sample_type=TID|TIME|CPU|IDENTIFIER, "
       "flags=comm|task|sample_id_all|exclude_guest|comm_exec|use_clockid|write_backward, "
@@ -133,8 +134,9 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   std::string context_length = std::to_string(33 * sys::page_size());
   EXPECT_EQ(kernel_->render_calls(),
             "perf_event_open(" + attr + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +
-                "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" + "perf_event_open(" + attr +
-                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" + "mmap(fd#2, " + length +
+                "ioctl(fd#1, " + pass_all + "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" +
+                "perf_event_open(" + attr + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" +
+                "ioctl(fd#2, " + pass_all + "mmap(fd#2, " + length +
                 ", PROT_READ) = map#2\n" + "perf_event_open(" + context +
                 ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " + context_length +
                 ", PROT_READ) = map#3\n" + "perf_event_open(" + context +

@@ -76,12 +76,12 @@ TEST(ListPrinter, VerboseAddsClockReadersAndCounts) {
   std::ostringstream out, notes;
   print_list_text(out, notes, events, true, kNow);
   EXPECT_EQ(out.str(),
-            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  "
-            "READERS  COUNTS\n"
-            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        2 "
-            "       0:1000,1:3\n"
-            "106  mce_record  -                           0-1   512KiB  kernel   -      -        - "
-            "       -\n");
+            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  CLOCK  "
+            "   READERS  COUNTS\n"
+            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        "
+            "boottime  2        0:1000,1:3\n"
+            "106  mce_record  -                           0-1   512KiB  kernel   -      -        -  "
+            "       -        -\n");
 }
 
 // The context stream: hidden from a plain list (text and JSON), shown by -v,
@@ -100,13 +100,13 @@ TEST(ListPrinter, ContextStreamsOnlyWithVerbose) {
   print_list_text(verbose, notes, events, true, kNow);
   EXPECT_EQ(verbose.str(),
             "ID             NAME       EVENT                       CPUS  BUFFER  BACKEND  AGE    "
-            "CONTEXT    READERS  COUNTS\n"
+            "CONTEXT    CLOCK  READERS  COUNTS\n"
             "1              a          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
-            "[context]  -        -\n"
+            "[context]  -      -        -\n"
             "2              b          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
-            "-          -        -\n"
+            "-          -      -        -\n"
             "1099511627776  [context]  context stream              0-1   128KiB  broker   3m12s  "
-            "-          -        -\n");
+            "-          -      -        -\n");
   std::ostringstream json_plain, json_verbose;
   print_list_json(json_plain, events, false);
   print_list_json(json_verbose, events, true);

@@ -1,5 +1,7 @@
 #include "persistent/tracking.h"
 
+#include "sys/clock.h"
+
 #include <linux/perf_event.h>
 
 #include <algorithm>
@@ -27,7 +29,8 @@ ContextKey key_of_context(const sys::EventAttr& context) {
 std::string context_name(const sys::EventAttr& attr) {
   ContextKey key = key_of_context(attr);
   std::string name = key.mmap ? "[context-mmap" : "[context";
-  if (key.use_clockid)
+  // Events on the default clock (sys::kDefaultClockId) share the plain name.
+  if (key.use_clockid && key.clockid != uint32_t(sys::kDefaultClockId))
     name += "-clock" + std::to_string(key.clockid);
   return name + "]";
 }
