@@ -1,5 +1,6 @@
 #include "base/json.h"
 
+#include <charconv>
 #include <cinttypes>
 #include <cstdio>
 
@@ -273,6 +274,151 @@ Result<bool> JsonFields::boolean_or(std::string_view key, bool fallback) const {
 
 Result<std::string> JsonFields::str_or(std::string_view key, std::string fallback) const {
   return has(key) ? str(key) : Result<std::string>(std::move(fallback));
+}
+
+}  // namespace pp
+
+namespace pp {
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out += '"';
+  size_t i = 0;
+  while (i < text.size()) {
+    // The common run of plain ASCII in one append.
+    size_t start = i;
+    while (i < text.size()) {
+      auto c = uint8_t(text[i]);
+      if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
+        break;
+      i++;
+    }
+    out.append(text.data() + start, i - start);
+    if (i == text.size())
+      break;
+    auto c = uint8_t(text[i]);
+    if (c >= 0x80) {
+      size_t n = utf8_sequence(text, i);
+      if (n == 0) {
+        out += "\\\\x";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+        i++;
+      } else {
+        out.append(text.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        out += "\\u00";
+        out += kHex[c >> 4];
+        out += kHex[c & 15];
+        break;
+    }
+    i++;
+  }
+  out += '"';
+}
+
+void JsonWriter::separate() {
+  if (after_key_) {
+    after_key_ = false;
+    return;
+  }
+  if (depth_ == 0)
+    return;
+  uint64_t bit = uint64_t(1) << (depth_ % 64);
+  if (first_ & bit)
+    first_ &= ~bit;
+  else
+    out_ += ',';
+}
+
+void JsonWriter::open(char c) {
+  separate();
+  out_ += c;
+  depth_++;
+  first_ |= uint64_t(1) << (depth_ % 64);
+}
+
+void JsonWriter::close(char c) {
+  out_ += c;
+  depth_--;
+}
+
+void JsonWriter::key(std::string_view name) {
+  separate();
+  append_json_string(out_, name);
+  out_ += ':';
+  after_key_ = true;
+}
+
+void JsonWriter::number(uint64_t value) {
+  separate();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  (void)ec;
+  out_.append(buf, size_t(end - buf));
+}
+
+void JsonWriter::signed_number(int64_t value) {
+  separate();
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
+  (void)ec;
+  out_.append(buf, size_t(end - buf));
+}
+
+void JsonWriter::hex(uint64_t value) {
+  separate();
+  char buf[24] = {'"', '0', 'x'};
+  auto [end, ec] = std::to_chars(buf + 3, buf + sizeof(buf) - 1, value, 16);
+  (void)ec;
+  *end++ = '"';
+  out_.append(buf, size_t(end - buf));
+}
+
+void JsonWriter::string(std::string_view value) {
+  separate();
+  append_json_string(out_, value);
+}
+
+void JsonWriter::boolean(bool value) {
+  separate();
+  out_ += value ? "true" : "false";
+}
+
+void JsonWriter::null() {
+  separate();
+  out_ += "null";
+}
+
+void JsonWriter::raw(std::string_view json_text) {
+  separate();
+  out_ += json_text;
 }
 
 }  // namespace pp

@@ -101,3 +101,50 @@ class JsonFields {
 };
 
 }  // namespace pp
+
+namespace pp {
+
+// A streaming writer of one JSON value into a string, for output that is
+// written per record (report's --json prints a million lines): no tree, no
+// allocation beyond the string's growth. Same rules as dump_json(): strings
+// as nlohmann escapes them, bytes that are not valid UTF-8 as \xNN; the
+// caller writes keys and values in a valid order.
+//
+//   JsonWriter w(line);
+//   w.begin_object();
+//   w.key("cpu"); w.number(3);
+//   w.key("status"); w.hex(0x9c00000000010135);
+//   w.end_object();
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : out_(out) {}
+
+  void begin_object() { open('{'); }
+  void end_object() { close('}'); }
+  void begin_array() { open('['); }
+  void end_array() { close(']'); }
+  void key(std::string_view name);
+  void number(uint64_t value);
+  void signed_number(int64_t value);
+  void hex(uint64_t value);  // "0x..." (hex_u64)
+  void string(std::string_view value);
+  void boolean(bool value);
+  void null();
+  // Text that is already one JSON value (dump_json's output).
+  void raw(std::string_view json_text);
+
+ private:
+  void open(char c);
+  void close(char c);
+  void separate();
+
+  std::string& out_;
+  uint64_t first_ = 0;  // bit per depth: nothing written at this depth yet
+  int depth_ = 0;
+  bool after_key_ = false;
+};
+
+// Appends `text` as a JSON string (quotes included) under dump_json()'s rules.
+void append_json_string(std::string& out, std::string_view text);
+
+}  // namespace pp

@@ -29,5 +29,6 @@ int cmd_kill(int argc, const char** argv);
 int cmd_record(int argc, const char** argv);
 int cmd_create(int argc, const char** argv);
 int cmd_daemon(int argc, const char** argv);
+int cmd_report(int argc, const char** argv);
 
 }  // namespace pp::cmd

@@ -1,0 +1,81 @@
+#include <iostream>
+
+#include "base/cpu_list.h"
+#include "base/options.h"
+#include "cmd/commands.h"
+#include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
+#include "record/live_report.h"
+#include "report/trace_report.h"
+
+namespace pp::cmd {
+
+int cmd_report(int argc, const char** argv) {
+  report::ReportOptions options;
+  std::string input = "perf.data";
+  std::vector<std::string> events;
+  std::string cpus, sort, severity, run_dir;
+  OptionParser opts({"perf persistent report [-i FILE] [<options>]",
+                     "perf persistent report -e persistent/NAME/ [<options>]"});
+  opts.value('i', "input", "file", &input, "input file name (default perf.data)")
+      .values('e', "event", "event",
+              &events, "report what persistent/NAME/'s buffers hold now, with no file")
+      .flag('j', "json", &options.json, "print one JSON object per record")
+      .flag(0, "summary", &options.summary,
+            "print counts per event and CPU (and per MCE bank, severity, class) instead")
+      .value('s', "sort", "keys", &sort, "order by these keys (time,cpu,pid,tid,comm,event)")
+      .flag(0, "mce", &options.mce_only, "only machine checks (mce:mce_record), decoded")
+      .value('C', "cpu", "cpus", &cpus, "only records of these CPUs (e.g. 0-3,8)")
+      .value(0, "severity", "list", &severity,
+             "only machine checks of these severities (e.g. fatal,srar,uncorrected)")
+      .value(0, "since", "time", &options.since,
+             "only records at or after TIME (seconds as shown, or ISO 8601 wall-clock)")
+      .value(0, "until", "time", &options.until, "only records at or before TIME")
+      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+  auto parsed = opts.parse(argc, argv);
+  bool json = options.json;
+  if (!parsed.ok())
+    return report_usage_error("report", parsed.error(), opts, json);
+  if (parsed->help) {
+    std::cout << opts.usage();
+    return kExitOk;
+  }
+  if (!sort.empty()) {
+    auto keys = report::parse_sort_keys(sort);
+    if (!keys.ok())
+      return report_usage_error("report", keys.error(), opts, json);
+    options.sort = std::move(*keys);
+  }
+  if (!cpus.empty()) {
+    auto list = parse_cpu_list(cpus);
+    if (!list.ok())
+      return report_usage_error("report", list.error(), opts, json);
+    options.cpus = std::move(*list);
+  }
+  if (!severity.empty()) {
+    auto list = report::parse_severity_list(severity);
+    if (!list.ok())
+      return report_usage_error("report", list.error(), opts, json);
+    options.severities = std::move(*list);
+  }
+
+  std::ios::sync_with_stdio(false);
+  Result<report::ReportStats> stats = report::ReportStats{};
+  if (!events.empty()) {
+    record::LiveReportRequest request;
+    request.events = events;
+    request.cpus = cpus;
+    request.backend = backend_options(run_dir, false);
+    request.roots.broker_run_dir = request.backend.run_dir;
+    stats = record::live_report(request, options, std::cout, std::cerr);
+  } else {
+    stats = report::report_file(input, options, std::cout, std::cerr);
+  }
+  if (!stats.ok())
+    return report_error("report", stats.error(), json);
+  if (std::optional<Error> error = report::final_error(*stats))
+    return report_error("report", *error, json);
+  return kExitOk;
+}
+
+}  // namespace pp::cmd

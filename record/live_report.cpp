@@ -1,0 +1,148 @@
+#include "record/live_report.h"
+
+#include <time.h>
+
+#include <deque>
+#include <memory>
+
+#include "record/attach.h"
+#include "record/drain.h"
+#include "record/events.h"
+#include "report/tracing_data.h"
+#include "sys/kernel.h"
+#include "sys/perf_abi_records.h"
+#include "sys/tree.h"
+
+namespace pp::record {
+namespace {
+
+// The drained records, kept (the report prints them in time order at the
+// end) and handed to the report one by one.
+class ReportSink final : public RecordSink {
+ public:
+  ReportSink(report::TraceReport& report, const std::vector<ResolvedEvent>& events,
+             const std::vector<Stream>& streams)
+      : report_(report), events_(events) {
+    for (const Stream& s : streams)
+      event_of_id_.emplace_back(s.id, s.event);
+  }
+
+  Status lost(const Stream& stream, uint64_t records) override {
+    report_.bad_record("persistent/" + events_[stream.event].info.name + "/ CPU " +
+                           std::to_string(stream.cpu),
+                       0,
+                       errorf(EIO, "%llu records were overwritten while they were read",
+                              static_cast<unsigned long long>(records)));
+    return ok_status();
+  }
+
+  Status append(std::span<const uint8_t> records) override {
+    chunks_.emplace_back(records.begin(), records.end());
+    std::span<const uint8_t> kept = chunks_.back();
+    sys::walk_records(kept, [&](const perf_event_header& h, size_t offset) {
+      std::span<const uint8_t> record = kept.subspan(offset, h.size);
+      uint64_t at = position_ + offset;
+      if (h.type != PERF_RECORD_SAMPLE) {
+        report_.other_record();
+        return true;
+      }
+      const ResolvedEvent& event = event_for(record);
+      auto sample = sys::decode_sample(event.info.attr.attr, record);
+      if (!sample.ok())
+        report_.bad_record("the buffers of persistent/" + event.info.name + "/", at,
+                           sample.error());
+      else
+        report_.sample(*sample, "the buffers", at);
+      return true;
+    });
+    position_ += records.size();
+    return ok_status();
+  }
+
+  Status end_round() override { return ok_status(); }
+
+ private:
+  // With several events every record carries its id first (resolve_events
+  // refuses several events without sample ids).
+  const ResolvedEvent& event_for(std::span<const uint8_t> record) const {
+    if (events_.size() > 1 && record.size() >= 16 &&
+        (events_[0].info.attr.attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+      uint64_t id = sys::u64_at(record.data() + 8);
+      for (const auto& [own, index] : event_of_id_)
+        if (own == id)
+          return events_[index];
+    }
+    return events_.front();
+  }
+
+  report::TraceReport& report_;
+  const std::vector<ResolvedEvent>& events_;
+  std::vector<std::pair<uint64_t, size_t>> event_of_id_;
+  std::deque<std::vector<uint8_t>> chunks_;
+  uint64_t position_ = 0;  // bytes handed on before this append
+};
+
+uint64_t clock_ns(clockid_t clock) {
+  struct timespec ts = {};
+  ::clock_gettime(clock, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
+}  // namespace
+
+Result<report::ReportStats> live_report(const LiveReportRequest& request,
+                                        const report::ReportOptions& options, std::ostream& out,
+                                        std::ostream& err) {
+  PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request.roots));
+  std::unique_ptr<persistent::Backend> backend = persistent::make_backend(request.backend);
+  PP_ASSIGN_OR_RETURN(std::vector<ResolvedEvent> events,
+                      resolve_events(request.events, request.cpus, model, *backend, err));
+
+  // The formats, as record would write them into the file.
+  sys::Tree tracefs(request.roots.tracefs.empty() ? sys::default_tracefs_root()
+                                                  : request.roots.tracefs);
+  std::vector<report::Tracepoint> tracepoints;
+  for (const ResolvedEvent& e : events) {
+    if (e.info.attr.attr.type != PERF_TYPE_TRACEPOINT)
+      return usage_error("persistent/" + e.info.name + "/ is " + e.name +
+                         ", not a tracepoint: report decodes tracepoint records; use "
+                         "'perf persistent record' and perf report for it");
+    PP_ASSIGN_OR_RETURN(report::Tracepoint tp,
+                        report::find_tracepoint(tracefs, e.info.attr.attr.config, e.name));
+    tracepoints.push_back(std::move(tp));
+  }
+  PP_ASSIGN_OR_RETURN(report::Bytes built, report::build_tracing_data(
+                                               tracefs, tracepoints, uint32_t(sys::page_size())));
+  PP_ASSIGN_OR_RETURN(report::TracingData tracing, report::parse_tracing_data(built));
+  PP_ASSIGN_OR_RETURN(auto decoder, report::TraceDecoder::create(tracing));
+
+  AttachOptions attach;
+  attach.start = sys::RingStart::kOldest;
+  attach.kernel = request.backend.kernel;
+  attach.explain = {request.backend.proc_root, request.roots.sysfs};
+  PP_ASSIGN_OR_RETURN(std::vector<Stream> streams, attach_events(*backend, events, attach));
+
+  // The events' own clock, when they chose one, read beside the wall clock.
+  std::optional<report::WallClock> wall;
+  const perf_event_attr& first = events.front().info.attr.attr;
+  bool same_clock = first.use_clockid;
+  for (const ResolvedEvent& e : events)
+    same_clock &= e.info.attr.attr.use_clockid && e.info.attr.attr.clockid == first.clockid;
+  if (same_clock) {
+    report::WallClock w;
+    w.clockid = first.clockid;
+    w.wall_ns = clock_ns(CLOCK_REALTIME);
+    w.clock_ns = clock_ns(clockid_t(first.clockid));
+    wall = w;
+  }
+
+  report::TraceReport report(options, *decoder, out, err);
+  PP_RETURN_IF_ERROR(report.start(wall));
+  ReportSink sink(report, events, streams);
+  DrainTotals totals;
+  PP_RETURN_IF_ERROR(drain_all(streams, sink, totals));
+  PP_RETURN_IF_ERROR(report.finish());
+  return report.stats();
+}
+
+}  // namespace pp::record

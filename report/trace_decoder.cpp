@@ -1,0 +1,361 @@
+#include "report/trace_decoder.h"
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "base/strings.h"
+
+namespace pp::report {
+namespace {
+
+// Tracepoint ids are small integers; a table indexed by id beyond this is
+// not worth it (a lookup falls back to libtraceevent's).
+constexpr uint64_t kMaxTableId = 1 << 16;
+
+uint64_t read_unsigned(const uint8_t* p, uint32_t size) {
+  switch (size) {
+    case 1:
+      return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
+  }
+}
+
+uint64_t sign_extend(uint64_t v, uint32_t size) {
+  if (size >= 8 || size == 0)
+    return v;
+  unsigned shift = 64 - size * 8;
+  return uint64_t(int64_t(v << shift) >> shift);
+}
+
+FieldKind kind_of(const tep_format_field& f) {
+  bool dynamic = f.flags & TEP_FIELD_IS_DYNAMIC;
+  bool string = f.flags & TEP_FIELD_IS_STRING;
+  if (dynamic)
+    return string ? FieldKind::kDynString : FieldKind::kDynArray;
+  if (f.flags & TEP_FIELD_IS_ARRAY)
+    return string ? FieldKind::kString : FieldKind::kArray;
+  if (f.flags & TEP_FIELD_IS_POINTER)
+    return FieldKind::kPointer;
+  if (f.size != 1 && f.size != 2 && f.size != 4 && f.size != 8)
+    return FieldKind::kArray;  // an odd-sized blob: shown as bytes
+  return (f.flags & TEP_FIELD_IS_SIGNED) ? FieldKind::kSigned : FieldKind::kUnsigned;
+}
+
+// "1234 comm\n" lines of saved_cmdlines.
+std::vector<std::pair<int32_t, std::string>> parse_cmdlines(std::string_view text) {
+  std::vector<std::pair<int32_t, std::string>> out;
+  for (std::string_view line : split(text, '\n')) {
+    size_t space = line.find(' ');
+    if (space == std::string_view::npos)
+      continue;
+    int32_t pid = 0;
+    auto [end, ec] = std::from_chars(line.data(), line.data() + space, pid);
+    if (ec != std::errc() || end != line.data() + space)
+      continue;
+    out.emplace_back(pid, std::string(line.substr(space + 1)));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void append_hex(uint64_t v, std::string& out) {
+  char buf[20];
+  buf[0] = '0';
+  buf[1] = 'x';
+  auto [end, ec] = std::to_chars(buf + 2, buf + sizeof(buf), v, 16);
+  (void)ec;
+  out.append(buf, size_t(end - buf));
+}
+
+void append_number(uint64_t v, bool is_signed, std::string& out) {
+  char buf[24];
+  auto [end, ec] = is_signed ? std::to_chars(buf, buf + sizeof(buf), int64_t(v))
+                             : std::to_chars(buf, buf + sizeof(buf), v);
+  (void)ec;
+  out.append(buf, size_t(end - buf));
+}
+
+}  // namespace
+
+const TraceField* TraceEvent::field(std::string_view wanted) const {
+  for (const TraceField& f : fields)
+    if (f.name == wanted)
+      return &f;
+  return nullptr;
+}
+
+TraceDecoder::TraceDecoder() = default;
+
+TraceDecoder::~TraceDecoder() {
+  if (seq_) {
+    trace_seq_destroy(seq_);
+    delete seq_;
+  }
+  if (tep_) {
+    if (plugins_)
+      tep_unload_plugins(static_cast<tep_plugin_list*>(plugins_), tep_);
+    tep_free(tep_);
+  }
+}
+
+Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& data,
+                                                           bool plugins) {
+  std::unique_ptr<TraceDecoder> d(new TraceDecoder());
+  // libtraceevent reports parse problems on stderr by default; they become
+  // warnings() here, said once and in our words.
+  tep_set_loglevel(TEP_LOG_NONE);
+  d->tep_ = tep_alloc();
+  if (!d->tep_)
+    return errorf(ENOMEM, "libtraceevent could not allocate its handle");
+  tep_set_long_size(d->tep_, data.long_size ? data.long_size : int(sizeof(long)));
+  tep_set_page_size(d->tep_, int(data.page_size));
+  tep_set_file_bigendian(d->tep_, data.big_endian ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  tep_set_local_bigendian(d->tep_, tep_is_bigendian() ? TEP_BIG_ENDIAN : TEP_LITTLE_ENDIAN);
+  if (!data.header_page.empty()) {
+    std::string page = data.header_page;
+    tep_parse_header_page(d->tep_, page.data(), page.size(), data.long_size);
+  }
+  if (plugins)
+    d->plugins_ = tep_load_plugins(d->tep_);
+
+  auto add = [&](const std::string& system, const std::string& format) {
+    tep_event* event = nullptr;
+    enum tep_errno err =
+        tep_parse_format(d->tep_, &event, format.data(), format.size(), system.c_str());
+    if (!event) {
+      char why[128];
+      tep_strerror(d->tep_, err, why, sizeof(why));
+      std::string_view first = format.substr(0, format.find('\n'));
+      d->warnings_.push_back("cannot parse the format of " + system + " (" + std::string(first) +
+                             "): " + why);
+      return;
+    }
+    auto te = std::make_unique<TraceEvent>();
+    te->tep = event;
+    te->id = event->id;
+    te->name = system + ":" + (event->name ? event->name : "?");
+    te->print_ok = !(event->flags & TEP_EVENT_FL_FAILED);
+    uint32_t end = 0;
+    for (tep_format_field* f = event->format.common_fields; f; f = f->next) {
+      end = std::max(end, uint32_t(f->offset + f->size));
+      if (std::strcmp(f->name, "common_type") == 0) {
+        d->common_type_offset_ = uint32_t(f->offset);
+        d->common_type_size_ = uint32_t(f->size);
+      } else if (std::strcmp(f->name, "common_pid") == 0 && f->size == 4) {
+        d->common_pid_offset_ = f->offset;
+      }
+    }
+    for (tep_format_field* f = event->format.fields; f; f = f->next) {
+      TraceField field;
+      field.name = f->name;
+      field.kind = kind_of(*f);
+      field.offset = uint32_t(f->offset);
+      field.size = uint32_t(f->size);
+      field.element_size = f->elementsize ? f->elementsize : 1;
+      field.relative = f->flags & TEP_FIELD_IS_RELATIVE;
+      field.tep = f;
+      end = std::max(end, field.offset + field.size);
+      te->fields.push_back(std::move(field));
+    }
+    te->min_size = end;
+    if (event->id >= 0 && uint64_t(event->id) < kMaxTableId) {
+      if (d->by_id_.size() <= size_t(event->id))
+        d->by_id_.resize(size_t(event->id) + 1, nullptr);
+      d->by_id_[size_t(event->id)] = te.get();
+    }
+    d->events_.push_back(std::move(te));
+  };
+  for (const std::string& format : data.ftrace_formats)
+    add("ftrace", format);
+  for (const TracingData::System& system : data.systems)
+    for (const std::string& format : system.formats)
+      add(system.name, format);
+
+  d->cmdlines_ = parse_cmdlines(data.saved_cmdlines);
+  d->seq_ = new trace_seq;
+  trace_seq_init(d->seq_);
+  return d;
+}
+
+const TraceEvent* TraceDecoder::event(uint64_t id) const {
+  if (id < by_id_.size())
+    return by_id_[size_t(id)];
+  for (const auto& e : events_)
+    if (uint64_t(e->id) == id)
+      return e.get();
+  return nullptr;
+}
+
+const TraceEvent* TraceDecoder::event_of(std::span<const uint8_t> raw) const {
+  if (raw.size() < common_type_offset_ + common_type_size_)
+    return nullptr;
+  return event(read_unsigned(raw.data() + common_type_offset_, common_type_size_));
+}
+
+int32_t TraceDecoder::common_pid(std::span<const uint8_t> raw) const {
+  if (common_pid_offset_ < 0 || raw.size() < size_t(common_pid_offset_) + 4)
+    return -1;
+  return int32_t(read_unsigned(raw.data() + common_pid_offset_, 4));
+}
+
+Status TraceDecoder::check(const TraceEvent& event, std::span<const uint8_t> raw) const {
+  if (raw.size() < event.min_size)
+    return errorf(EINVAL, "its %s payload has %zu bytes, but the format's fields need %u",
+                  event.name.c_str(), raw.size(), event.min_size);
+  for (const TraceField& f : event.fields) {
+    if (f.kind != FieldKind::kDynString && f.kind != FieldKind::kDynArray)
+      continue;
+    uint32_t loc = uint32_t(read_unsigned(raw.data() + f.offset, 4));
+    uint64_t offset = loc & 0xffff, length = loc >> 16;
+    if (f.relative)
+      offset += f.offset + f.size;
+    if (offset + length > raw.size())
+      return errorf(EINVAL, "its %s field '%s' points at %llu bytes at %llu of a %zu-byte payload",
+                    event.name.c_str(), f.name.c_str(), static_cast<unsigned long long>(length),
+                    static_cast<unsigned long long>(offset), raw.size());
+  }
+  return ok_status();
+}
+
+FieldValue TraceDecoder::value(const TraceField& f, std::span<const uint8_t> raw) {
+  FieldValue v;
+  v.kind = f.kind;
+  v.element_size = f.element_size;
+  const uint8_t* p = raw.data() + f.offset;
+  switch (f.kind) {
+    case FieldKind::kUnsigned:
+    case FieldKind::kPointer:
+      v.number = read_unsigned(p, f.size);
+      break;
+    case FieldKind::kSigned:
+      v.number = sign_extend(read_unsigned(p, f.size), f.size);
+      break;
+    case FieldKind::kString: {
+      const char* s = reinterpret_cast<const char*>(p);
+      v.text = std::string_view(s, strnlen(s, f.size));
+      break;
+    }
+    case FieldKind::kArray:
+      v.raw = raw.subspan(f.offset, f.size);
+      break;
+    case FieldKind::kDynString:
+    case FieldKind::kDynArray: {
+      uint32_t loc = uint32_t(read_unsigned(p, 4));
+      size_t offset = loc & 0xffff, length = loc >> 16;
+      if (f.relative)
+        offset += f.offset + f.size;
+      if (offset + length > raw.size())
+        length = offset > raw.size() ? 0 : raw.size() - offset;
+      auto bytes = raw.subspan(std::min(offset, raw.size()), length);
+      if (f.kind == FieldKind::kDynString) {
+        const char* s = reinterpret_cast<const char*>(bytes.data());
+        v.text = std::string_view(s, strnlen(s, bytes.size()));
+      } else {
+        v.raw = bytes;
+      }
+      break;
+    }
+  }
+  return v;
+}
+
+std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event,
+                                             std::span<const uint8_t> raw, std::string_view name) {
+  const TraceField* f = event.field(name);
+  if (!f || raw.size() < f->offset + f->size)
+    return std::nullopt;
+  if (f->kind != FieldKind::kUnsigned && f->kind != FieldKind::kSigned &&
+      f->kind != FieldKind::kPointer)
+    return std::nullopt;
+  return value(*f, raw).number;
+}
+
+void TraceDecoder::print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
+                             std::string& out) const {
+  if (!event.print_ok) {
+    append_raw_fields(event, raw, out);
+    return;
+  }
+  tep_record record{};
+  record.data = const_cast<uint8_t*>(raw.data());
+  record.size = int(raw.size());
+  record.record_size = int(raw.size());
+  record.cpu = cpu;
+  trace_seq_reset(seq_);
+  tep_print_event(tep_, seq_, &record, "%s", TEP_PRINT_INFO);
+  if (seq_->state != TRACE_SEQ__GOOD) {
+    append_raw_fields(event, raw, out);
+    return;
+  }
+  out.append(seq_->buffer, seq_->len);
+}
+
+std::string_view TraceDecoder::saved_comm(int32_t pid) const {
+  auto it = std::lower_bound(cmdlines_.begin(), cmdlines_.end(), pid,
+                             [](const auto& entry, int32_t p) { return entry.first < p; });
+  if (it == cmdlines_.end() || it->first != pid)
+    return {};
+  return it->second;
+}
+
+void append_raw_fields(const TraceEvent& event, std::span<const uint8_t> raw, std::string& out) {
+  bool first = true;
+  for (const TraceField& f : event.fields) {
+    if (!first)
+      out += ' ';
+    first = false;
+    out += f.name;
+    out += '=';
+    FieldValue v = TraceDecoder::value(f, raw);
+    switch (v.kind) {
+      case FieldKind::kUnsigned:
+        append_number(v.number, false, out);
+        break;
+      case FieldKind::kSigned:
+        append_number(v.number, true, out);
+        break;
+      case FieldKind::kPointer:
+        append_hex(v.number, out);
+        break;
+      case FieldKind::kString:
+      case FieldKind::kDynString:
+        out += v.text;
+        break;
+      case FieldKind::kArray:
+      case FieldKind::kDynArray: {
+        out += '[';
+        for (size_t i = 0; i + v.element_size <= v.raw.size(); i += v.element_size) {
+          if (i)
+            out += ',';
+          uint32_t es = v.element_size;
+          if (es == 1 || es == 2 || es == 4 || es == 8)
+            append_hex(read_unsigned(v.raw.data() + i, es), out);
+        }
+        out += ']';
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace pp::report

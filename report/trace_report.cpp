@@ -1,0 +1,562 @@
+#include "report/trace_report.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+#include <tuple>
+
+#include "base/json.h"
+#include "base/strings.h"
+#include "report/perf_data_reader.h"
+
+namespace pp::report {
+namespace {
+
+constexpr std::string_view kSortKeys[] = {"time", "cpu", "pid", "tid", "comm", "event"};
+constexpr std::string_view kMceEvent = "mce:mce_record";
+// Output is handed to the stream in pieces of about this size.
+constexpr size_t kFlushSize = 1 << 16;
+
+void append_u64(std::string& out, uint64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  (void)ec;
+  out.append(buf, size_t(end - buf));
+}
+
+// `v` right-aligned in `width` columns, zero-padded when `zero`.
+void append_padded(std::string& out, uint64_t v, size_t width, char pad) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
+  (void)ec;
+  size_t n = size_t(end - buf);
+  if (n < width)
+    out.append(width - n, pad);
+  out.append(buf, n);
+}
+
+// perf script's seconds.microseconds.
+void append_perf_time(std::string& out, uint64_t ns) {
+  append_padded(out, ns / 1000000000, 5, ' ');
+  out += '.';
+  append_padded(out, ns % 1000000000 / 1000, 6, '0');
+}
+
+// A field's value in JSON: integers as numbers, except u64 and pointers,
+// which are registers, masks and addresses more often than counts: those are
+// "0x..." strings (jq keeps 53 bits of a number). Strings as strings, arrays
+// as arrays of the same.
+void json_field(JsonWriter& w, const TraceField& f, std::span<const uint8_t> raw) {
+  FieldValue v = TraceDecoder::value(f, raw);
+  switch (v.kind) {
+    case FieldKind::kUnsigned:
+      if (f.size == 8)
+        w.hex(v.number);
+      else
+        w.number(v.number);
+      break;
+    case FieldKind::kSigned:
+      w.signed_number(int64_t(v.number));
+      break;
+    case FieldKind::kPointer:
+      w.hex(v.number);
+      break;
+    case FieldKind::kString:
+    case FieldKind::kDynString:
+      w.string(v.text);
+      break;
+    case FieldKind::kArray:
+    case FieldKind::kDynArray: {
+      w.begin_array();
+      uint32_t es = v.element_size;
+      for (size_t i = 0; i + es <= v.raw.size(); i += es) {
+        uint64_t x = 0;
+        if (es <= 8)
+          std::memcpy(&x, v.raw.data() + i, es);  // little-endian hosts only, as perf.data
+        if (es == 8)
+          w.hex(x);
+        else
+          w.number(x);
+      }
+      w.end_array();
+      break;
+    }
+  }
+}
+
+Result<uint64_t> parse_seconds(std::string_view text) {
+  size_t dot = text.find('.');
+  std::string_view whole = text.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
+  uint64_t s = 0, f = 0;
+  auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), s);
+  if (whole.empty() || ec != std::errc() || end != whole.data() + whole.size() || frac.size() > 9 ||
+      s > UINT64_MAX / 1000000000)
+    return usage_error("'" + std::string(text) +
+                       "' is not a time: give seconds as the lines show them (18970.883561) or "
+                       "an ISO 8601 wall-clock time (2026-12-03T14:05:00Z)");
+  for (size_t i = 0; i < 9; i++) {
+    char c = i < frac.size() ? frac[i] : '0';
+    if (c < '0' || c > '9')
+      return usage_error("'" + std::string(text) + "' is not a time: bad fraction");
+    f = f * 10 + uint64_t(c - '0');
+  }
+  return s * 1000000000 + f;
+}
+
+// "YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" to ns since the epoch.
+std::optional<uint64_t> parse_iso8601(std::string_view text) {
+  int year, mon, day, hour, min, sec, consumed = 0;
+  std::string s(text);
+  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
+                  &consumed) != 6 ||
+      consumed != 19)
+    return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = mon - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = min;
+  tm.tm_sec = sec;
+  time_t t = timegm(&tm);
+  if (t < 0)
+    return std::nullopt;
+  std::string_view rest = text.substr(19);
+  uint64_t frac = 0;
+  if (!rest.empty() && rest[0] == '.') {
+    size_t i = 1;
+    uint64_t scale = 100000000;
+    for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9'; i++) {
+      frac += uint64_t(rest[i] - '0') * scale;
+      scale /= 10;
+    }
+    rest = rest.substr(i);
+  }
+  int64_t offset = 0;
+  if (rest == "Z" || rest.empty()) {
+    // UTC
+  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
+    int h = 0, m = 0;
+    if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &h, &m) != 2)
+      return std::nullopt;
+    offset = (h * 3600 + m * 60) * (rest[0] == '+' ? 1 : -1);
+  } else {
+    return std::nullopt;
+  }
+  return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
+}
+
+// The MCE decoder's severities (report/mce.h).
+constexpr std::string_view kSeverities[] = {"invalid", "corrected", "deferred", "ucna",
+                                            "srao",    "srar",      "fatal",    "uncorrected"};
+
+}  // namespace
+
+Result<std::vector<std::string>> parse_severity_list(std::string_view text) {
+  std::vector<std::string> out;
+  for (std::string_view name : split(text, ',')) {
+    name = trim(name);
+    if (std::find(std::begin(kSeverities), std::end(kSeverities), name) == std::end(kSeverities)) {
+      std::string known;
+      for (std::string_view k : kSeverities)
+        known += (known.empty() ? "" : ",") + std::string(k);
+      return usage_error("unknown severity '" + std::string(name) + "'; the severities are " +
+                         known);
+    }
+    out.emplace_back(name);
+  }
+  return out;
+}
+
+std::optional<Error> final_error(const ReportStats& stats) {
+  if (stats.bad == 0)
+    return std::nullopt;
+  return errorf(EINVAL,
+                "%llu of %llu records could not be decoded (each is named above, with its "
+                "offset); the others were reported",
+                static_cast<unsigned long long>(stats.bad),
+                static_cast<unsigned long long>(stats.bad + stats.records));
+}
+
+std::span<const std::string_view> sort_keys() {
+  return kSortKeys;
+}
+
+Result<std::vector<std::string>> parse_sort_keys(std::string_view text) {
+  std::vector<std::string> keys;
+  for (std::string_view key : split(text, ',')) {
+    key = trim(key);
+    if (std::find(std::begin(kSortKeys), std::end(kSortKeys), key) == std::end(kSortKeys)) {
+      std::string known;
+      for (std::string_view k : kSortKeys)
+        known += (known.empty() ? "" : ",") + std::string(k);
+      return usage_error("unknown sort key '" + std::string(key) + "'; the keys are " + known);
+    }
+    keys.emplace_back(key);
+  }
+  return keys;
+}
+
+Result<WallClock> decode_clock_data(std::span<const uint8_t> section) {
+  if (section.size() < 24)
+    return errorf(EINVAL, "HEADER_CLOCK_DATA has %zu bytes, fewer than its 24", section.size());
+  uint32_t version, clockid;
+  std::memcpy(&version, section.data(), 4);
+  std::memcpy(&clockid, section.data() + 4, 4);
+  if (version != 1)
+    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1",
+                  version);
+  WallClock w;
+  w.clockid = int32_t(clockid);
+  std::memcpy(&w.wall_ns, section.data() + 8, 8);
+  std::memcpy(&w.clock_ns, section.data() + 16, 8);
+  return w;
+}
+
+std::string format_wall_time(uint64_t wall_ns) {
+  time_t secs = time_t(wall_ns / 1000000000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[48];
+  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+  std::snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
+                static_cast<unsigned long long>(wall_ns % 1000000000));
+  return buf;
+}
+
+Result<uint64_t> parse_report_time(std::string_view text, const std::optional<WallClock>& wall) {
+  if (text.find('T') != std::string_view::npos) {
+    std::optional<uint64_t> ns = parse_iso8601(text);
+    if (!ns)
+      return usage_error("'" + std::string(text) +
+                         "' is not an ISO 8601 time such as 2026-12-03T14:05:00Z");
+    if (!wall)
+      return usage_error("'" + std::string(text) +
+                         "' is a wall-clock time, but the records' clock cannot be converted to "
+                         "one (the file has no HEADER_CLOCK_DATA: record with a clockid); give "
+                         "seconds as the lines show them");
+    if (*ns < wall->wall_ns - std::min(wall->wall_ns, wall->clock_ns))
+      return uint64_t(0);
+    return *ns - wall->wall_ns + wall->clock_ns;
+  }
+  return parse_seconds(text);
+}
+
+TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decoder,
+                         std::ostream& out, std::ostream& err)
+    : options_(options), decoder_(decoder), out_(out), err_(err) {
+  buffer_.reserve(kFlushSize * 2);
+}
+
+Status TraceReport::start(std::optional<WallClock> wall) {
+  wall_ = wall;
+  if (!options_.since.empty()) {
+    PP_ASSIGN_OR_RETURN(since_, parse_report_time(options_.since, wall_));
+  }
+  if (!options_.until.empty()) {
+    PP_ASSIGN_OR_RETURN(until_, parse_report_time(options_.until, wall_));
+  }
+  if (since_ > until_)
+    return usage_error("--since " + options_.since + " is after --until " + options_.until);
+  return ok_status();
+}
+
+uint32_t TraceReport::intern_comm(std::string_view name) {
+  auto [it, added] = comm_index_.try_emplace(std::string(name), uint32_t(comms_.size()));
+  if (added)
+    comms_.emplace_back(name);
+  return it->second;
+}
+
+void TraceReport::comm(uint32_t tid, std::string_view name) {
+  comm_of_tid_[tid] = intern_comm(name);
+}
+
+void TraceReport::bad_record(std::string_view where, uint64_t offset, const Error& error) {
+  stats_.bad++;
+  err_ << "perf persistent report: " << where << ": record at offset " << offset << ": "
+       << error.message() << "; skipped\n";
+}
+
+void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t offset) {
+  if (s.raw.empty()) {
+    stats_.other++;
+    return;
+  }
+  // PERF_SAMPLE_RAW is a u32 size then the payload, padded: the tracepoint's
+  // record is at the start of the payload.
+  const TraceEvent* event = decoder_.event_of(s.raw);
+  if (!event) {
+    uint64_t type = 0;
+    if (s.raw.size() >= 2)
+      std::memcpy(&type, s.raw.data(), 2);
+    bad_record(where, offset,
+               errorf(EINVAL,
+                      s.raw.size() < 2 ? "its tracepoint payload is empty"
+                                       : "its common_type %llu is no event of the tracing data",
+                      static_cast<unsigned long long>(type)));
+    return;
+  }
+  if (Status ok = decoder_.check(*event, s.raw); !ok.ok()) {
+    bad_record(where, offset, ok.error());
+    return;
+  }
+  stats_.records++;
+  Entry e{s.time, event, s.raw, s.cpu, s.pid, s.tid, 0};
+  if (!wanted(e))
+    return;
+  if (auto it = comm_of_tid_.find(s.tid); it != comm_of_tid_.end()) {
+    e.comm = it->second;
+  } else if (std::string_view saved = decoder_.saved_comm(int32_t(s.tid)); !saved.empty()) {
+    e.comm = intern_comm(saved);
+    comm_of_tid_[s.tid] = e.comm;
+  }
+  entries_.push_back(e);
+}
+
+bool TraceReport::wanted(const Entry& e) const {
+  if (e.time < since_ || e.time > until_)
+    return false;
+  if (options_.cpus &&
+      std::find(options_.cpus->begin(), options_.cpus->end(), int(e.cpu)) == options_.cpus->end())
+    return false;
+  if (options_.mce_only && e.event->name != kMceEvent)
+    return false;
+  return true;
+}
+
+void TraceReport::sort_entries() {
+  std::vector<std::string> keys = options_.sort;
+  if (keys.empty() || keys.back() != "time")
+    keys.emplace_back("time");  // ties in file order of time
+  auto less = [&](const Entry& a, const Entry& b) {
+    for (const std::string& k : keys) {
+      if (k == "time") {
+        if (a.time != b.time)
+          return a.time < b.time;
+      } else if (k == "cpu") {
+        if (a.cpu != b.cpu)
+          return a.cpu < b.cpu;
+      } else if (k == "pid") {
+        if (a.pid != b.pid)
+          return a.pid < b.pid;
+      } else if (k == "tid") {
+        if (a.tid != b.tid)
+          return a.tid < b.tid;
+      } else if (k == "comm") {
+        if (a.comm != b.comm) {
+          int c = comms_[a.comm].compare(comms_[b.comm]);
+          if (c != 0)
+            return c < 0;
+        }
+      } else if (k == "event") {
+        if (a.event != b.event) {
+          int c = a.event->name.compare(b.event->name);
+          if (c != 0)
+            return c < 0;
+        }
+      }
+    }
+    return false;
+  };
+  std::stable_sort(entries_.begin(), entries_.end(), less);
+}
+
+void TraceReport::print_text(const Entry& e) {
+  const std::string& comm = comms_[e.comm];
+  std::string_view shown = comm;
+  std::string unknown;
+  if (e.comm == 0) {
+    unknown = ":" + std::to_string(e.tid);
+    shown = unknown;
+  }
+  if (shown.size() < 16)
+    buffer_.append(16 - shown.size(), ' ');
+  buffer_ += shown;
+  buffer_ += ' ';
+  append_padded(buffer_, e.tid, 5, ' ');
+  buffer_ += " [";
+  append_padded(buffer_, e.cpu, 3, '0');
+  buffer_ += "] ";
+  append_perf_time(buffer_, e.time);
+  buffer_ += ": ";
+  if (wall_) {
+    buffer_ += format_wall_time(wall_->to_wall(e.time));
+    buffer_ += ' ';
+  }
+  buffer_ += e.event->name;
+  buffer_ += ": ";
+  decoder_.print_fmt(*e.event, e.raw, int(e.cpu), buffer_);
+  buffer_ += '\n';
+}
+
+void TraceReport::print_json(const Entry& e) {
+  JsonWriter w(buffer_);
+  w.begin_object();
+  w.key("time");
+  w.number(e.time);
+  if (wall_) {
+    w.key("wall_time");
+    w.string(format_wall_time(wall_->to_wall(e.time)));
+  }
+  w.key("cpu");
+  w.number(e.cpu);
+  w.key("pid");
+  w.number(e.pid);
+  w.key("tid");
+  w.number(e.tid);
+  if (e.comm != 0) {
+    w.key("comm");
+    w.string(comms_[e.comm]);
+  }
+  w.key("event");
+  w.string(e.event->name);
+  w.key("fields");
+  w.begin_object();
+  for (const TraceField& f : e.event->fields) {
+    w.key(f.name);
+    json_field(w, f, e.raw);
+  }
+  w.end_object();
+  w.end_object();
+  buffer_ += '\n';
+}
+
+void TraceReport::print_summary() {
+  std::map<std::pair<std::string, uint32_t>, uint64_t> counts;
+  for (const Entry& e : entries_)
+    counts[{e.event->name, e.cpu}]++;
+  if (options_.json) {
+    JsonWriter w(buffer_);
+    w.begin_object();
+    w.key("summary");
+    w.begin_object();
+    w.key("records");
+    w.number(stats_.records);
+    w.key("shown");
+    w.number(entries_.size());
+    w.key("bad_records");
+    w.number(stats_.bad);
+    w.key("events");
+    w.begin_array();
+    for (const auto& [key, count] : counts) {
+      w.begin_object();
+      w.key("event");
+      w.string(key.first);
+      w.key("cpu");
+      w.number(key.second);
+      w.key("count");
+      w.number(count);
+      w.end_object();
+    }
+    w.end_array();
+    w.end_object();
+    w.end_object();
+    buffer_ += '\n';
+    return;
+  }
+  buffer_ += "# records per event and CPU\n#\n#    count  cpu  event\n";
+  for (const auto& [key, count] : counts) {
+    append_padded(buffer_, count, 10, ' ');
+    buffer_ += "  ";
+    append_padded(buffer_, key.second, 3, ' ');
+    buffer_ += "  ";
+    buffer_ += key.first;
+    buffer_ += '\n';
+  }
+  buffer_ += "#\n# ";
+  append_u64(buffer_, entries_.size());
+  buffer_ += " records shown of ";
+  append_u64(buffer_, stats_.records);
+  buffer_ += " decoded; ";
+  append_u64(buffer_, stats_.bad);
+  buffer_ += " could not be decoded\n";
+}
+
+void TraceReport::flush_if_full() {
+  if (buffer_.size() >= kFlushSize)
+    flush();
+}
+
+void TraceReport::flush() {
+  out_.write(buffer_.data(), std::streamsize(buffer_.size()));
+  buffer_.clear();
+}
+
+Status TraceReport::finish() {
+  sort_entries();
+  if (options_.summary) {
+    print_summary();
+  } else {
+    for (const Entry& e : entries_) {
+      if (options_.json)
+        print_json(e);
+      else
+        print_text(e);
+      flush_if_full();
+    }
+  }
+  stats_.printed = options_.summary ? 0 : entries_.size();
+  flush();
+  out_.flush();
+  if (!out_)
+    return errorf(ErrorKind::kOutput, EIO, "cannot write the report to its output");
+  return ok_status();
+}
+
+Result<ReportStats> report_file(const std::string& path, const ReportOptions& options,
+                                std::ostream& out, std::ostream& err) {
+  PP_ASSIGN_OR_RETURN(PerfDataReader data, PerfDataReader::read_file(path));
+  auto tracing = data.tracing_data();
+  if (!tracing.ok()) {
+    if (tracing.error().code() == ENOENT)
+      return errorf(EINVAL,
+                    "%s holds no tracepoint formats (HEADER_TRACING_DATA): was it recorded from "
+                    "tracepoint events?",
+                    path.c_str());
+    return std::move(tracing).error().with_context(path);
+  }
+  PP_ASSIGN_OR_RETURN(auto decoder, TraceDecoder::create(*tracing));
+  for (const std::string& warning : decoder->warnings())
+    err << "perf persistent report: " << path << ": " << warning
+        << "; its records will be reported as undecodable\n";
+
+  std::optional<WallClock> wall;
+  if (auto section = data.feature(kFeatureClockData)) {
+    auto clock = decode_clock_data(*section);
+    bool all_use_it = !data.events().empty();
+    for (const EventDesc& e : data.events())
+      if (!e.attr.attr.use_clockid || (clock.ok() && e.attr.attr.clockid != clock->clockid))
+        all_use_it = false;
+    if (clock.ok() && all_use_it)
+      wall = *clock;
+  }
+
+  TraceReport report(options, *decoder, out, err);
+  PP_RETURN_IF_ERROR(report.start(wall));
+  PP_RETURN_IF_ERROR(data.for_each_record([&](const PerfDataRecord& r) -> Status {
+    if (r.type == PERF_RECORD_SAMPLE) {
+      auto sample = data.sample(r);
+      if (!sample.ok())
+        report.bad_record(path, r.offset, sample.error());
+      else
+        report.sample(*sample, path, r.offset);
+    } else if (r.type == PERF_RECORD_COMM && r.bytes.size() > 16) {
+      // header, u32 pid, u32 tid, char comm[] (NUL-padded), sample_id
+      uint32_t tid;
+      std::memcpy(&tid, r.bytes.data() + 12, 4);
+      const char* name = reinterpret_cast<const char*>(r.bytes.data() + 16);
+      report.comm(tid, std::string_view(name, strnlen(name, r.bytes.size() - 16)));
+      report.other_record();
+    } else {
+      report.other_record();
+    }
+    return ok_status();
+  }));
+  PP_RETURN_IF_ERROR(report.finish());
+  return report.stats();
+}
+
+}  // namespace pp::report

@@ -1,0 +1,171 @@
+// `perf persistent report`'s engine: tracepoint samples, from a perf.data
+// file or straight from persistent events' buffers, decoded by a
+// TraceDecoder, filtered, ordered and printed one line per record (text or
+// JSON) or counted (--summary). It does not know where records come from:
+// report_file() feeds it a perf.data file; record/'s live report feeds it
+// what the buffers hold.
+//
+// A text line, as perf script lays it out, then the event's print format:
+//
+//   sleep  1234 [001] 18970.883561: sched:sched_switch: prev_comm=sleep prev_pid=1234 ...
+//
+// and with --json one object per line (Documentation/perf-persistent-report.txt):
+//
+//   {"time":18970883561123,"cpu":1,"pid":1234,"tid":1234,"comm":"sleep",
+//    "event":"sched:sched_switch","fields":{"prev_comm":"sleep","prev_pid":1234,...}}
+//
+// A record that cannot be decoded (cut short, a __data_loc outside it, an
+// unknown common_type) is reported on the error stream with where it lies
+// and skipped; the rest are still printed.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "base/result.h"
+#include "report/bytes.h"
+#include "report/trace_decoder.h"
+#include "sys/perf_abi_sample.h"
+
+namespace pp::report {
+
+// What to print.
+struct ReportOptions {
+  bool json = false;
+  bool summary = false;
+  bool mce_only = false;                  // --mce: mce:mce_record only
+  std::vector<std::string> sort;          // keys; empty: by time
+  std::optional<std::vector<int>> cpus;   // -C
+  std::string since, until;               // --since/--until as given (parse_report_time)
+  std::vector<std::string> severities;    // --severity (MCE records only)
+};
+
+// The sort keys --sort takes, in the order the help lists them.
+std::span<const std::string_view> sort_keys();
+// Checks a --sort list ("cpu,time"): a usage error naming a key it does not know.
+Result<std::vector<std::string>> parse_sort_keys(std::string_view text);
+
+// How sample times become wall-clock times: perf's HEADER_CLOCK_DATA, or
+// what a live reader read from the clocks itself. Valid only when the
+// events' attr used `clockid` (use_clockid).
+struct WallClock {
+  int32_t clockid = 0;
+  uint64_t wall_ns = 0;   // CLOCK_REALTIME at the reference point, ns since the epoch
+  uint64_t clock_ns = 0;  // the event clock at the same point
+
+  uint64_t to_wall(uint64_t sample_time) const { return wall_ns + (sample_time - clock_ns); }
+};
+
+// HEADER_CLOCK_DATA's payload (perf 5.10+), little more than three numbers:
+//
+//   u32 version (1), u32 clockid, u64 wall-clock ns, u64 clockid ns
+Result<WallClock> decode_clock_data(std::span<const uint8_t> section);
+
+// "2026-12-03T14:05:00.123456789Z".
+std::string format_wall_time(uint64_t wall_ns);
+
+// Checks a --severity list ("fatal,srar"): a usage error naming a severity
+// the MCE decoder does not have.
+Result<std::vector<std::string>> parse_severity_list(std::string_view text);
+
+// A time given to --since/--until: perf's "seconds.fraction" (what the text
+// lines show) or, when `wall` can convert it, an ISO 8601 wall-clock time
+// ("2026-12-03T14:05:00Z", "2026-12-03T14:05:00.5+01:00").
+Result<uint64_t> parse_report_time(std::string_view text, const std::optional<WallClock>& wall);
+
+
+// What a report saw.
+struct ReportStats {
+  uint64_t records = 0;      // tracepoint samples decoded
+  uint64_t printed = 0;      // after the filters
+  uint64_t bad = 0;          // records that could not be decoded (reported, skipped)
+  uint64_t other = 0;        // samples without tracepoint data, side-band records
+};
+
+// The error a report that ran ends with: records could not be decoded
+// (they were reported one by one and skipped); none when all were.
+std::optional<Error> final_error(const ReportStats& stats);
+
+class TraceReport {
+ public:
+  // `decoder` and the streams must outlive the report. Lines go to `out`,
+  // the bad-record messages to `err`.
+  TraceReport(const ReportOptions& options, const TraceDecoder& decoder, std::ostream& out,
+              std::ostream& err);
+
+  // The wall clock, when the source has one; then resolves --since and
+  // --until (a usage error when one cannot be read).
+  Status start(std::optional<WallClock> wall);
+
+  // A PERF_RECORD_COMM (or the tracing data's saved_cmdlines): tid's name
+  // from now on.
+  void comm(uint32_t tid, std::string_view name);
+
+  // A sample that sys::decode_sample() decoded from a record at `offset` of
+  // `where` ("perf.data", "persistent/mce/ CPU 2"). Its bytes must stay
+  // valid until finish(). A sample with no PERF_SAMPLE_RAW is counted and
+  // skipped; one that cannot be decoded is reported and skipped.
+  void sample(const sys::Sample& sample, std::string_view where, uint64_t offset);
+
+  // A record at `offset` that could not be read at all: reported, counted.
+  void bad_record(std::string_view where, uint64_t offset, const Error& error);
+  void other_record() { stats_.other++; }
+
+  // Orders and prints everything added (or the summary), then flushes.
+  Status finish();
+
+  const ReportStats& stats() const { return stats_; }
+
+ private:
+  struct Entry {
+    uint64_t time;
+    const TraceEvent* event;
+    std::span<const uint8_t> raw;
+    uint32_t cpu;
+    uint32_t pid;
+    uint32_t tid;
+    uint32_t comm;  // index into comms_, 0 for unknown
+  };
+
+  bool wanted(const Entry& e) const;
+  void sort_entries();
+  void print_text(const Entry& e);
+  void print_json(const Entry& e);
+  void print_summary();
+  uint32_t intern_comm(std::string_view name);
+  void flush_if_full();
+  void flush();
+
+  const ReportOptions& options_;
+  const TraceDecoder& decoder_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::optional<WallClock> wall_;
+  uint64_t since_ = 0, until_ = UINT64_MAX;
+  std::vector<Entry> entries_;
+  std::vector<std::string> comms_{""};
+  std::unordered_map<std::string, uint32_t> comm_index_;
+  std::unordered_map<uint32_t, uint32_t> comm_of_tid_;
+  std::string buffer_;
+  ReportStats stats_;
+};
+
+// Reads perf.data (ours or the real perf record's) at `path` and prints it
+// with `options`. The formats come from the file's HEADER_TRACING_DATA.
+// Fails before printing anything when the file cannot be read or has no
+// tracing data; records it cannot decode are reported on `err` and skipped,
+// and the result says how many (ReportStats::bad).
+Result<ReportStats> report_file(const std::string& path, const ReportOptions& options,
+                                std::ostream& out, std::ostream& err);
+
+}  // namespace pp::report
