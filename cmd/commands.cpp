@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
      cmd_report},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",
      cmd_daemon},
+    {"decode", "Decode a machine check's registers or a kernel log's machine-check lines",
+     cmd_decode},
     {"attr", "Show the perf_event_attr each event of an event string becomes", cmd_attr},
     {"help", "Show the usage of perf-persistent or of one of its commands", cmd_help},
     {"version", "Show the version of perf-persistent and what it was built with", cmd_version},

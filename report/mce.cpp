@@ -106,6 +106,8 @@ std::string threshold_name(uint64_t status) {
 }
 
 std::string join_words(const std::vector<std::string>& words) {
+  if (words.empty())
+    return "(none)";
   std::string out;
   for (const auto& w : words) {
     if (!out.empty())

@@ -155,6 +155,7 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     te->id = event->id;
     te->name = system + ":" + (event->name ? event->name : "?");
     te->print_ok = !(event->flags & TEP_EVENT_FL_FAILED);
+    te->pure_print = event->handler == nullptr;
     uint32_t end = 0;
     for (tep_format_field* f = event->format.common_fields; f; f = f->next) {
       end = std::max(end, uint32_t(f->offset + f->size));

@@ -75,6 +75,9 @@ struct TraceEvent {
   std::vector<TraceField> fields;  // the event's own, in format order (common_* left out)
   uint32_t min_size = 0;  // bytes the fixed part of the record needs
   bool print_ok = true;   // libtraceevent parsed the print format
+  // The rendering depends on the payload alone (no plugin handler, which
+  // may look at the CPU or at other records): it may be cached by payload.
+  bool pure_print = true;
   tep_event* tep = nullptr;
 
   const TraceField* field(std::string_view name) const;

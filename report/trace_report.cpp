@@ -17,6 +17,8 @@ constexpr std::string_view kSortKeys[] = {"time", "cpu", "pid", "tid", "comm", "
 constexpr std::string_view kMceEvent = "mce:mce_record";
 // Output is handed to the stream in pieces of about this size.
 constexpr size_t kFlushSize = 1 << 16;
+// Distinct payloads whose rendering is kept (about 10 MB of text at most).
+constexpr size_t kRenderCacheSize = 1 << 16;
 
 void append_u64(std::string& out, uint64_t v) {
   char buf[24];
@@ -270,8 +272,45 @@ uint32_t TraceReport::intern_comm(std::string_view name) {
   return it->second;
 }
 
-void TraceReport::comm(uint32_t tid, std::string_view name) {
-  comm_of_tid_[tid] = intern_comm(name);
+void TraceReport::comm(uint32_t tid, uint64_t time, std::string_view name) {
+  CommHistory& history = comm_of_tid_[tid];
+  auto at = std::upper_bound(history.begin(), history.end(), time,
+                             [](uint64_t t, const auto& entry) { return t < entry.first; });
+  history.insert(at, {time, intern_comm(name)});
+}
+
+void TraceReport::fork(uint32_t tid, uint32_t parent_tid, uint64_t time) {
+  if (tid != parent_tid)
+    forks_.push_back({time, tid, parent_tid});
+}
+
+void TraceReport::apply_fork(uint32_t tid, uint32_t parent_tid, uint64_t time) {
+  uint32_t parent = comm_at(int32_t(parent_tid), time);
+  if (parent == 0)
+    return;
+  CommHistory& history = comm_of_tid_[tid];
+  // The inherited name holds until the child's own COMM.
+  if (history.empty() || history.front().first > time)
+    history.insert(history.begin(), {time, parent});
+}
+
+uint32_t TraceReport::comm_at(int32_t signed_tid, uint64_t time) {
+  auto tid = uint32_t(signed_tid);
+  auto it = comm_of_tid_.find(tid);
+  if (it != comm_of_tid_.end() && !it->second.empty()) {
+    const CommHistory& history = it->second;
+    auto at = std::upper_bound(history.begin(), history.end(), time,
+                               [](uint64_t t, const auto& entry) { return t < entry.first; });
+    // Before its first COMM a thread is known by that first name, as perf
+    // names it when its COMM came late.
+    return at == history.begin() ? history.front().second : std::prev(at)->second;
+  }
+  if (std::string_view saved = decoder_.saved_comm(int32_t(tid)); !saved.empty()) {
+    uint32_t index = intern_comm(saved);
+    comm_of_tid_[tid].push_back({0, index});
+    return index;
+  }
+  return 0;
 }
 
 void TraceReport::bad_record(std::string_view where, uint64_t offset, const Error& error) {
@@ -304,15 +343,9 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
     return;
   }
   stats_.records++;
-  Entry e{s.time, event, s.raw, s.cpu, s.pid, s.tid, 0};
+  Entry e{s.time, event, s.raw, s.cpu, int32_t(s.pid), int32_t(s.tid)};
   if (!wanted(e))
     return;
-  if (auto it = comm_of_tid_.find(s.tid); it != comm_of_tid_.end()) {
-    e.comm = it->second;
-  } else if (std::string_view saved = decoder_.saved_comm(int32_t(s.tid)); !saved.empty()) {
-    e.comm = intern_comm(saved);
-    comm_of_tid_[s.tid] = e.comm;
-  }
   entries_.push_back(e);
 }
 
@@ -346,8 +379,9 @@ void TraceReport::sort_entries() {
         if (a.tid != b.tid)
           return a.tid < b.tid;
       } else if (k == "comm") {
-        if (a.comm != b.comm) {
-          int c = comms_[a.comm].compare(comms_[b.comm]);
+        uint32_t ca = comm_at(a.tid, a.time), cb = comm_at(b.tid, b.time);
+        if (ca != cb) {
+          int c = comms_[ca].compare(comms_[cb]);
           if (c != 0)
             return c < 0;
         }
@@ -365,18 +399,24 @@ void TraceReport::sort_entries() {
 }
 
 void TraceReport::print_text(const Entry& e) {
-  const std::string& comm = comms_[e.comm];
-  std::string_view shown = comm;
+  uint32_t comm = comm_at(e.tid, e.time);
+  std::string_view shown = comms_[comm];
+  char tid[16];
+  auto [tid_end, ec] = std::to_chars(tid, tid + sizeof(tid), e.tid);
+  (void)ec;
+  std::string_view tid_text(tid, size_t(tid_end - tid));
   std::string unknown;
-  if (e.comm == 0) {
-    unknown = ":" + std::to_string(e.tid);
+  if (comm == 0) {
+    unknown = ":" + std::string(tid_text);
     shown = unknown;
   }
   if (shown.size() < 16)
     buffer_.append(16 - shown.size(), ' ');
   buffer_ += shown;
   buffer_ += ' ';
-  append_padded(buffer_, e.tid, 5, ' ');
+  if (tid_text.size() < 5)
+    buffer_.append(5 - tid_text.size(), ' ');
+  buffer_ += tid_text;
   buffer_ += " [";
   append_padded(buffer_, e.cpu, 3, '0');
   buffer_ += "] ";
@@ -388,7 +428,23 @@ void TraceReport::print_text(const Entry& e) {
   }
   buffer_ += e.event->name;
   buffer_ += ": ";
-  decoder_.print_fmt(*e.event, e.raw, int(e.cpu), buffer_);
+  if (!e.event->pure_print) {
+    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), buffer_);
+    stats_.rendered++;
+    buffer_ += '\n';
+    return;
+  }
+  std::string_view key(reinterpret_cast<const char*>(e.raw.data()), e.raw.size());
+  auto it = rendered_.find(key);
+  if (it == rendered_.end()) {
+    if (rendered_.size() >= kRenderCacheSize)
+      rendered_.clear();
+    std::string text;
+    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), text);
+    stats_.rendered++;
+    it = rendered_.emplace(key, std::move(text)).first;
+  }
+  buffer_ += it->second;
   buffer_ += '\n';
 }
 
@@ -404,12 +460,12 @@ void TraceReport::print_json(const Entry& e) {
   w.key("cpu");
   w.number(e.cpu);
   w.key("pid");
-  w.number(e.pid);
+  w.signed_number(e.pid);
   w.key("tid");
-  w.number(e.tid);
-  if (e.comm != 0) {
+  w.signed_number(e.tid);
+  if (uint32_t comm = comm_at(e.tid, e.time); comm != 0) {
     w.key("comm");
-    w.string(comms_[e.comm]);
+    w.string(comms_[comm]);
   }
   w.key("event");
   w.string(e.event->name);
@@ -486,6 +542,11 @@ void TraceReport::flush() {
 }
 
 Status TraceReport::finish() {
+  // Forks in time order: a parent's name may itself come from its own fork.
+  std::stable_sort(forks_.begin(), forks_.end(),
+                   [](const Fork& a, const Fork& b) { return a.time < b.time; });
+  for (const Fork& f : forks_)
+    apply_fork(f.tid, f.parent_tid, f.time);
   sort_entries();
   if (options_.summary) {
     print_summary();
@@ -534,6 +595,16 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
       wall = *clock;
   }
 
+  // Side-band records carry the time in their sample_id trailer, laid out
+  // alike for every event of a file.
+  const perf_event_attr& first_attr = data.events().front().attr.attr;
+  auto record_time = [&](std::span<const uint8_t> bytes) -> uint64_t {
+    if (!first_attr.sample_id_all || !(first_attr.sample_type & PERF_SAMPLE_TIME))
+      return 0;
+    auto id = sys::decode_sample_id(first_attr.sample_type, bytes);
+    return id.ok() ? id->time : 0;
+  };
+
   TraceReport report(options, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));
   PP_RETURN_IF_ERROR(data.for_each_record([&](const PerfDataRecord& r) -> Status {
@@ -547,8 +618,19 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
       // header, u32 pid, u32 tid, char comm[] (NUL-padded), sample_id
       uint32_t tid;
       std::memcpy(&tid, r.bytes.data() + 12, 4);
+      size_t trailer = sys::sample_id_size(first_attr);
+      size_t end = r.bytes.size() > 16 + trailer ? r.bytes.size() - trailer : 16;
       const char* name = reinterpret_cast<const char*>(r.bytes.data() + 16);
-      report.comm(tid, std::string_view(name, strnlen(name, r.bytes.size() - 16)));
+      report.comm(tid, record_time(r.bytes), std::string_view(name, strnlen(name, end - 16)));
+      report.other_record();
+    } else if (r.type == PERF_RECORD_FORK && r.bytes.size() >= 32) {
+      // header, u32 pid, ppid, tid, ptid, u64 time
+      uint32_t tid, ptid;
+      uint64_t time;
+      std::memcpy(&tid, r.bytes.data() + 16, 4);
+      std::memcpy(&ptid, r.bytes.data() + 20, 4);
+      std::memcpy(&time, r.bytes.data() + 24, 8);
+      report.fork(tid, ptid, time);
       report.other_record();
     } else {
       report.other_record();

@@ -90,6 +90,7 @@ struct ReportStats {
   uint64_t printed = 0;      // after the filters
   uint64_t bad = 0;          // records that could not be decoded (reported, skipped)
   uint64_t other = 0;        // samples without tracepoint data, side-band records
+  uint64_t rendered = 0;     // text lines whose print format was rendered (not cached)
 };
 
 // The error a report that ran ends with: records could not be decoded
@@ -107,9 +108,12 @@ class TraceReport {
   // --until (a usage error when one cannot be read).
   Status start(std::optional<WallClock> wall);
 
-  // A PERF_RECORD_COMM (or the tracing data's saved_cmdlines): tid's name
-  // from now on.
-  void comm(uint32_t tid, std::string_view name);
+  // A PERF_RECORD_COMM: tid's name from `time` on (records are ordered
+  // by time when printed; the name a record shows is the one its thread had
+  // then, as perf script shows it).
+  void comm(uint32_t tid, uint64_t time, std::string_view name);
+  // A PERF_RECORD_FORK: `tid` starts with the name `parent_tid` has at `time`.
+  void fork(uint32_t tid, uint32_t parent_tid, uint64_t time);
 
   // A sample that sys::decode_sample() decoded from a record at `offset` of
   // `where` ("perf.data", "persistent/mce/ CPU 2"). Its bytes must stay
@@ -132,10 +136,15 @@ class TraceReport {
     const TraceEvent* event;
     std::span<const uint8_t> raw;
     uint32_t cpu;
-    uint32_t pid;
-    uint32_t tid;
-    uint32_t comm;  // index into comms_, 0 for unknown
+    int32_t pid;  // -1 for the idle task's context, as perf shows it
+    int32_t tid;
   };
+  struct Fork {
+    uint64_t time;
+    uint32_t tid, parent_tid;
+  };
+  // A thread's names, by the time each took effect.
+  using CommHistory = std::vector<std::pair<uint64_t, uint32_t>>;
 
   bool wanted(const Entry& e) const;
   void sort_entries();
@@ -143,6 +152,9 @@ class TraceReport {
   void print_json(const Entry& e);
   void print_summary();
   uint32_t intern_comm(std::string_view name);
+  // The index in comms_ of tid's name at `time`, 0 when unknown.
+  uint32_t comm_at(int32_t tid, uint64_t time);
+  void apply_fork(uint32_t tid, uint32_t parent_tid, uint64_t time);
   void flush_if_full();
   void flush();
 
@@ -153,10 +165,16 @@ class TraceReport {
   std::optional<WallClock> wall_;
   uint64_t since_ = 0, until_ = UINT64_MAX;
   std::vector<Entry> entries_;
+  std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;
-  std::unordered_map<uint32_t, uint32_t> comm_of_tid_;
+  std::unordered_map<uint32_t, CommHistory> comm_of_tid_;
   std::string buffer_;
+  // The print format's rendering by the exact payload it was rendered from:
+  // libtraceevent's printer interprets the format anew for every record,
+  // and traces repeat themselves (the same tasks switch, the same bank
+  // reports). Keys view the records, which live until finish() returns.
+  std::unordered_map<std::string_view, std::string> rendered_;
   ReportStats stats_;
 };
 
