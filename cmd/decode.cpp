@@ -124,8 +124,7 @@ int cmd_decode(int argc, const char** argv) {
   // Results and problems in log order, so a reader sees where each is.
   size_t problem = 0;
   auto flush_problems = [&](size_t before_line) {
-    for (; problem < parsed_log.problems.size() &&
-           parsed_log.problems[problem].line < before_line;
+    for (; problem < parsed_log.problems.size() && parsed_log.problems[problem].line < before_line;
          problem++) {
       Error e = usage_error(parsed_log.problems[problem].message);
       if (json)

@@ -28,7 +28,7 @@ constexpr NamedBit kSerStatusBits[] = {{kS, "S"}, {kAr, "AR"}};
 // AMD MCA_STATUS bits (AMD64 APM vol. 2 and the family 17h/19h PPRs):
 // bit 55 is TCC, not AR; no S bit.
 constexpr NamedBit kAmdStatusBits[] = {
-    {kTcc, "TCC"},   {kSyndv, "SyndV"},       {kCecc, "CECC"},     {kUecc, "UECC"},
+    {kTcc, "TCC"},           {kSyndv, "SyndV"},   {kCecc, "CECC"},   {kUecc, "UECC"},
     {kDeferred, "Deferred"}, {kPoison, "Poison"}, {kScrub, "Scrub"},
 };
 // IA32_MCG_STATUS (SDM vol. 3B): RIPV, EIPV, MCIP, LMCE_S (printed LMCE).
@@ -44,22 +44,53 @@ struct SmcaType {
   const char* name;
 };
 constexpr SmcaType kSmcaTypes[] = {
-    {0x00, 0x0, "reserved"},       {0xB0, 0x0, "load_store"},     {0xB0, 0x10, "load_store"},
-    {0xB0, 0x1, "insn_fetch"},     {0xB0, 0x2, "l2_cache"},       {0xB0, 0x3, "decode_unit"},
-    {0xB0, 0x5, "execution_unit"}, {0xB0, 0x6, "floating_point"}, {0xB0, 0x7, "l3_cache"},
-    {0x2E, 0x0, "coherent_slave"}, {0x2E, 0x1, "pie"},            {0x2E, 0x2, "coherent_slave"},
-    {0x2E, 0x4, "ma_llc"},         {0x96, 0x0, "umc"},            {0x96, 0x1, "umc_v2"},
-    {0x05, 0x0, "param_block"},    {0xFF, 0x0, "psp"},            {0xFF, 0x1, "psp"},
-    {0xFF, 0x2, "mpart"},          {0x01, 0x0, "smu"},            {0x01, 0x1, "smu"},
-    {0x01, 0x2, "mp5"},            {0x01, 0x3, "mpdma"},          {0x18, 0x0, "nbio"},
-    {0x46, 0x0, "pcie"},           {0x46, 0x1, "pcie"},           {0x50, 0x0, "xgmi_pcs"},
-    {0x5C, 0x0, "ssbdci"},         {0x6C, 0x0, "nbif"},           {0x80, 0x0, "shub"},
-    {0xA8, 0x0, "sata"},           {0xAA, 0x0, "usb"},            {0x12, 0x0, "mpras"},
-    {0xBE, 0x0, "mpdacc"},         {0xF9, 0x0, "mpm"},            {0xFD, 0x0, "mpasp"},
-    {0xFD, 0x1, "mpasp"},          {0x157, 0x0, "dacc_fe"},       {0x164, 0x0, "dacc_be"},
-    {0x170, 0x0, "usr_dp"},        {0x180, 0x0, "usr_cp"},        {0x1E0, 0x0, "eddr5cmn"},
-    {0x1E1, 0x0, "pcie_pl"},       {0x241, 0x0, "gmi_pcs"},       {0x259, 0x0, "xgmi_phy"},
-    {0x267, 0x0, "wafl_phy"},      {0x269, 0x0, "gmi_phy"},
+    {0x00, 0x0, "reserved"},
+    {0xB0, 0x0, "load_store"},
+    {0xB0, 0x10, "load_store"},
+    {0xB0, 0x1, "insn_fetch"},
+    {0xB0, 0x2, "l2_cache"},
+    {0xB0, 0x3, "decode_unit"},
+    {0xB0, 0x5, "execution_unit"},
+    {0xB0, 0x6, "floating_point"},
+    {0xB0, 0x7, "l3_cache"},
+    {0x2E, 0x0, "coherent_slave"},
+    {0x2E, 0x1, "pie"},
+    {0x2E, 0x2, "coherent_slave"},
+    {0x2E, 0x4, "ma_llc"},
+    {0x96, 0x0, "umc"},
+    {0x96, 0x1, "umc_v2"},
+    {0x05, 0x0, "param_block"},
+    {0xFF, 0x0, "psp"},
+    {0xFF, 0x1, "psp"},
+    {0xFF, 0x2, "mpart"},
+    {0x01, 0x0, "smu"},
+    {0x01, 0x1, "smu"},
+    {0x01, 0x2, "mp5"},
+    {0x01, 0x3, "mpdma"},
+    {0x18, 0x0, "nbio"},
+    {0x46, 0x0, "pcie"},
+    {0x46, 0x1, "pcie"},
+    {0x50, 0x0, "xgmi_pcs"},
+    {0x5C, 0x0, "ssbdci"},
+    {0x6C, 0x0, "nbif"},
+    {0x80, 0x0, "shub"},
+    {0xA8, 0x0, "sata"},
+    {0xAA, 0x0, "usb"},
+    {0x12, 0x0, "mpras"},
+    {0xBE, 0x0, "mpdacc"},
+    {0xF9, 0x0, "mpm"},
+    {0xFD, 0x0, "mpasp"},
+    {0xFD, 0x1, "mpasp"},
+    {0x157, 0x0, "dacc_fe"},
+    {0x164, 0x0, "dacc_be"},
+    {0x170, 0x0, "usr_dp"},
+    {0x180, 0x0, "usr_cp"},
+    {0x1E0, 0x0, "eddr5cmn"},
+    {0x1E1, 0x0, "pcie_pl"},
+    {0x241, 0x0, "gmi_pcs"},
+    {0x259, 0x0, "xgmi_phy"},
+    {0x267, 0x0, "wafl_phy"},
+    {0x269, 0x0, "gmi_phy"},
 };
 
 std::optional<std::string> smca_bank_type_of(uint64_t ipid) {
@@ -280,8 +311,8 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   // Headline: where, and the two verdicts.
   out += "CPU " + (r.cpu ? std::to_string(*r.cpu) : std::string("?")) + " bank " +
          (r.bank ? std::to_string(*r.bank) : std::string("?")) + ": " +
-         std::string(mce_severity_name(d.severity)) + ", kernel: " +
-         std::string(kernel_severity_name(d.kernel_severity)) + "\n";
+         std::string(mce_severity_name(d.severity)) +
+         ", kernel: " + std::string(kernel_severity_name(d.kernel_severity)) + "\n";
   out += "  status " + hex(r.status.value_or(0)) + ": " + join_words(d.status_bits);
   if (d.threshold)
     out += ", threshold " + *d.threshold;

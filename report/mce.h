@@ -83,12 +83,12 @@ struct MceDecoded {
   CpuVendor vendor = CpuVendor::kUnknown;  // the override, else cpuvendor, else unknown
   bool amd_layout = false;                 // AMD or Hygon: MCA_STATUS has AMD's bits
 
-  std::vector<std::string> status_bits;      // names of the bits set, high bit first
-  std::vector<std::string> mcg_status_bits;  // RIPV, EIPV, MCIP, LMCE
-  std::optional<uint32_t> corrected_count;   // bits 52:38, only with MCG_CAP.CMCI_P
-  std::optional<std::string> threshold;      // bits 54:53, only with MCG_CAP.TES_P
-  uint16_t mscod = 0;                        // bits 31:16, model specific, raw
-  McaErrorCode error_code;                   // bits 15:0
+  std::vector<std::string> status_bits;       // names of the bits set, high bit first
+  std::vector<std::string> mcg_status_bits;   // RIPV, EIPV, MCIP, LMCE
+  std::optional<uint32_t> corrected_count;    // bits 52:38, only with MCG_CAP.CMCI_P
+  std::optional<std::string> threshold;       // bits 54:53, only with MCG_CAP.TES_P
+  uint16_t mscod = 0;                         // bits 31:16, model specific, raw
+  McaErrorCode error_code;                    // bits 15:0
   std::optional<std::string> smca_bank_type;  // AMD, from MCA_IPID
 
   MceSeverity severity = MceSeverity::kInvalid;

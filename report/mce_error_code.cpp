@@ -32,13 +32,13 @@ constexpr std::array<const char*, 4> kTt = {"instr", "data", "generic", "reserve
 // data write, 0101 IRD instruction fetch, 0110 PREFETCH, 0111 EVICT,
 // 1000 SNOOP; the rest reserved.
 constexpr std::array<const char*, 16> kRrrr = {
-    "err",      "rd",       "wr",       "drd",      "dwr",      "ird",      "prefetch", "evict",
-    "snoop",    "reserved", "reserved", "reserved", "reserved", "reserved", "reserved", "reserved"};
+    "err",   "rd",       "wr",       "drd",      "dwr",      "ird",      "prefetch", "evict",
+    "snoop", "reserved", "reserved", "reserved", "reserved", "reserved", "reserved", "reserved"};
 constexpr std::array<const char*, 16> kRrrrText = {
-    "generic error", "generic read",   "generic write",  "data read",
-    "data write",    "instruction fetch", "prefetch",    "eviction",
-    "snoop",         "reserved",       "reserved",       "reserved",
-    "reserved",      "reserved",       "reserved",       "reserved"};
+    "generic error", "generic read",      "generic write", "data read",
+    "data write",    "instruction fetch", "prefetch",      "eviction",
+    "snoop",         "reserved",          "reserved",      "reserved",
+    "reserved",      "reserved",          "reserved",      "reserved"};
 
 // SDM, "Encodings of PP, T, and II Sub-Fields": PP 00 SRC (the local
 // processor originated the request), 01 RES (responded), 10 OBS (observed
@@ -50,8 +50,8 @@ constexpr std::array<const char*, 4> kIi = {"mem", "reserved", "io", "other"};
 // SDM, "Encodings of MMM and CCCC Sub-Fields": MMM 000 GEN, 001 RD, 010 WR,
 // 011 AC (address/command), 100 MS (memory scrubbing), 101-111 reserved;
 // CCCC 0000-1110 the channel, 1111 channel not specified.
-constexpr std::array<const char*, 8> kMmm = {"generic",  "read",     "write",    "addr-cmd",
-                                             "scrub",    "reserved", "reserved", "reserved"};
+constexpr std::array<const char*, 8> kMmm = {"generic", "read",     "write",    "addr-cmd",
+                                             "scrub",   "reserved", "reserved", "reserved"};
 constexpr uint8_t kChannelUnspecified = 0xF;
 
 std::string ll_text(uint8_t ll) {
@@ -198,9 +198,9 @@ std::string describe_mca_error_code(const McaErrorCode& c) {
       break;
     case McaErrorClass::kMemoryController:
     case McaErrorClass::kMemoryAsCache:
-      out += ": mmm=" + *c.mmm + ", channel " +
-             (*c.cccc == kChannelUnspecified ? std::string("unspecified")
-                                             : std::to_string(*c.cccc));
+      out +=
+          ": mmm=" + *c.mmm + ", channel " +
+          (*c.cccc == kChannelUnspecified ? std::string("unspecified") : std::to_string(*c.cccc));
       break;
     case McaErrorClass::kBus:
       out += ": " + rrrr_text() + ", pp=" + *c.pp + ", " + (*c.t ? "timeout" : "no timeout") +

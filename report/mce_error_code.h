@@ -38,16 +38,16 @@ struct McaErrorCode {
   uint16_t raw = 0;
   McaErrorClass error_class = McaErrorClass::kSimple;
   // The sub-fields the class has, by the SDM's names; absent otherwise.
-  std::optional<std::string> simple;  // the simple code's name ("no error", "unclassified"...)
-  std::optional<std::string> tt;      // instr, data, generic, reserved
-  std::optional<uint8_t> ll;          // raw LL, 0..3, as the SDM encodes it
-  std::optional<std::string> rrrr;    // err, rd, wr, drd, dwr, ird, prefetch, evict, snoop
-  std::optional<std::string> pp;      // src, res, obs, generic
-  std::optional<bool> t;              // timeout
-  std::optional<std::string> ii;      // mem, reserved, io, other
-  std::optional<std::string> mmm;     // generic, read, write, addr-cmd, scrub, reserved
-  std::optional<uint8_t> cccc;        // channel 0..14; 15 is "unspecified"
-  bool f = false;                     // bit 12, correction report filtering
+  std::optional<std::string> simple;    // the simple code's name ("no error", "unclassified"...)
+  std::optional<std::string> tt;        // instr, data, generic, reserved
+  std::optional<uint8_t> ll;            // raw LL, 0..3, as the SDM encodes it
+  std::optional<std::string> rrrr;      // err, rd, wr, drd, dwr, ird, prefetch, evict, snoop
+  std::optional<std::string> pp;        // src, res, obs, generic
+  std::optional<bool> t;                // timeout
+  std::optional<std::string> ii;        // mem, reserved, io, other
+  std::optional<std::string> mmm;       // generic, read, write, addr-cmd, scrub, reserved
+  std::optional<uint8_t> cccc;          // channel 0..14; 15 is "unspecified"
+  bool f = false;                       // bit 12, correction report filtering
   std::optional<std::string> internal;  // internal: "timer" or "unclassified"
 };
 

@@ -250,9 +250,12 @@ class LogParser {
         got.ipid = v;
       // Keys a newer kernel may add are skipped with their value.
     }
-    for (auto [to, from] : {std::pair{&r->tsc, &got.tsc}, {&r->addr, &got.addr},
-                            {&r->misc, &got.misc}, {&r->ppin, &got.ppin},
-                            {&r->synd, &got.synd}, {&r->ipid, &got.ipid}})
+    for (auto [to, from] : {std::pair{&r->tsc, &got.tsc},
+                            {&r->addr, &got.addr},
+                            {&r->misc, &got.misc},
+                            {&r->ppin, &got.ppin},
+                            {&r->synd, &got.synd},
+                            {&r->ipid, &got.ipid}})
       if (*from)
         *to = *from;
   }

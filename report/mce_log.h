@@ -2,11 +2,11 @@
 // (arch/x86/kernel/cpu/mce/core.c, also at a panic and in a pstore dump),
 // back into the registers the decoder takes, one MceRegisters per error.
 //
-//   [   12.345678] mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: be00000000000150
-//   mce: [Hardware Error]: RIP !INEXACT! 10:<ffffffff9c8592eb> {native_safe_halt+0xb/0x10}
-//   mce: [Hardware Error]: TSC 5663dac3e ADDR 1234000 MISC 86
-//   mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 0 microcode 1
-//   mce: [Hardware Error]: Machine check: Processor context corrupt
+//   [   12.345678] mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1:
+//   be00000000000150 mce: [Hardware Error]: RIP !INEXACT! 10:<ffffffff9c8592eb>
+//   {native_safe_halt+0xb/0x10} mce: [Hardware Error]: TSC 5663dac3e ADDR 1234000 MISC 86 mce:
+//   [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 0 microcode 1 mce: [Hardware
+//   Error]: Machine check: Processor context corrupt
 //
 // The header line ("CPU <cpu decimal>: Machine Check[ Exception]: <MCG_STATUS
 // hex> Bank <bank decimal>: <status hex>") starts an error; the RIP line
@@ -36,12 +36,12 @@ struct MceLogEntry {
 };
 
 struct MceLogProblem {
-  size_t line = 0;  // 1-based
+  size_t line = 0;      // 1-based
   std::string message;  // "line 3: ..." : what is wrong and what was expected
 };
 
 struct MceLog {
-  std::vector<MceLogEntry> entries;    // in log order
+  std::vector<MceLogEntry> entries;     // in log order
   std::vector<MceLogProblem> problems;  // malformed machine-check lines, skipped
 };
 

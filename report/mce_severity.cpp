@@ -43,8 +43,8 @@ constexpr uint64_t kAddrMisc = kAddrv | kMiscv;
 struct KernelRule {
   KernelSeverity severity;
   const char* message;
-  uint64_t mask, value;            // (status & mask) == value
-  uint8_t mcg_mask, mcg_value;     // (mcgstatus & mcg_mask) == mcg_value
+  uint64_t mask, value;         // (status & mask) == value
+  uint8_t mcg_mask, mcg_value;  // (mcgstatus & mcg_mask) == mcg_value
   Ser ser = Ser::kAny;
   Context context = Context::kAny;
   Exception exception = Exception::kAny;
@@ -94,14 +94,14 @@ constexpr KernelRule kIntelRules[] = {
      kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodData, 0, 0, Ser::kRequired,
      Context::kUser},
     {KernelSeverity::kAr, "Action required: instruction fetch error in a user process",
-     kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodInstr, 0, 0,
-     Ser::kRequired, Context::kUser},
+     kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodInstr, 0, 0, Ser::kRequired,
+     Context::kUser},
     {KernelSeverity::kPanic, "Data load in unrecoverable area of kernel",
      kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodData, 0, 0, Ser::kRequired,
      Context::kKernel},
     {KernelSeverity::kPanic, "Instruction fetch error in kernel",
-     kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodInstr, 0, 0,
-     Ser::kRequired, Context::kKernel},
+     kOver | kUcSar | kAddrMisc | kMcacod, kUcSar | kAddrMisc | kMcacodInstr, 0, 0, Ser::kRequired,
+     Context::kKernel},
     {KernelSeverity::kPanic, "Action required: unknown MCACOD", kOver | kUcSar, kUcSar, 0, 0,
      Ser::kRequired},
     {KernelSeverity::kSome, "Action optional: unknown MCACOD", kOver | kUcSar, kUcS, 0, 0,
@@ -241,13 +241,15 @@ KernelSeverityVerdict amd_kernel_severity(const MceRegisters& regs) {
     }
     if (status & kOver) {
       out.severity = KernelSeverity::kPanic;
-      out.rule = "AMD: uncorrected error with overflow (no MCA_IPID: graded without overflow "
-                 "recovery)";
+      out.rule =
+          "AMD: uncorrected error with overflow (no MCA_IPID: graded without overflow "
+          "recovery)";
       return out;
     }
     out.severity = KernelSeverity::kUc;
-    out.rule = "AMD: uncorrected error in user context (no MCA_IPID: graded without overflow "
-               "recovery)";
+    out.rule =
+        "AMD: uncorrected error in user context (no MCA_IPID: graded without overflow "
+        "recovery)";
     return out;
   }
   if (status & kDeferred) {
