@@ -202,10 +202,12 @@ TEST(MceErrorCode, SdmEveryClassAndSubField) {
     for (auto& [key, value] : c.fields.items())
       EXPECT_EQ(j[key], value) << std::hex << c.code << " " << key;
     // A field the class does not have is absent.
-    if (std::string(c.error_class) != "cache" && std::string(c.error_class) != "bus")
+    if (std::string(c.error_class) != "cache" && std::string(c.error_class) != "bus") {
       EXPECT_FALSE(j.contains("rrrr")) << std::hex << c.code;
-    if (std::string(c.error_class) != "bus")
+    }
+    if (std::string(c.error_class) != "bus") {
       EXPECT_FALSE(j.contains("pp")) << std::hex << c.code;
+    }
   }
 }
 

@@ -65,8 +65,9 @@ TEST(DecodeCli, LogGivesTheSameResultsAsTheCommandLine) {
     for (auto& [key, value] : from_log[i].items()) {
       static const std::set<std::string> log_only = {
           "log_line", "ip", "tsc", "walltime", "apicid", "socketid", "microcode", "cs"};
-      if (!cli.contains(key))
+      if (!cli.contains(key)) {
         EXPECT_TRUE(log_only.count(key)) << "error " << i << " only the log has " << key;
+      }
     }
   }
   EXPECT_EQ(from_log[0]["severity"], "fatal");
