@@ -361,6 +361,12 @@ uint32_t TraceReport::comm_at(int32_t signed_tid, uint64_t time) {
     comm_of_tid_[tid].push_back({0, index});
     return index;
   }
+  if (tid == 0) {
+    // The idle task: no COMM record ever names it; perf knows it as "swapper".
+    uint32_t index = intern_comm("swapper");
+    comm_of_tid_[tid].push_back({0, index});
+    return index;
+  }
   return 0;
 }
 
