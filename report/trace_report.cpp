@@ -152,9 +152,10 @@ std::optional<uint64_t> parse_iso8601(std::string_view text) {
   return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
 }
 
-constexpr MceSeverity kSeverities[] = {
-    MceSeverity::kInvalid, MceSeverity::kCorrected, MceSeverity::kDeferred, MceSeverity::kUcna,
-    MceSeverity::kSrao,    MceSeverity::kSrar,      MceSeverity::kFatal,    MceSeverity::kUncorrected};
+constexpr MceSeverity kSeverities[] = {MceSeverity::kInvalid,  MceSeverity::kCorrected,
+                                       MceSeverity::kDeferred, MceSeverity::kUcna,
+                                       MceSeverity::kSrao,     MceSeverity::kSrar,
+                                       MceSeverity::kFatal,    MceSeverity::kUncorrected};
 
 // Each line of `text` with `indent` before it.
 void append_indented(std::string& out, std::string_view text, std::string_view indent) {
@@ -259,8 +260,7 @@ Result<WallClock> decode_clock_data(std::span<const uint8_t> section) {
   std::memcpy(&version, section.data(), 4);
   std::memcpy(&clockid, section.data() + 4, 4);
   if (version != 1)
-    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1",
-                  version);
+    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1", version);
   WallClock w;
   w.clockid = int32_t(clockid);
   std::memcpy(&w.wall_ns, section.data() + 8, 8);

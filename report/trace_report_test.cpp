@@ -5,9 +5,8 @@
 // short, and whole perf.data files written by report/'s writer.
 #include "report/trace_report.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
+#include <gtest/gtest.h>
 #include <sstream>
 
 #include "base/json.h"
@@ -54,20 +53,20 @@ void put(Bytes& b, size_t offset, T v) {
 Bytes mce_payload(uint64_t status, uint8_t bank, uint32_t cpu) {
   Bytes b(107, 0);
   put<uint16_t>(b, 0, uint16_t(kMceId));
-  put<int32_t>(b, 4, 0);                                // common_pid
-  put<uint64_t>(b, 8, 0x1000c14);                       // mcgcap
-  put<uint64_t>(b, 16, 0x5);                            // mcgstatus: RIPV MCIP
-  put<uint64_t>(b, 24, status);                         // status
-  put<uint64_t>(b, 32, 0x1234f000);                     // addr
-  put<uint64_t>(b, 40, 0x86);                           // misc
-  put<uint64_t>(b, 64, 0xffffffff81234567ULL);          // ip
-  put<uint64_t>(b, 72, 0x8d3a5c1f2);                    // tsc
-  put<uint64_t>(b, 80, 1764770012);                     // walltime
-  put<uint32_t>(b, 88, cpu);                            // cpu
-  put<uint32_t>(b, 92, 0x50654);                        // cpuid
-  put<uint32_t>(b, 96, 4);                              // apicid
-  put<uint8_t>(b, 104, 0x10);                           // cs
-  put<uint8_t>(b, 105, bank);                           // bank
+  put<int32_t>(b, 4, 0);                        // common_pid
+  put<uint64_t>(b, 8, 0x1000c14);               // mcgcap
+  put<uint64_t>(b, 16, 0x5);                    // mcgstatus: RIPV MCIP
+  put<uint64_t>(b, 24, status);                 // status
+  put<uint64_t>(b, 32, 0x1234f000);             // addr
+  put<uint64_t>(b, 40, 0x86);                   // misc
+  put<uint64_t>(b, 64, 0xffffffff81234567ULL);  // ip
+  put<uint64_t>(b, 72, 0x8d3a5c1f2);            // tsc
+  put<uint64_t>(b, 80, 1764770012);             // walltime
+  put<uint32_t>(b, 88, cpu);                    // cpu
+  put<uint32_t>(b, 92, 0x50654);                // cpuid
+  put<uint32_t>(b, 96, 4);                      // apicid
+  put<uint8_t>(b, 104, 0x10);                   // cs
+  put<uint8_t>(b, 105, bank);                   // bank
   return b;
 }
 
