@@ -145,7 +145,7 @@ std::optional<uint64_t> parse_iso8601(std::string_view text) {
     int h = 0, m = 0;
     if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &h, &m) != 2)
       return std::nullopt;
-    offset = (h * 3600 + m * 60) * (rest[0] == '+' ? 1 : -1);
+    offset = (int64_t(h) * 3600 + int64_t(m) * 60) * (rest[0] == '+' ? 1 : -1);
   } else {
     return std::nullopt;
   }
@@ -227,11 +227,12 @@ MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw
 std::optional<Error> final_error(const ReportStats& stats) {
   if (stats.bad == 0)
     return std::nullopt;
-  return errorf(EINVAL,
-                "%llu of %llu records could not be decoded (each is named above, with its "
-                "offset); the others were reported",
-                static_cast<unsigned long long>(stats.bad),
-                static_cast<unsigned long long>(stats.bad + stats.records));
+  return errorf(
+      EINVAL,
+      "%llu of %llu records could not be decoded (each is named above, with its "
+      "offset); the others were reported",
+      static_cast<unsigned long long>(stats.bad),
+      static_cast<unsigned long long>(stats.bad) + static_cast<unsigned long long>(stats.records));
 }
 
 std::span<const std::string_view> sort_keys() {
