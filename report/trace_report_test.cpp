@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 
 #include "base/json.h"
@@ -379,6 +380,57 @@ TEST_F(MceFile, FiltersSummaryAndSort) {
   ASSERT_TRUE(run(path, by_cpu).ok());
   std::string out = out_.str();
   EXPECT_LT(out.find("\"cpu\":0"), out.find("\"cpu\":1")) << out;
+}
+
+// --severity keeps the machine checks of those classes only; --summary
+// counts them per bank, severity and error class. The three statuses are
+// SDM classes with MCG_CAP.SER_P set (the payload's mcgcap 0x1000c14):
+// 0x9000000000000134 corrected (UC=0), a cache error (data read, L1);
+// 0xbd000000000000c2 SRAO (UC=1 PCC=0 S=1 AR=0), a memory-controller scrub;
+// 0xbe00000000000150 fatal (UC=1 PCC=1), a cache error (instruction fetch).
+TEST_F(MceFile, SeverityFilterAndMceSummary) {
+  Bytes records;
+  append_sample(records, mce_payload(0x9000000000000134ULL, 1, 0), 1000, 0);
+  append_sample(records, mce_payload(0xbd000000000000c2ULL, 9, 1), 2000, 1);
+  append_sample(records, mce_payload(0xbe00000000000150ULL, 1, 0), 3000, 0);
+  std::string path = write(records);
+
+  ReportOptions action;
+  action.json = true;
+  action.severities = {"srao", "fatal"};
+  ASSERT_TRUE(run(path, action).ok());
+  std::vector<std::string> kept;
+  std::istringstream lines(out_.str());
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    kept.push_back(j["mce"]["status"].get<std::string>() + " " +
+                   j["mce"]["severity"].get<std::string>());
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"0xbd000000000000c2 srao", "0xbe00000000000150 fatal"}))
+      << out_.str();
+
+  ReportOptions summary;
+  summary.summary = true;
+  summary.json = true;
+  ASSERT_TRUE(run(path, summary).ok());
+  nlohmann::json j = nlohmann::json::parse(out_.str(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out_.str();
+  const nlohmann::json& mce = j["summary"]["mce"];
+  std::map<uint64_t, uint64_t> banks;
+  for (const auto& b : mce["banks"])
+    banks[b["bank"].get<uint64_t>()] = b["count"].get<uint64_t>();
+  EXPECT_EQ(banks, (std::map<uint64_t, uint64_t>{{1, 2}, {9, 1}})) << out_.str();
+  std::map<std::string, uint64_t> severities, classes;
+  for (const auto& s : mce["severities"])
+    severities[s["severity"].get<std::string>()] = s["count"].get<uint64_t>();
+  for (const auto& c : mce["error_classes"])
+    classes[c["error_class"].get<std::string>()] = c["count"].get<uint64_t>();
+  EXPECT_EQ(severities,
+            (std::map<std::string, uint64_t>{{"corrected", 1}, {"fatal", 1}, {"srao", 1}}))
+      << out_.str();
+  EXPECT_EQ(classes, (std::map<std::string, uint64_t>{{"cache", 2}, {"memory-controller", 1}}))
+      << out_.str();
 }
 
 TEST_F(MceFile, FileWithoutTracingDataIsRefused) {
