@@ -18,8 +18,8 @@ int cmd_report(int argc, const char** argv) {
   OptionParser opts({"perf persistent report [-i FILE] [<options>]",
                      "perf persistent report -e persistent/NAME/ [<options>]"});
   opts.value('i', "input", "file", &input, "input file name (default perf.data)")
-      .values('e', "event", "event",
-              &events, "report what persistent/NAME/'s buffers hold now, with no file")
+      .values('e', "event", "event", &events,
+              "report what persistent/NAME/'s buffers hold now, with no file")
       .flag('j', "json", &options.json, "print one JSON object per record")
       .flag(0, "summary", &options.summary,
             "print counts per event and CPU (and per MCE bank, severity, class) instead")

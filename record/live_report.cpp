@@ -28,11 +28,10 @@ class ReportSink final : public RecordSink {
   }
 
   Status lost(const Stream& stream, uint64_t records) override {
-    report_.bad_record("persistent/" + events_[stream.event].info.name + "/ CPU " +
-                           std::to_string(stream.cpu),
-                       0,
-                       errorf(EIO, "%llu records were overwritten while they were read",
-                              static_cast<unsigned long long>(records)));
+    report_.bad_record(
+        "persistent/" + events_[stream.event].info.name + "/ CPU " + std::to_string(stream.cpu), 0,
+        errorf(EIO, "%llu records were overwritten while they were read",
+               static_cast<unsigned long long>(records)));
     return ok_status();
   }
 
@@ -111,8 +110,8 @@ Result<report::ReportStats> live_report(const LiveReportRequest& request,
                         report::find_tracepoint(tracefs, e.info.attr.attr.config, e.name));
     tracepoints.push_back(std::move(tp));
   }
-  PP_ASSIGN_OR_RETURN(report::Bytes built, report::build_tracing_data(
-                                               tracefs, tracepoints, uint32_t(sys::page_size())));
+  PP_ASSIGN_OR_RETURN(report::Bytes built,
+                      report::build_tracing_data(tracefs, tracepoints, uint32_t(sys::page_size())));
   PP_ASSIGN_OR_RETURN(report::TracingData tracing, report::parse_tracing_data(built));
   PP_ASSIGN_OR_RETURN(auto decoder, report::TraceDecoder::create(tracing));
 

@@ -1,11 +1,10 @@
 #include "report/trace_decoder.h"
 
-#include <traceevent/event-parse.h>
-#include <traceevent/trace-seq.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
 
 #include "base/strings.h"
 
@@ -118,8 +117,7 @@ TraceDecoder::~TraceDecoder() {
   }
 }
 
-Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& data,
-                                                           bool plugins) {
+Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& data, bool plugins) {
   std::unique_ptr<TraceDecoder> d(new TraceDecoder());
   // libtraceevent reports parse problems on stderr by default; they become
   // warnings() here, said once and in our words.
@@ -280,8 +278,8 @@ FieldValue TraceDecoder::value(const TraceField& f, std::span<const uint8_t> raw
   return v;
 }
 
-std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event,
-                                             std::span<const uint8_t> raw, std::string_view name) {
+std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event, std::span<const uint8_t> raw,
+                                             std::string_view name) {
   const TraceField* f = event.field(name);
   if (!f || raw.size() < f->offset + f->size)
     return std::nullopt;

@@ -40,13 +40,13 @@ namespace pp::report {
 
 // How a field's bytes read.
 enum class FieldKind {
-  kUnsigned,     // an integer of 1, 2, 4 or 8 bytes
-  kSigned,       // the same, signed
-  kPointer,      // a kernel address (shown in hex)
-  kString,       // char[N]: up to the first NUL
-  kDynString,    // __data_loc char[]: u16 offset, u16 length; the text up to its NUL
-  kArray,        // any other fixed array: elements of elementsize bytes
-  kDynArray,     // __data_loc of anything else
+  kUnsigned,   // an integer of 1, 2, 4 or 8 bytes
+  kSigned,     // the same, signed
+  kPointer,    // a kernel address (shown in hex)
+  kString,     // char[N]: up to the first NUL
+  kDynString,  // __data_loc char[]: u16 offset, u16 length; the text up to its NUL
+  kArray,      // any other fixed array: elements of elementsize bytes
+  kDynArray,   // __data_loc of anything else
 };
 
 struct TraceField {
@@ -71,10 +71,10 @@ struct FieldValue {
 // One event of the tracing data, resolved once.
 struct TraceEvent {
   int id = 0;
-  std::string name;  // "sched:sched_switch"
+  std::string name;                // "sched:sched_switch"
   std::vector<TraceField> fields;  // the event's own, in format order (common_* left out)
-  uint32_t min_size = 0;  // bytes the fixed part of the record needs
-  bool print_ok = true;   // libtraceevent parsed the print format
+  uint32_t min_size = 0;           // bytes the fixed part of the record needs
+  bool print_ok = true;            // libtraceevent parsed the print format
   // The rendering depends on the payload alone (no plugin handler, which
   // may look at the CPU or at other records): it may be cached by payload.
   bool pure_print = true;
@@ -89,8 +89,7 @@ class TraceDecoder {
   // `plugins` is false: tests pin the output of the formats alone) and the
   // saved command lines. A format libtraceevent cannot parse is left out,
   // with a line in warnings(); so are the data's printk formats.
-  static Result<std::unique_ptr<TraceDecoder>> create(const TracingData& data,
-                                                      bool plugins = true);
+  static Result<std::unique_ptr<TraceDecoder>> create(const TracingData& data, bool plugins = true);
   ~TraceDecoder();
   TraceDecoder(const TraceDecoder&) = delete;
   TraceDecoder& operator=(const TraceDecoder&) = delete;

@@ -145,16 +145,17 @@ std::optional<uint64_t> parse_iso8601(std::string_view text) {
     int h = 0, m = 0;
     if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &h, &m) != 2)
       return std::nullopt;
-    offset = (h * 3600 + m * 60) * (rest[0] == '+' ? 1 : -1);
+    offset = (int64_t(h) * 3600 + int64_t(m) * 60) * (rest[0] == '+' ? 1 : -1);
   } else {
     return std::nullopt;
   }
   return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
 }
 
-constexpr MceSeverity kSeverities[] = {
-    MceSeverity::kInvalid, MceSeverity::kCorrected, MceSeverity::kDeferred, MceSeverity::kUcna,
-    MceSeverity::kSrao,    MceSeverity::kSrar,      MceSeverity::kFatal,    MceSeverity::kUncorrected};
+constexpr MceSeverity kSeverities[] = {MceSeverity::kInvalid,  MceSeverity::kCorrected,
+                                       MceSeverity::kDeferred, MceSeverity::kUcna,
+                                       MceSeverity::kSrao,     MceSeverity::kSrar,
+                                       MceSeverity::kFatal,    MceSeverity::kUncorrected};
 
 // Each line of `text` with `indent` before it.
 void append_indented(std::string& out, std::string_view text, std::string_view indent) {
@@ -226,11 +227,12 @@ MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw
 std::optional<Error> final_error(const ReportStats& stats) {
   if (stats.bad == 0)
     return std::nullopt;
-  return errorf(EINVAL,
-                "%llu of %llu records could not be decoded (each is named above, with its "
-                "offset); the others were reported",
-                static_cast<unsigned long long>(stats.bad),
-                static_cast<unsigned long long>(stats.bad + stats.records));
+  return errorf(
+      EINVAL,
+      "%llu of %llu records could not be decoded (each is named above, with its "
+      "offset); the others were reported",
+      static_cast<unsigned long long>(stats.bad),
+      static_cast<unsigned long long>(stats.bad) + static_cast<unsigned long long>(stats.records));
 }
 
 std::span<const std::string_view> sort_keys() {
@@ -259,8 +261,7 @@ Result<WallClock> decode_clock_data(std::span<const uint8_t> section) {
   std::memcpy(&version, section.data(), 4);
   std::memcpy(&clockid, section.data() + 4, 4);
   if (version != 1)
-    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1",
-                  version);
+    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1", version);
   WallClock w;
   w.clockid = int32_t(clockid);
   std::memcpy(&w.wall_ns, section.data() + 8, 8);
@@ -358,6 +359,12 @@ uint32_t TraceReport::comm_at(int32_t signed_tid, uint64_t time) {
   }
   if (std::string_view saved = decoder_.saved_comm(int32_t(tid)); !saved.empty()) {
     uint32_t index = intern_comm(saved);
+    comm_of_tid_[tid].push_back({0, index});
+    return index;
+  }
+  if (tid == 0) {
+    // The idle task: no COMM record ever names it; perf knows it as "swapper".
+    uint32_t index = intern_comm("swapper");
     comm_of_tid_[tid].push_back({0, index});
     return index;
   }

@@ -44,11 +44,11 @@ namespace pp::report {
 struct ReportOptions {
   bool json = false;
   bool summary = false;
-  bool mce_only = false;                  // --mce: mce:mce_record only (implied by severities)
-  std::vector<std::string> sort;          // keys; empty: by time
-  std::optional<std::vector<int>> cpus;   // -C
-  std::string since, until;               // --since/--until as given (parse_report_time)
-  std::vector<std::string> severities;    // --severity (MCE records only)
+  bool mce_only = false;                 // --mce: mce:mce_record only (implied by severities)
+  std::vector<std::string> sort;         // keys; empty: by time
+  std::optional<std::vector<int>> cpus;  // -C
+  std::string since, until;              // --since/--until as given (parse_report_time)
+  std::vector<std::string> severities;   // --severity (MCE records only)
 };
 
 // The sort keys --sort takes, in the order the help lists them.
@@ -88,14 +88,13 @@ MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw
 // ("2026-12-03T14:05:00Z", "2026-12-03T14:05:00.5+01:00").
 Result<uint64_t> parse_report_time(std::string_view text, const std::optional<WallClock>& wall);
 
-
 // What a report saw.
 struct ReportStats {
-  uint64_t records = 0;      // tracepoint samples decoded
-  uint64_t printed = 0;      // after the filters
-  uint64_t bad = 0;          // records that could not be decoded (reported, skipped)
-  uint64_t other = 0;        // samples without tracepoint data, side-band records
-  uint64_t rendered = 0;     // text lines whose print format was rendered (not cached)
+  uint64_t records = 0;   // tracepoint samples decoded
+  uint64_t printed = 0;   // after the filters
+  uint64_t bad = 0;       // records that could not be decoded (reported, skipped)
+  uint64_t other = 0;     // samples without tracepoint data, side-band records
+  uint64_t rendered = 0;  // text lines whose print format was rendered (not cached)
 };
 
 // The error a report that ran ends with: records could not be decoded

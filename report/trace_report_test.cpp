@@ -5,9 +5,9 @@
 // short, and whole perf.data files written by report/'s writer.
 #include "report/trace_report.h"
 
-#include <gtest/gtest.h>
-
 #include <cstring>
+#include <gtest/gtest.h>
+#include <map>
 #include <sstream>
 
 #include "base/json.h"
@@ -54,20 +54,20 @@ void put(Bytes& b, size_t offset, T v) {
 Bytes mce_payload(uint64_t status, uint8_t bank, uint32_t cpu) {
   Bytes b(107, 0);
   put<uint16_t>(b, 0, uint16_t(kMceId));
-  put<int32_t>(b, 4, 0);                                // common_pid
-  put<uint64_t>(b, 8, 0x1000c14);                       // mcgcap
-  put<uint64_t>(b, 16, 0x5);                            // mcgstatus: RIPV MCIP
-  put<uint64_t>(b, 24, status);                         // status
-  put<uint64_t>(b, 32, 0x1234f000);                     // addr
-  put<uint64_t>(b, 40, 0x86);                           // misc
-  put<uint64_t>(b, 64, 0xffffffff81234567ULL);          // ip
-  put<uint64_t>(b, 72, 0x8d3a5c1f2);                    // tsc
-  put<uint64_t>(b, 80, 1764770012);                     // walltime
-  put<uint32_t>(b, 88, cpu);                            // cpu
-  put<uint32_t>(b, 92, 0x50654);                        // cpuid
-  put<uint32_t>(b, 96, 4);                              // apicid
-  put<uint8_t>(b, 104, 0x10);                           // cs
-  put<uint8_t>(b, 105, bank);                           // bank
+  put<int32_t>(b, 4, 0);                        // common_pid
+  put<uint64_t>(b, 8, 0x1000c14);               // mcgcap
+  put<uint64_t>(b, 16, 0x5);                    // mcgstatus: RIPV MCIP
+  put<uint64_t>(b, 24, status);                 // status
+  put<uint64_t>(b, 32, 0x1234f000);             // addr
+  put<uint64_t>(b, 40, 0x86);                   // misc
+  put<uint64_t>(b, 64, 0xffffffff81234567ULL);  // ip
+  put<uint64_t>(b, 72, 0x8d3a5c1f2);            // tsc
+  put<uint64_t>(b, 80, 1764770012);             // walltime
+  put<uint32_t>(b, 88, cpu);                    // cpu
+  put<uint32_t>(b, 92, 0x50654);                // cpuid
+  put<uint32_t>(b, 96, 4);                      // apicid
+  put<uint8_t>(b, 104, 0x10);                   // cs
+  put<uint8_t>(b, 105, bank);                   // bank
   return b;
 }
 
@@ -343,7 +343,9 @@ TEST_F(MceFile, TruncatedRecordIsNamedAndTheNextOneStillDecoded) {
   // names the record's own offset, which lies bad_at bytes into it.
   std::string err = err_.str();
   EXPECT_NE(err.find("record at offset "), std::string::npos) << err;
-  EXPECT_NE(err.find("40 bytes, but the format's fields need 107"), std::string::npos) << err;
+  // 40 bytes of payload, padded (as perf pads PERF_SAMPLE_RAW) so that the
+  // u32 size and the data end on a u64 boundary: 44.
+  EXPECT_NE(err.find("44 bytes, but the format's fields need 107"), std::string::npos) << err;
   size_t at = err.find("record at offset ") + std::strlen("record at offset ");
   uint64_t offset = std::stoull(err.substr(at));
   auto reread = PerfDataReader::read_file(path);
@@ -378,6 +380,57 @@ TEST_F(MceFile, FiltersSummaryAndSort) {
   ASSERT_TRUE(run(path, by_cpu).ok());
   std::string out = out_.str();
   EXPECT_LT(out.find("\"cpu\":0"), out.find("\"cpu\":1")) << out;
+}
+
+// --severity keeps the machine checks of those classes only; --summary
+// counts them per bank, severity and error class. The three statuses are
+// SDM classes with MCG_CAP.SER_P set (the payload's mcgcap 0x1000c14):
+// 0x9000000000000134 corrected (UC=0), a cache error (data read, L1);
+// 0xbd000000000000c2 SRAO (UC=1 PCC=0 S=1 AR=0), a memory-controller scrub;
+// 0xbe00000000000150 fatal (UC=1 PCC=1), a cache error (instruction fetch).
+TEST_F(MceFile, SeverityFilterAndMceSummary) {
+  Bytes records;
+  append_sample(records, mce_payload(0x9000000000000134ULL, 1, 0), 1000, 0);
+  append_sample(records, mce_payload(0xbd000000000000c2ULL, 9, 1), 2000, 1);
+  append_sample(records, mce_payload(0xbe00000000000150ULL, 1, 0), 3000, 0);
+  std::string path = write(records);
+
+  ReportOptions action;
+  action.json = true;
+  action.severities = {"srao", "fatal"};
+  ASSERT_TRUE(run(path, action).ok());
+  std::vector<std::string> kept;
+  std::istringstream lines(out_.str());
+  for (std::string line; std::getline(lines, line);) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << line;
+    kept.push_back(j["mce"]["status"].get<std::string>() + " " +
+                   j["mce"]["severity"].get<std::string>());
+  }
+  EXPECT_EQ(kept, (std::vector<std::string>{"0xbd000000000000c2 srao", "0xbe00000000000150 fatal"}))
+      << out_.str();
+
+  ReportOptions summary;
+  summary.summary = true;
+  summary.json = true;
+  ASSERT_TRUE(run(path, summary).ok());
+  nlohmann::json j = nlohmann::json::parse(out_.str(), nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out_.str();
+  const nlohmann::json& mce = j["summary"]["mce"];
+  std::map<uint64_t, uint64_t> banks;
+  for (const auto& b : mce["banks"])
+    banks[b["bank"].get<uint64_t>()] = b["count"].get<uint64_t>();
+  EXPECT_EQ(banks, (std::map<uint64_t, uint64_t>{{1, 2}, {9, 1}})) << out_.str();
+  std::map<std::string, uint64_t> severities, classes;
+  for (const auto& s : mce["severities"])
+    severities[s["severity"].get<std::string>()] = s["count"].get<uint64_t>();
+  for (const auto& c : mce["error_classes"])
+    classes[c["error_class"].get<std::string>()] = c["count"].get<uint64_t>();
+  EXPECT_EQ(severities,
+            (std::map<std::string, uint64_t>{{"corrected", 1}, {"fatal", 1}, {"srao", 1}}))
+      << out_.str();
+  EXPECT_EQ(classes, (std::map<std::string, uint64_t>{{"cache", 2}, {"memory-controller", 1}}))
+      << out_.str();
 }
 
 TEST_F(MceFile, FileWithoutTracingDataIsRefused) {

@@ -74,9 +74,8 @@ TEST(ReportDecode, SchedSwitchFromPerfRecordMatchesPerfScript) {
   PP_SKIP_UNLESS(tracepoint_id("sched", "sched_switch") >= 0, "no sched:sched_switch");
   TempDir dir;
   std::string file = dir.path("perf.data");
-  CommandResult rec =
-      run_command({"perf", "record", "-q", "-e", "sched:sched_switch", "-a", "-o", file, "--",
-                   "sleep", "1"});
+  CommandResult rec = run_command(
+      {"perf", "record", "-q", "-e", "sched:sched_switch", "-a", "-o", file, "--", "sleep", "1"});
   ASSERT_EQ(rec.status, 0) << context(rec);
 
   CommandResult script = run_command({"perf", "script", "-i", file});
@@ -101,7 +100,7 @@ TEST(ReportDecode, SchedSwitchFromPerfRecordMatchesPerfScript) {
   // shows prev_state through the format's __print_flags (its letters, as
   // the text lines above show them); JSON has the number, which must give
   // those letters' bits.
-  const std::vector<std::string> names = {"prev_comm", "prev_pid",  "prev_prio", "prev_state",
+  const std::vector<std::string> names = {"prev_comm", "prev_pid", "prev_prio", "prev_state",
                                           "next_comm", "next_pid", "next_prio"};
   std::multimap<std::pair<uint64_t, int>, std::map<std::string, std::string>> expected;
   for (const std::string& line : theirs) {
@@ -185,8 +184,7 @@ class ReportLive : public ::testing::Test {
 };
 
 TEST_F(ReportLive, DecodesWhatTheBuffersHoldWithoutConsumingIt) {
-  CommandResult created =
-      run_pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"});
+  CommandResult created = run_pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"});
   ASSERT_EQ(created.status, 0) << context(created);
   // The workload: 300 getppid calls on CPU 0 (kernel_tests --getppid).
   CommandResult load = run_command({self_, "--getppid", "300"});
@@ -210,8 +208,7 @@ TEST_F(ReportLive, DecodesWhatTheBuffersHoldWithoutConsumingIt) {
 
   CommandResult summary = run_pp({"report", "-e", "persistent/gp/", "--summary"});
   ASSERT_EQ(summary.status, 0) << context(summary);
-  EXPECT_NE(summary.out.find("syscalls:sys_enter_getppid"), std::string::npos)
-      << context(summary);
+  EXPECT_NE(summary.out.find("syscalls:sys_enter_getppid"), std::string::npos) << context(summary);
 
   CommandResult missing = run_pp({"report", "-e", "persistent/nosuch/"});
   EXPECT_NE(missing.status, 0) << context(missing);

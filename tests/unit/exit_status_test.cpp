@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -105,6 +107,14 @@ std::string broker_error(ErrorKind kind, int code, const std::string& message) {
 
 class ExitStatus : public ::testing::Test {
  protected:
+  // `kill` and `list` start a broker when none runs: stop it, or it would
+  // outlive the test (and its run directory) until the machine reboots.
+  void TearDown() override {
+    std::ifstream lock(dir_.path("broker.lock"));
+    long pid = 0;
+    if (lock >> pid && pid > 1)
+      ::kill(pid_t(pid), SIGTERM);
+  }
   std::string run_dir() const { return "--run-dir=" + dir_.path(""); }
   TempDir dir_;
 };
