@@ -184,7 +184,7 @@ TEST_F(BrokerTest, ReplyBytes) {
   auto s = connect();
   const std::pair<std::string, std::string> cases[] = {
       {"{\"op\":\"list\"}", "{\"ok\":true,\"events\":[]}"},
-      {"{\"op\":\"list\",\"verbose\":true}", "{\"events\":[],\"ok\":true}"},
+      {"{\"op\":\"list\",\"verbose\":true}", "{\"ok\":true,\"events\":[]}"},
       {"{\"op\":\"ping\"}", "{\"events\":0,\"ok\":true,\"pid\":" + std::to_string(::getpid()) +
                                 ",\"protocol\":3,\"run_dir\":\"" + config_.run_dir + "\"}"},
   };

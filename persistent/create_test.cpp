@@ -213,7 +213,7 @@ TEST_F(PlanCreateTest, EachRuleSaysWhatIsWrong) {
   } cases[] = {
       {request("a:b", "bad name"), EINVAL,
        "invalid name 'bad name': ' ' is not allowed; a name is 1 to 64 letters, digits, '_', '-' "
-       "and '.', not '.' or '..', and not only digits (those are ids)"},
+       "and '.', starts with a letter or '_'"},
       {request("a:b", "12"), EINVAL, "invalid name '12': it is a number"},
       {request("a:b", "..", 0), EINVAL, "invalid name '..': it is a directory name"},
       {request("a:b", "", 3), EINVAL,
