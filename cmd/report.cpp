@@ -15,6 +15,9 @@ int cmd_report(int argc, const char** argv) {
   std::string input = "perf.data";
   std::vector<std::string> events;
   std::string cpus, sort, severity, run_dir;
+  std::string sort_help = "order by these keys (";
+  for (std::string_view key : report::sort_keys())
+    sort_help += std::string(key) + (key == report::sort_keys().back() ? ")" : ",");
   OptionParser opts({"perf persistent report [-i FILE] [<options>]",
                      "perf persistent report -e persistent/NAME/ [<options>]"});
   opts.value('i', "input", "file", &input, "input file name (default perf.data)")
@@ -23,7 +26,7 @@ int cmd_report(int argc, const char** argv) {
       .flag('j', "json", &options.json, "print one JSON object per record")
       .flag(0, "summary", &options.summary,
             "print counts per event and CPU (and per MCE bank, severity, class) instead")
-      .value('s', "sort", "keys", &sort, "order by these keys (time,cpu,pid,tid,comm,event)")
+      .value('s', "sort", "keys", &sort, sort_help)
       .flag(0, "mce", &options.mce_only, "only machine checks (mce:mce_record), decoded")
       .value('C', "cpu", "cpus", &cpus, "only records of these CPUs (e.g. 0-3,8)")
       .value(0, "severity", "list", &severity,

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "base/json.h"
+#include "base/strings.h"
 #include "report/mce_bits.h"
 #include "report/mce_severity.h"
 
@@ -105,10 +106,24 @@ std::optional<std::string> smca_bank_type_of(uint64_t ipid) {
   return std::string(buf);
 }
 
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
+// Names in enum order, one table per enum (checked by the static_asserts).
+constexpr std::string_view kVendorNames[] = {"unknown", "intel",   "amd",
+                                             "hygon",   "zhaoxin", "centaur"};
+static_assert(std::size(kVendorNames) == size_t(CpuVendor::kCentaur) + 1);
+constexpr std::string_view kSeverityNames[] = {"invalid", "corrected", "deferred", "ucna",
+                                               "srao",    "srar",      "fatal",    "uncorrected"};
+static_assert(std::size(kSeverityNames) == size_t(MceSeverity::kUncorrected) + 1);
+constexpr std::string_view kKernelSeverityNames[] = {"no", "deferred", "ucna", "keep", "some",
+                                                     "ao", "uc",       "ar",   "panic"};
+static_assert(std::size(kKernelSeverityNames) == size_t(KernelSeverity::kPanic) + 1);
+
+// The enum value whose name in `names` is `name`, or nullopt.
+template <typename Enum, size_t N>
+std::optional<Enum> from_name(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; i++)
+    if (names[i] == name)
+      return Enum(i);
+  return std::nullopt;
 }
 
 std::string hex16(uint16_t v) {
@@ -137,46 +152,20 @@ std::string threshold_name(uint64_t status) {
 }
 
 std::string join_words(const std::vector<std::string>& words) {
-  if (words.empty())
-    return "(none)";
-  std::string out;
-  for (const auto& w : words) {
-    if (!out.empty())
-      out += ' ';
-    out += w;
-  }
-  return out;
+  return words.empty() ? "(none)" : join(words, " ");
 }
 
 }  // namespace
 
 std::string_view cpu_vendor_name(CpuVendor vendor) {
-  switch (vendor) {
-    case CpuVendor::kIntel:
-      return "intel";
-    case CpuVendor::kAmd:
-      return "amd";
-    case CpuVendor::kHygon:
-      return "hygon";
-    case CpuVendor::kZhaoxin:
-      return "zhaoxin";
-    case CpuVendor::kCentaur:
-      return "centaur";
-    case CpuVendor::kUnknown:
-      break;
-  }
-  return "unknown";
+  return kVendorNames[size_t(vendor)];
 }
 
 std::optional<CpuVendor> cpu_vendor_from_name(std::string_view name) {
   std::string lower;
   for (char c : name)
     lower += char(std::tolower(static_cast<unsigned char>(c)));
-  for (CpuVendor v : {CpuVendor::kIntel, CpuVendor::kAmd, CpuVendor::kHygon, CpuVendor::kZhaoxin,
-                      CpuVendor::kCentaur, CpuVendor::kUnknown})
-    if (lower == cpu_vendor_name(v))
-      return v;
-  return std::nullopt;
+  return from_name<CpuVendor>(kVendorNames, lower);
 }
 
 // arch/x86/include/asm/processor.h: X86_VENDOR_INTEL 0, _AMD 2, _CENTAUR 5,
@@ -199,49 +188,19 @@ CpuVendor cpu_vendor_from_kernel(uint8_t x86_vendor) {
 }
 
 std::string_view mce_severity_name(MceSeverity severity) {
-  switch (severity) {
-    case MceSeverity::kInvalid:
-      return "invalid";
-    case MceSeverity::kCorrected:
-      return "corrected";
-    case MceSeverity::kDeferred:
-      return "deferred";
-    case MceSeverity::kUcna:
-      return "ucna";
-    case MceSeverity::kSrao:
-      return "srao";
-    case MceSeverity::kSrar:
-      return "srar";
-    case MceSeverity::kFatal:
-      return "fatal";
-    case MceSeverity::kUncorrected:
-      return "uncorrected";
-  }
-  return "invalid";
+  return kSeverityNames[size_t(severity)];
+}
+
+std::span<const std::string_view> mce_severity_names() {
+  return kSeverityNames;
+}
+
+std::optional<MceSeverity> mce_severity_from_name(std::string_view name) {
+  return from_name<MceSeverity>(kSeverityNames, name);
 }
 
 std::string_view kernel_severity_name(KernelSeverity severity) {
-  switch (severity) {
-    case KernelSeverity::kNo:
-      return "no";
-    case KernelSeverity::kDeferred:
-      return "deferred";
-    case KernelSeverity::kUcna:
-      return "ucna";
-    case KernelSeverity::kKeep:
-      return "keep";
-    case KernelSeverity::kSome:
-      return "some";
-    case KernelSeverity::kAo:
-      return "ao";
-    case KernelSeverity::kUc:
-      return "uc";
-    case KernelSeverity::kAr:
-      return "ar";
-    case KernelSeverity::kPanic:
-      return "panic";
-  }
-  return "no";
+  return kKernelSeverityNames[size_t(severity)];
 }
 
 MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
@@ -313,14 +272,14 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
          (r.bank ? std::to_string(*r.bank) : std::string("?")) + ": " +
          std::string(mce_severity_name(d.severity)) +
          ", kernel: " + std::string(kernel_severity_name(d.kernel_severity)) + "\n";
-  out += "  status " + hex(r.status.value_or(0)) + ": " + join_words(d.status_bits);
+  out += "  status " + hex_u64(r.status.value_or(0)) + ": " + join_words(d.status_bits);
   if (d.threshold)
     out += ", threshold " + *d.threshold;
   if (d.corrected_count)
     out += ", corrected count " + std::to_string(*d.corrected_count);
   out += "\n";
   if (r.mcgstatus)
-    out += "  mcgstatus " + hex(*r.mcgstatus) + ": " + join_words(d.mcg_status_bits) + "\n";
+    out += "  mcgstatus " + hex_u64(*r.mcgstatus) + ": " + join_words(d.mcg_status_bits) + "\n";
   out += "  error code " + hex16(d.error_code.raw) + " " + describe_mca_error_code(d.error_code) +
          "; mscod " + hex16(d.mscod) + "\n";
   if (d.smca_bank_type)
@@ -328,7 +287,7 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   std::string regs_line;
   auto add = [&](const char* name, const std::optional<uint64_t>& v) {
     if (v)
-      regs_line += std::string(regs_line.empty() ? "" : " ") + name + " " + hex(*v);
+      regs_line += std::string(regs_line.empty() ? "" : " ") + name + " " + hex_u64(*v);
   };
   add("addr", r.addr);
   add("misc", r.misc);
@@ -337,7 +296,7 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   add("mcgcap", r.mcgcap);
   add("ip", r.ip);
   if (r.cs)
-    regs_line += std::string(regs_line.empty() ? "" : " ") + "cs " + hex(*r.cs);
+    regs_line += std::string(regs_line.empty() ? "" : " ") + "cs " + hex_u64(*r.cs);
   add("tsc", r.tsc);
   add("ppin", r.ppin);
   if (!regs_line.empty())
@@ -346,7 +305,7 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   auto addn = [&](const char* name, const std::optional<uint32_t>& v, bool as_hex) {
     if (v)
       where += std::string(where.empty() ? "" : " ") + name + " " +
-               (as_hex ? hex(*v) : std::to_string(*v));
+               (as_hex ? hex_u64(*v) : std::to_string(*v));
   };
   if (d.vendor != CpuVendor::kUnknown)
     where += "vendor " + std::string(cpu_vendor_name(d.vendor));

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,10 @@ enum class MceSeverity {
 };
 // "invalid", "corrected", "deferred", "ucna", "srao", "srar", "fatal", "uncorrected".
 std::string_view mce_severity_name(MceSeverity severity);
+// Every severity's name, in the enum's order.
+std::span<const std::string_view> mce_severity_names();
+// The severity a name names, or nullopt.
+std::optional<MceSeverity> mce_severity_from_name(std::string_view name);
 
 // Linux's severity levels (arch/x86/kernel/cpu/mce/internal.h), lowest first.
 enum class KernelSeverity { kNo, kDeferred, kUcna, kKeep, kSome, kAo, kUc, kAr, kPanic };

@@ -51,6 +51,11 @@ struct KernelRule {
   bool skylake_patrol_scrub = false;  // model 0x55 stepping >= 4, banks 13..18
 };
 
+// Every row of the kernel's table, in its order, so that the first match is
+// the kernel's. Two kinds of row can never match a record and stay only to
+// keep the order: "MCIP not set in MCA handler" (a record is graded as in the
+// handler exactly when MCIP is set) and the Context::kKernelRecoverable rows
+// (context_of() cannot see the kernel's exception-table lookup).
 constexpr KernelRule kIntelRules[] = {
     {KernelSeverity::kNo, "Invalid", kVal, 0, 0, 0},
     {KernelSeverity::kNo, "Not enabled", kEn, 0, 0, 0, Ser::kAny, Context::kAny,
@@ -207,59 +212,43 @@ KernelSeverityVerdict intel_kernel_severity(const MceRegisters& regs) {
   return out;  // unreachable: the last rule always matches
 }
 
-// mce_severity_amd() in severity.c (AMD and Hygon): PCC panics; an
-// uncorrected error panics in kernel context, else the process is killed
-// when the CPU can recover from overflows (SMCA parts, which have MCA_IPID,
-// also need SUCCOR, which they have), else panics on overflow and is UC
-// otherwise; a deferred error is DEFERRED; the rest is KEEP.
+// mce_severity_amd() in severity.c (AMD and Hygon), in the kernel's order:
+// PCC panics; Deferred (checked before UC) is DEFERRED; UC=0 is KEEP; an
+// overflowed UC error panics without the CPU's MCA overflow recovery, any UC
+// error panics without its SUCCOR; in kernel context it panics; otherwise
+// AR (the process is killed). Overflow recovery and SUCCOR are CPUID
+// features (0x80000007 EBX bits 0 and 1) that a record does not carry: an
+// SMCA CPU (the record has MCA_IPID) has both, older ones are graded
+// without. The rule texts are the kernel's own panic messages.
 KernelSeverityVerdict amd_kernel_severity(const MceRegisters& regs) {
   KernelSeverityVerdict out;
   const uint64_t status = regs.status.value_or(0);
-  std::vector<std::string> ignored;
-  const Context ctx = context_of(regs, ignored);
-  if (!(status & kVal)) {
-    out.severity = KernelSeverity::kNo;
-    out.rule = "AMD: VAL=0, nothing to grade";
+  auto verdict = [&out](KernelSeverity severity, std::string rule) {
+    out.severity = severity;
+    out.rule = std::move(rule);
     return out;
-  }
-  if (status & kPcc) {
-    out.severity = KernelSeverity::kPanic;
-    out.rule = "AMD: processor context corrupt (PCC=1)";
-    return out;
-  }
-  if (status & kUc) {
-    if (ctx == Context::kKernel) {
-      out.severity = KernelSeverity::kPanic;
-      out.rule = "AMD: uncorrected error in kernel context";
-      return out;
-    }
-    if (regs.ipid) {
-      out.severity = KernelSeverity::kAr;
-      out.rule = "AMD: uncorrected error in user context on an SMCA CPU: the process is killed";
-      out.notes.push_back("graded with overflow recovery and SUCCOR, as SMCA CPUs have");
-      return out;
-    }
-    if (status & kOver) {
-      out.severity = KernelSeverity::kPanic;
-      out.rule =
-          "AMD: uncorrected error with overflow (no MCA_IPID: graded without overflow "
-          "recovery)";
-      return out;
-    }
-    out.severity = KernelSeverity::kUc;
-    out.rule =
-        "AMD: uncorrected error in user context (no MCA_IPID: graded without overflow "
-        "recovery)";
-    return out;
-  }
-  if (status & kDeferred) {
-    out.severity = KernelSeverity::kDeferred;
-    out.rule = "AMD: deferred error (Deferred=1), handed to memory-failure handling";
-    return out;
-  }
-  out.severity = KernelSeverity::kKeep;
-  out.rule = "AMD: corrected error, logged";
-  return out;
+  };
+  if (!(status & kVal))
+    return verdict(KernelSeverity::kNo, "VAL=0: nothing to grade");
+  if (status & kPcc)
+    return verdict(KernelSeverity::kPanic, "Processor Context Corrupt");
+  if (status & kDeferred)
+    return verdict(KernelSeverity::kDeferred,
+                   "Deferred error (Deferred=1, graded before UC): memory-failure handling");
+  if (!(status & kUc))
+    return verdict(KernelSeverity::kKeep, "Corrected error (UC=0): logged");
+  const bool smca = regs.ipid.has_value();
+  out.notes.push_back(smca ? "graded with MCA overflow recovery and SUCCOR, as SMCA CPUs have them"
+                           : "no MCA_IPID (not an SMCA CPU): graded without MCA overflow "
+                             "recovery and SUCCOR");
+  if ((status & kOver) && !smca)
+    return verdict(KernelSeverity::kPanic,
+                   "Overflowed uncorrected error without MCA Overflow Recovery");
+  if (!smca)
+    return verdict(KernelSeverity::kPanic, "Uncorrected error without MCA Recovery");
+  if (context_of(regs, out.notes) == Context::kKernel)
+    return verdict(KernelSeverity::kPanic, "Uncorrected unrecoverable error in kernel context");
+  return verdict(KernelSeverity::kAr, "Action required: the process is killed (user context)");
 }
 
 }  // namespace

@@ -366,7 +366,9 @@ std::vector<KernelCase> kernel_cases() {
   };
 }
 
-TEST(MceKernelSeverity, KernelEachRuleOfTheIntelTable) {
+// Each row of the kernel's Intel table that a record can reach (see
+// kIntelRules for the two kinds that cannot).
+TEST(MceKernelSeverity, KernelEachReachableRuleOfTheIntelTable) {
   for (const KernelCase& c : kernel_cases()) {
     MceDecoded d = decode_mce(c.regs, CpuVendor::kIntel);
     EXPECT_EQ(kernel_severity_name(d.kernel_severity), kernel_severity_name(c.severity))
@@ -393,11 +395,22 @@ TEST(MceKernelSeverity, KernelAmdGrader) {
   MceRegisters smca = with(regs(kVal | kUc | kTcc), 0x33);
   smca.ipid = 0x000000B000000000;
   EXPECT_EQ(amd(smca).kernel_severity, KernelSeverity::kAr);
-  EXPECT_EQ(amd(with(regs(kVal | kUc), 0x33)).kernel_severity, KernelSeverity::kUc);
-  EXPECT_EQ(amd(with(regs(kVal | kUc | kOver), 0x33)).kernel_severity, KernelSeverity::kPanic);
+  MceRegisters smca_in_kernel = smca;
+  smca_in_kernel.cs = 0x10;
+  EXPECT_EQ(amd(smca_in_kernel).kernel_severity_rule,
+            "Uncorrected unrecoverable error in kernel context");
+  // Without MCA_IPID the CPU is graded without SUCCOR and overflow recovery.
+  MceDecoded no_succor = amd(with(regs(kVal | kUc), 0x33));
+  EXPECT_EQ(no_succor.kernel_severity, KernelSeverity::kPanic);
+  EXPECT_EQ(no_succor.kernel_severity_rule, "Uncorrected error without MCA Recovery");
+  EXPECT_EQ(amd(with(regs(kVal | kUc | kOver), 0x33)).kernel_severity_rule,
+            "Overflowed uncorrected error without MCA Overflow Recovery");
   MceDecoded deferred = amd(regs(kVal | kEn | kDeferred));
   EXPECT_EQ(deferred.kernel_severity, KernelSeverity::kDeferred);
   EXPECT_EQ(mce_json(deferred)["kernel_severity"], "deferred");
+  // Deferred is checked before UC: an uncorrected deferred error is deferred.
+  EXPECT_EQ(amd(with(regs(kVal | kUc | kDeferred), 0x10)).kernel_severity,
+            KernelSeverity::kDeferred);
   EXPECT_EQ(amd(regs(kVal | kEn)).kernel_severity, KernelSeverity::kKeep);
 }
 

@@ -143,9 +143,8 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     if (!event) {
       char why[128];
       tep_strerror(d->tep_, err, why, sizeof(why));
-      std::string_view first = format.substr(0, format.find('\n'));
-      d->warnings_.push_back("cannot parse the format of " + system + " (" + std::string(first) +
-                             "): " + why);
+      std::string first = format.substr(0, format.find('\n'));
+      d->warnings_.push_back("cannot parse the format of " + system + " (" + first + "): " + why);
       return;
     }
     auto te = std::make_unique<TraceEvent>();

@@ -16,6 +16,7 @@ namespace {
 
 constexpr std::string_view kSortKeys[] = {"time", "cpu",   "pid",  "tid",
                                           "comm", "event", "bank", "severity"};
+static_assert(std::size(kSortKeys) == size_t(SortKey::kSeverity) + 1);
 constexpr std::string_view kMceEvent = "mce:mce_record";
 // Output is handed to the stream in pieces of about this size.
 constexpr size_t kFlushSize = 1 << 16;
@@ -152,10 +153,13 @@ std::optional<uint64_t> parse_iso8601(std::string_view text) {
   return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
 }
 
-constexpr MceSeverity kSeverities[] = {MceSeverity::kInvalid,  MceSeverity::kCorrected,
-                                       MceSeverity::kDeferred, MceSeverity::kUcna,
-                                       MceSeverity::kSrao,     MceSeverity::kSrar,
-                                       MceSeverity::kFatal,    MceSeverity::kUncorrected};
+// "a,b,c": a list of names for a message.
+std::string name_list(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::string_view n : names)
+    out += (out.empty() ? "" : ",") + std::string(n);
+  return out;
+}
 
 // Each line of `text` with `indent` before it.
 void append_indented(std::string& out, std::string_view text, std::string_view indent) {
@@ -170,21 +174,14 @@ void append_indented(std::string& out, std::string_view text, std::string_view i
 
 }  // namespace
 
-Result<std::vector<std::string>> parse_severity_list(std::string_view text) {
-  std::vector<std::string> out;
+Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text) {
+  std::vector<MceSeverity> out;
   for (std::string_view name : split(text, ',')) {
-    name = trim(name);
-    bool found = false;
-    for (MceSeverity k : kSeverities)
-      found |= mce_severity_name(k) == name;
-    if (!found) {
-      std::string known;
-      for (MceSeverity k : kSeverities)
-        known += (known.empty() ? "" : ",") + std::string(mce_severity_name(k));
-      return usage_error("unknown severity '" + std::string(name) + "'; the severities are " +
-                         known);
-    }
-    out.emplace_back(name);
+    std::optional<MceSeverity> severity = mce_severity_from_name(trim(name));
+    if (!severity)
+      return usage_error("unknown severity '" + std::string(trim(name)) + "'; the severities are " +
+                         name_list(mce_severity_names()));
+    out.push_back(*severity);
   }
   return out;
 }
@@ -239,17 +236,15 @@ std::span<const std::string_view> sort_keys() {
   return kSortKeys;
 }
 
-Result<std::vector<std::string>> parse_sort_keys(std::string_view text) {
-  std::vector<std::string> keys;
+Result<std::vector<SortKey>> parse_sort_keys(std::string_view text) {
+  std::vector<SortKey> keys;
   for (std::string_view key : split(text, ',')) {
     key = trim(key);
-    if (std::find(std::begin(kSortKeys), std::end(kSortKeys), key) == std::end(kSortKeys)) {
-      std::string known;
-      for (std::string_view k : kSortKeys)
-        known += (known.empty() ? "" : ",") + std::string(k);
-      return usage_error("unknown sort key '" + std::string(key) + "'; the keys are " + known);
-    }
-    keys.emplace_back(key);
+    auto at = std::find(std::begin(kSortKeys), std::end(kSortKeys), key);
+    if (at == std::end(kSortKeys))
+      return usage_error("unknown sort key '" + std::string(key) + "'; the keys are " +
+                         name_list(kSortKeys));
+    keys.push_back(SortKey(at - std::begin(kSortKeys)));
   }
   return keys;
 }
@@ -407,8 +402,8 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
   if (event->name == kMceEvent) {
     MceDecoded d = decode_mce(mce_registers(*event, s.raw));
     if (!options_.severities.empty() &&
-        std::find(options_.severities.begin(), options_.severities.end(),
-                  mce_severity_name(d.severity)) == options_.severities.end())
+        std::find(options_.severities.begin(), options_.severities.end(), d.severity) ==
+            options_.severities.end())
       return;
     e.mce = int32_t(mces_.size());
     mces_.push_back(std::move(d));
@@ -428,63 +423,55 @@ bool TraceReport::wanted(const Entry& e) const {
 }
 
 void TraceReport::sort_entries() {
-  std::vector<std::string> keys = options_.sort;
-  if (keys.empty() || keys.back() != "time")
-    keys.emplace_back("time");  // ties in file order of time
-  auto less = [&](const Entry& a, const Entry& b) {
-    for (const std::string& k : keys) {
-      if (k == "time") {
-        if (a.time != b.time)
-          return a.time < b.time;
-      } else if (k == "cpu") {
-        if (a.cpu != b.cpu)
-          return a.cpu < b.cpu;
-      } else if (k == "pid") {
-        if (a.pid != b.pid)
-          return a.pid < b.pid;
-      } else if (k == "tid") {
-        if (a.tid != b.tid)
-          return a.tid < b.tid;
-      } else if (k == "comm") {
-        uint32_t ca = comm_at(a.tid, a.time), cb = comm_at(b.tid, b.time);
-        if (ca != cb) {
-          int c = comms_[ca].compare(comms_[cb]);
-          if (c != 0)
-            return c < 0;
-        }
-      } else if (k == "bank" || k == "severity") {
-        // Machine checks first, by bank (or severity, lowest first), then the rest.
-        auto rank = [&](const Entry& x) -> uint64_t {
-          if (x.mce < 0)
-            return UINT64_MAX;
-          const MceDecoded& d = mces_[size_t(x.mce)];
-          return k == "bank" ? d.regs.bank.value_or(UINT32_MAX) : uint64_t(d.severity);
-        };
-        uint64_t ra = rank(a), rb = rank(b);
-        if (ra != rb)
-          return ra < rb;
-      } else if (k == "event") {
-        if (a.event != b.event) {
-          int c = a.event->name.compare(b.event->name);
-          if (c != 0)
-            return c < 0;
-        }
-      }
+  std::vector<SortKey> keys = options_.sort;
+  if (keys.empty() || keys.back() != SortKey::kTime)
+    keys.push_back(SortKey::kTime);  // ties in file order of time
+  // Machine checks first, by bank (or severity, lowest first), then the rest.
+  auto mce_rank = [&](const Entry& x, SortKey k) -> uint64_t {
+    if (x.mce < 0)
+      return UINT64_MAX;
+    const MceDecoded& d = mces_[size_t(x.mce)];
+    return k == SortKey::kBank ? d.regs.bank.value_or(UINT32_MAX) : uint64_t(d.severity);
+  };
+  // -1, 0 or 1 as a orders before, with or after b by `k`.
+  auto compare = [&](const Entry& a, const Entry& b, SortKey k) -> int {
+    auto three_way = [](auto x, auto y) { return x < y ? -1 : y < x ? 1 : 0; };
+    switch (k) {
+      case SortKey::kTime:
+        return three_way(a.time, b.time);
+      case SortKey::kCpu:
+        return three_way(a.cpu, b.cpu);
+      case SortKey::kPid:
+        return three_way(a.pid, b.pid);
+      case SortKey::kTid:
+        return three_way(a.tid, b.tid);
+      case SortKey::kComm:
+        return a.comm == b.comm ? 0 : comms_[a.comm].compare(comms_[b.comm]);
+      case SortKey::kEvent:
+        return a.event == b.event ? 0 : a.event->name.compare(b.event->name);
+      case SortKey::kBank:
+      case SortKey::kSeverity:
+        return three_way(mce_rank(a, k), mce_rank(b, k));
+    }
+    return 0;
+  };
+  std::stable_sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+    for (SortKey k : keys) {
+      if (int c = compare(a, b, k); c != 0)
+        return c < 0;
     }
     return false;
-  };
-  std::stable_sort(entries_.begin(), entries_.end(), less);
+  });
 }
 
 void TraceReport::print_text(const Entry& e) {
-  uint32_t comm = comm_at(e.tid, e.time);
-  std::string_view shown = comms_[comm];
+  std::string_view shown = comms_[e.comm];
   char tid[16];
   auto [tid_end, ec] = std::to_chars(tid, tid + sizeof(tid), e.tid);
   (void)ec;
   std::string_view tid_text(tid, size_t(tid_end - tid));
   std::string unknown;
-  if (comm == 0) {
+  if (e.comm == 0) {
     unknown = ":" + std::string(tid_text);
     shown = unknown;
   }
@@ -551,9 +538,9 @@ void TraceReport::print_json(const Entry& e) {
   w.signed_number(e.pid);
   w.key("tid");
   w.signed_number(e.tid);
-  if (uint32_t comm = comm_at(e.tid, e.time); comm != 0) {
+  if (e.comm != 0) {
     w.key("comm");
-    w.string(comms_[comm]);
+    w.string(comms_[e.comm]);
   }
   w.key("event");
   w.string(e.event->name);
@@ -716,10 +703,13 @@ Status TraceReport::finish() {
                    [](const Fork& a, const Fork& b) { return a.time < b.time; });
   for (const Fork& f : forks_)
     apply_fork(f.tid, f.parent_tid, f.time);
-  sort_entries();
   if (options_.summary) {
     print_summary();
   } else {
+    // Each record's thread name, once: sorting and printing read it.
+    for (Entry& e : entries_)
+      e.comm = comm_at(e.tid, e.time);
+    sort_entries();
     for (const Entry& e : entries_) {
       if (options_.json)
         print_json(e);

@@ -40,21 +40,24 @@
 
 namespace pp::report {
 
+// What --sort orders by (sort_keys() names them, in this order).
+enum class SortKey { kTime, kCpu, kPid, kTid, kComm, kEvent, kBank, kSeverity };
+
 // What to print.
 struct ReportOptions {
   bool json = false;
   bool summary = false;
   bool mce_only = false;                 // --mce: mce:mce_record only (implied by severities)
-  std::vector<std::string> sort;         // keys; empty: by time
+  std::vector<SortKey> sort;             // empty: by time
   std::optional<std::vector<int>> cpus;  // -C
   std::string since, until;              // --since/--until as given (parse_report_time)
-  std::vector<std::string> severities;   // --severity (MCE records only)
+  std::vector<MceSeverity> severities;   // --severity (MCE records only)
 };
 
-// The sort keys --sort takes, in the order the help lists them.
+// The names of the sort keys --sort takes, in SortKey's order.
 std::span<const std::string_view> sort_keys();
-// Checks a --sort list ("cpu,time"): a usage error naming a key it does not know.
-Result<std::vector<std::string>> parse_sort_keys(std::string_view text);
+// Reads a --sort list ("cpu,time"): a usage error naming a key it does not know.
+Result<std::vector<SortKey>> parse_sort_keys(std::string_view text);
 
 // How sample times become wall-clock times: perf's HEADER_CLOCK_DATA, or
 // what a live reader read from the clocks itself. Valid only when the
@@ -77,7 +80,7 @@ std::string format_wall_time(uint64_t wall_ns);
 
 // Checks a --severity list ("fatal,srar"): a usage error naming a severity
 // the MCE decoder does not have.
-Result<std::vector<std::string>> parse_severity_list(std::string_view text);
+Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text);
 
 // mce_record's fields by name into the decoder's registers; a field the
 // format does not have stays absent.
@@ -142,7 +145,8 @@ class TraceReport {
     uint32_t cpu;
     int32_t pid;  // -1 for the idle task's context, as perf shows it
     int32_t tid;
-    int32_t mce = -1;  // index into mces_ for a machine check
+    int32_t mce = -1;   // index into mces_ for a machine check
+    uint32_t comm = 0;  // index into comms_ of the thread's name then (finish() sets it)
   };
   struct Fork {
     uint64_t time;

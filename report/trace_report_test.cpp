@@ -228,13 +228,21 @@ TEST(ReportTime, SecondsAndWallClock) {
 }
 
 TEST(ReportOptions, SortKeysAndSeveritiesAreChecked) {
-  EXPECT_TRUE(parse_sort_keys("cpu,time").ok());
+  auto keys = parse_sort_keys("cpu, time");
+  ASSERT_TRUE(keys.ok());
+  EXPECT_EQ(*keys, (std::vector<SortKey>{SortKey::kCpu, SortKey::kTime}));
   auto bad = parse_sort_keys("cpu,tiem");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().kind(), ErrorKind::kUsage);
   EXPECT_NE(bad.error().message().find("'tiem'"), std::string::npos);
-  EXPECT_TRUE(parse_severity_list("fatal,srar").ok());
-  EXPECT_FALSE(parse_severity_list("fatal,bad").ok());
+  auto severities = parse_severity_list("fatal,srar");
+  ASSERT_TRUE(severities.ok());
+  EXPECT_EQ(*severities, (std::vector<MceSeverity>{MceSeverity::kFatal, MceSeverity::kSrar}));
+  auto unknown = parse_severity_list("fatal,bad");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message().find("'bad'; the severities are invalid,corrected"),
+            std::string::npos)
+      << unknown.error().message();
 }
 
 // perf.data from report/'s writer: one mce_record event, samples laid out
@@ -375,7 +383,7 @@ TEST_F(MceFile, FiltersSummaryAndSort) {
   EXPECT_NE(out_.str().find("         2    1  mce:mce_record"), std::string::npos) << out_.str();
 
   ReportOptions by_cpu;
-  by_cpu.sort = {"cpu"};
+  by_cpu.sort = {SortKey::kCpu};
   by_cpu.json = true;
   ASSERT_TRUE(run(path, by_cpu).ok());
   std::string out = out_.str();
@@ -397,7 +405,7 @@ TEST_F(MceFile, SeverityFilterAndMceSummary) {
 
   ReportOptions action;
   action.json = true;
-  action.severities = {"srao", "fatal"};
+  action.severities = {MceSeverity::kSrao, MceSeverity::kFatal};
   ASSERT_TRUE(run(path, action).ok());
   std::vector<std::string> kept;
   std::istringstream lines(out_.str());

@@ -16,6 +16,7 @@
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "tests/kernel/kernel_env.h"
+#include "tests/support/broker.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
@@ -37,15 +38,7 @@ class ExitStatusKernel : public ::testing::Test {
     ASSERT_EQ(created.status, 0) << created.err;
   }
 
-  void TearDown() override {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    pid_t pid = text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-    if (pid > 0 && sys::process_exists(pid)) {
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
+  void TearDown() override { EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM"; }
 
   // perf-persistent VERB --run-dir=RUN ARGS...
   CommandResult pp(std::vector<std::string> args) {

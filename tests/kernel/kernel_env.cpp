@@ -1,6 +1,7 @@
 #include "tests/kernel/kernel_env.h"
 
 #include <cstring>
+#include <regex>
 
 #include "sys/kernel.h"
 #include "sys/tree.h"
@@ -30,6 +31,13 @@ long tracepoint_id(const std::string& sys, const std::string& name) {
     return -1;
   auto text = sys::Tree(root).read("events/" + sys + "/" + name + "/id");
   return text.ok() ? std::strtol(text->c_str(), nullptr, 10) : -1;
+}
+
+pid_t workload_pid(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex("pid ([0-9]+)")))
+    return -1;
+  return pid_t(std::stol(m[1]));
 }
 
 }  // namespace pp::testing

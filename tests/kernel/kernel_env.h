@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/types.h>
+
 #include <string>
 
 namespace pp::testing {
@@ -22,6 +24,9 @@ std::string tracefs_root();
 
 // The tracepoint id of sys:name, or -1 when tracefs does not have it.
 long tracepoint_id(const std::string& sys, const std::string& name);
+
+// The pid that `kernel_tests --getppid N` printed on stderr ("pid P"), or -1.
+pid_t workload_pid(const std::string& err);
 
 }  // namespace pp::testing
 

@@ -25,6 +25,7 @@
 #include "sys/tree.h"
 #include "sys/unix_socket.h"
 #include "tests/kernel/kernel_env.h"
+#include "tests/support/broker.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
@@ -102,23 +103,12 @@ class PersistentBroker : public ::testing::Test {
     return run_pp(args);
   }
 
-  pid_t broker_pid() const {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    return text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-  }
+  pid_t broker_pid() const { return testing::broker_pid(run_dir_); }
 
   // Stops the broker with `signal` and waits until it is gone.
   void stop_broker(int signal) {
-    pid_t pid = broker_pid();
-    if (pid <= 0 || !sys::process_exists(pid))
-      return;
-    ::kill(pid, signal);
-    for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    if (sys::process_exists(pid)) {
-      ADD_FAILURE() << "the broker (pid " << pid << ") ignored signal " << signal;
-      ::kill(pid, SIGKILL);
-    }
+    if (!testing::stop_broker(run_dir_, signal))
+      ADD_FAILURE() << "the broker ignored signal " << signal;
   }
 
   json list_json() {

@@ -21,6 +21,7 @@
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "tests/kernel/kernel_env.h"
+#include "tests/support/broker.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
@@ -48,13 +49,7 @@ class Record : public ::testing::Test {
 
   void TearDown() override {
     background_.clear();  // SIGTERM and reap any record still running
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    pid_t pid = text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-    if (pid > 0 && sys::process_exists(pid)) {
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-        std::this_thread::sleep_for(10ms);
-    }
+    EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM";
     ::unsetenv("PERF_PERSISTENT_RUN_DIR");
   }
 
@@ -70,13 +65,6 @@ class Record : public ::testing::Test {
     CommandResult r = run_command({self_, "--getppid", std::to_string(calls)});
     EXPECT_EQ(r.status, 0) << r.err;
     return workload_pid(r.err);
-  }
-
-  static pid_t workload_pid(const std::string& err) {
-    std::smatch m;
-    if (!std::regex_search(err, m, std::regex("pid ([0-9]+)")))
-      return -1;
-    return pid_t(std::stol(m[1]));
   }
 
   // Starts a record in the background, its stderr in `err_file`.

@@ -9,14 +9,13 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <csignal>
-#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <thread>
 
 #include "base/json.h"
 #include "persistent/protocol.h"
+#include "tests/support/broker.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -107,14 +106,9 @@ std::string broker_error(ErrorKind kind, int code, const std::string& message) {
 
 class ExitStatus : public ::testing::Test {
  protected:
-  // `kill` and `list` start a broker when none runs: stop it, or it would
-  // outlive the test (and its run directory) until the machine reboots.
-  void TearDown() override {
-    std::ifstream lock(dir_.path("broker.lock"));
-    long pid = 0;
-    if (lock >> pid && pid > 1)
-      ::kill(pid_t(pid), SIGTERM);
-  }
+  // `create` starts a broker when none runs, even for a request the broker
+  // then refuses: stop it, or it outlives the test and its run directory.
+  void TearDown() override { EXPECT_TRUE(stop_broker(dir_.path(""))); }
   std::string run_dir() const { return "--run-dir=" + dir_.path(""); }
   TempDir dir_;
 };
