@@ -194,10 +194,9 @@ CreateContext Broker::create_context() const {
 
 Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note) {
   std::string filter = guarded_filter(plan.attr, plan.filter);
-  PP_ASSIGN_OR_RETURN(
-      OpenedEvent opened,
-      open_per_cpu(*config_.kernel, guarded_attr(plan.attr), plan.cpus, plan.pages, filter,
-                   plan.event, {config_.proc_root, config_.sysfs_root}));
+  PP_ASSIGN_OR_RETURN(OpenedEvent opened,
+                      open_per_cpu(*config_.kernel, guarded_attr(plan.attr), plan.cpus, plan.pages,
+                                   filter, plan.event, {config_.proc_root, config_.sysfs_root}));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
   if (!opened.note.empty() && note)
@@ -240,11 +239,14 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     }
   }
   PP_ASSIGN_OR_RETURN(CreatePlan plan, std::move(planned));
-  if (events_.size() >= config_.max_events)
+  // Context streams come and go with their events: only events count.
+  size_t held = size_t(std::count_if(events_.begin(), events_.end(),
+                                     [](const auto& e) { return !e.second.info.is_context; }));
+  if (held >= config_.max_events)
     return errorf(ENOSPC,
                   "the broker holds %zu persistent events, the most it keeps; kill some first "
                   "('perf persistent kill')",
-                  events_.size());
+                  held);
   // Ids never wrap: a wrapped counter would hand out a live event's id.
   if (next_id_ == 0 || next_id_ > kMaxEventId)
     return errorf(ENOSPC,
@@ -443,7 +445,8 @@ EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) const {
   if (verbose) {
     info.counts.emplace();
     for (const CpuBuffer& buffer : event.buffers) {
-      auto count = sys::read_event(*config_.kernel, buffer.fd.get(), event.info.attr.attr.read_format);
+      auto count =
+          sys::read_event(*config_.kernel, buffer.fd.get(), event.info.attr.attr.read_format);
       info.counts->push_back({buffer.cpu, count.ok() ? count->value : 0});
     }
     info.readers = readers_of(info.id);

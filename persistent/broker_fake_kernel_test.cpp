@@ -136,12 +136,11 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
             "perf_event_open(" + attr + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +
                 "ioctl(fd#1, " + pass_all + "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" +
                 "perf_event_open(" + attr + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" +
-                "ioctl(fd#2, " + pass_all + "mmap(fd#2, " + length +
-                ", PROT_READ) = map#2\n" + "perf_event_open(" + context +
-                ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " + context_length +
-                ", PROT_READ) = map#3\n" + "perf_event_open(" + context +
-                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " + context_length +
-                ", PROT_READ) = map#4\n");
+                "ioctl(fd#2, " + pass_all + "mmap(fd#2, " + length + ", PROT_READ) = map#2\n" +
+                "perf_event_open(" + context + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" +
+                "mmap(fd#3, " + context_length + ", PROT_READ) = map#3\n" + "perf_event_open(" +
+                context + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " +
+                context_length + ", PROT_READ) = map#4\n");
 }
 
 // --no-context: the event alone reaches the kernel.
@@ -340,9 +339,11 @@ TEST_F(BrokerFakeKernelTest, RestartRecreatesTheSameIdsAndNames) {
     EXPECT_EQ(e.buffer_start, 1700000100);
     EXPECT_TRUE(e.restarted());
   }
-  EXPECT_EQ(kernel_->open_fds(), 4u);
+  // Two events and two context streams (the tracepoint's, and cpu-clock's
+  // with MMAP2), on 2 CPUs each.
+  EXPECT_EQ(kernel_->open_fds(), 8u);
   EXPECT_EQ(*sys::Tree(config_.run_dir).list("devices/persistent/events"),
-            (std::vector<std::string>{"clock", "sys_enter_getppid"}));
+            (std::vector<std::string>{"1", "2", "clock", "sys_enter_getppid"}));
   EXPECT_EQ(create(*client(), {"cpu-clock", "next", 0, "", ""}).id, 4u)
       << "the killed event's id 3 is not reused";
 }

@@ -7,8 +7,8 @@
 #include "persistent/broker.h"
 #include "persistent/config_file.h"
 #include "persistent/parser_resolver.h"
-#include "sys/log_file.h"
 #include "sys/dir_watch.h"
+#include "sys/log_file.h"
 #include "sys/process.h"
 
 namespace pp::persistent {

@@ -59,7 +59,7 @@ struct CpuCount {
 // One change the broker found made to an event behind its back, through an
 // fd it handed out (Documentation/perf-persistent-daemon.txt, TRUST MODEL).
 struct Tampering {
-  int64_t time = 0;     // unix seconds, when the broker noticed
+  int64_t time = 0;  // unix seconds, when the broker noticed
   int cpu = 0;
   std::string what;     // "disabled (PERF_EVENT_IOC_DISABLE); re-enabled"
   std::string holders;  // who held its fds then: "uid 0 (pid 42)", "" when nobody
@@ -86,7 +86,7 @@ struct EventInfo {
                              // later than `created` after a broker restart
   uid_t creator_uid = 0;
   pid_t creator_pid = 0;
-  std::vector<CpuId> cpu_ids;  // the kernel backend's per-CPU ids; empty for the broker
+  std::vector<CpuId> cpu_ids;       // the kernel backend's per-CPU ids; empty for the broker
   std::vector<Tampering> tampered;  // the newest kMaxTamperings, oldest first (broker only)
   uint64_t tamper_count = 0;        // every tampering found since buffer_start
   // The context stream (persistent/tracking.h): `is_context` marks the

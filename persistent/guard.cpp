@@ -35,8 +35,8 @@ sys::EventAttr guarded_attr(const sys::EventAttr& attr) {
 }
 
 std::vector<std::string> check_buffer(sys::Kernel& kernel, const CpuBuffer& buffer,
-                                      const sys::EventAttr& attr, Layout layout,
-                                      bool broker_filter, GuardState& state, int64_t now_ns) {
+                                      const sys::EventAttr& attr, Layout layout, bool broker_filter,
+                                      GuardState& state, int64_t now_ns) {
   std::vector<std::string> found;
   int fd = buffer.fd.get();
   auto reading = sys::read_event(kernel, fd, attr.attr.read_format);
@@ -60,12 +60,24 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const CpuBuffer& buff
     (void)sys::enable_event(kernel, fd);  // cannot tell: enable blindly, it is idempotent
   } else {
     uint64_t enabled = *reading->time_enabled - state.time_enabled;
-    if (enabled == 0 && wall > 0) {
-      found.push_back(with_error("disabled (PERF_EVENT_IOC_DISABLE or a REFRESH limit); re-enabled",
-                                 sys::enable_event(kernel, fd)));
-    } else if (wall - int64_t(enabled) > kEnabledSlackNs) {
-      found.push_back("disabled for about " + std::to_string((wall - int64_t(enabled)) / 1000000) +
-                      " ms, then enabled again by a holder");
+    int64_t missing = wall - int64_t(enabled);
+    if ((enabled == 0 && wall > 0) || missing > kEnabledSlackNs) {
+      // An enabled event's time_enabled moves between two reads; a disabled
+      // one's stands still.
+      bool off = enabled == 0;
+      if (!off) {
+        auto again = sys::read_event(kernel, fd, attr.attr.read_format);
+        off = again.ok() && again->time_enabled == reading->time_enabled;
+      }
+      std::string how_long = missing > kEnabledSlackNs
+                                 ? " for about " + std::to_string(missing / 1000000) + " ms"
+                                 : "";
+      if (off)
+        found.push_back(with_error(
+            "disabled" + how_long + " (PERF_EVENT_IOC_DISABLE or a REFRESH limit); re-enabled",
+            sys::enable_event(kernel, fd)));
+      else
+        found.push_back("disabled" + how_long + ", then enabled again by a holder");
     }
   }
 
@@ -86,12 +98,12 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const CpuBuffer& buff
       Status resumed = sys::resume_output(kernel, fd);
       if (resumed.ok())
         resumed = sys::set_period(kernel, fd, period);
-      found.push_back(with_error(
-          std::to_string(counted) +
-              " events counted and no record written (PERF_EVENT_IOC_PAUSE_OUTPUT or "
-              "PERF_EVENT_IOC_PERIOD); output resumed, period set back to " +
-              std::to_string(period),
-          resumed));
+      found.push_back(
+          with_error(std::to_string(counted) +
+                         " events counted and no record written (PERF_EVENT_IOC_PAUSE_OUTPUT or "
+                         "PERF_EVENT_IOC_PERIOD); output resumed, period set back to " +
+                         std::to_string(period),
+                     resumed));
     }
   }
 

@@ -49,8 +49,8 @@ struct GuardState {
   bool seen = false;
   uint64_t count = 0;
   uint64_t time_enabled = 0;
-  uint64_t head = 0;      // the last data_head that looked like the kernel's
-  int64_t when_ns = 0;    // the caller's monotonic clock
+  uint64_t head = 0;    // the last data_head that looked like the kernel's
+  int64_t when_ns = 0;  // the caller's monotonic clock
   bool filter_reported = false;
 };
 
@@ -71,7 +71,7 @@ struct GuardState {
 // The first call only records the state. Returns one line per finding,
 // each saying what was done.
 std::vector<std::string> check_buffer(sys::Kernel& kernel, const CpuBuffer& buffer,
-                                      const sys::EventAttr& attr, Layout layout,
-                                      bool broker_filter, GuardState& state, int64_t now_ns);
+                                      const sys::EventAttr& attr, Layout layout, bool broker_filter,
+                                      GuardState& state, int64_t now_ns);
 
 }  // namespace pp::persistent

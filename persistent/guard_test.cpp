@@ -31,11 +31,14 @@ class GuardTest : public ::testing::Test {
     EXPECT_TRUE(opened.ok()) << opened.error().message();
     buffer_ = std::move(opened->buffers[0]);
   }
-  std::vector<std::string> check() {
+  // later_ms: how much later than now the check believes it runs, as if the
+  // broker's next round came then.
+  std::vector<std::string> check(int64_t later_ms = 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
     int64_t now = std::chrono::duration_cast<std::chrono::nanoseconds>(
                       std::chrono::steady_clock::now().time_since_epoch())
-                      .count();
+                      .count() +
+                  later_ms * 1000000;
     return check_buffer(kernel_, buffer_, attr_, Layout::kBackward, true, state_, now);
   }
   void emit(int n) {
@@ -76,12 +79,22 @@ TEST_F(GuardTest, ADisabledEventIsReEnabled) {
   ASSERT_TRUE(sys::disable_event(kernel_, buffer_.fd.get()).ok());
   emit(5);
   EXPECT_EQ(kernel_.count(buffer_.fd.get()), 0u);
-  std::vector<std::string> found = check();
+  std::vector<std::string> found = check(200);
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_NE(found[0].find("disabled"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("disabled for about"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("re-enabled"), std::string::npos) << found[0];
   emit(5);
   EXPECT_EQ(kernel_.count(buffer_.fd.get()), 5u) << "counting again";
   EXPECT_TRUE(check().empty());
+}
+
+TEST_F(GuardTest, ADisableUndoneByItsHolderIsStillSaid) {
+  (void)check();
+  ASSERT_TRUE(sys::disable_event(kernel_, buffer_.fd.get()).ok());
+  ASSERT_TRUE(sys::enable_event(kernel_, buffer_.fd.get()).ok());
+  std::vector<std::string> found = check(200);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("then enabled again by a holder"), std::string::npos) << found[0];
 }
 
 TEST_F(GuardTest, PausedOutputIsResumed) {

@@ -75,13 +75,14 @@ TEST(ListPrinter, VerboseAddsClockReadersAndCounts) {
   events.push_back(kernel);
   std::ostringstream out, notes;
   print_list_text(out, notes, events, true, kNow);
-  EXPECT_EQ(out.str(),
-            "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  CLOCK  "
-            "   READERS  COUNTS\n"
-            "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        "
-            "boottime  2        0:1000,1:3\n"
-            "106  mce_record  -                           0-1   512KiB  kernel   -      -        -  "
-            "       -        -\n");
+  EXPECT_EQ(
+      out.str(),
+      "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  CLOCK  "
+      "   READERS  COUNTS\n"
+      "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        "
+      "boottime  2        0:1000,1:3\n"
+      "106  mce_record  -                           0-1   512KiB  kernel   -      -        -  "
+      "       -        -\n");
 }
 
 // The context stream: hidden from a plain list (text and JSON), shown by -v,

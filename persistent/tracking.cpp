@@ -1,10 +1,10 @@
 #include "persistent/tracking.h"
 
-#include "sys/clock.h"
-
 #include <linux/perf_event.h>
 
 #include <algorithm>
+
+#include "sys/clock.h"
 
 namespace pp::persistent {
 

@@ -59,7 +59,7 @@ struct RecordResult {
   // data_head values no kernel writes (another holder scribbled on a
   // writable mapping): the reader resynchronised; not counted as lost.
   uint64_t corrupt_heads = 0;
-  uint64_t corrupt_bytes = 0;  // bytes skipped that could not start a record
+  uint64_t corrupt_bytes = 0;          // bytes skipped that could not start a record
   uint64_t dropped = 0;                // read but not written: the output failed
   int buffers = 0;                     // per-CPU buffers read
   std::optional<int> command_status;   // COMMAND's exit status (128 + signal)

@@ -191,8 +191,9 @@ TEST_P(BothLayouts, ScribbledHeadIsCorruptionNotLoss) {
   EXPECT_EQ(ring.check(reader.read()), range(0, 4));
   uint64_t real = ring.writer().head();
   perf_event_mmap_page* page = ring.writer().page();
-  for (uint64_t bad : std::initializer_list<uint64_t>{real + 0x3e88000000000000ull, real - 0x3e88000000000000ull,
-                       GetParam() == RingLayout::kForward ? real - 64 : real + 64}) {
+  for (uint64_t bad : std::initializer_list<uint64_t>{
+           real + 0x3e88000000000000ull, real - 0x3e88000000000000ull,
+           GetParam() == RingLayout::kForward ? real - 64 : real + 64}) {
     store_data_head(page, bad);
     const RingBatch& batch = reader.read();
     EXPECT_LE(batch.lost.bytes, ring.writer().data_size()) << std::hex << bad;

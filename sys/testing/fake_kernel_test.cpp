@@ -7,10 +7,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <gtest/gtest.h>
 #include <thread>
-#include <chrono>
 
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"

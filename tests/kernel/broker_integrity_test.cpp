@@ -97,8 +97,8 @@ struct Reader {
     if (!mapped.ok())
       return;
     map = std::move(*mapped);
-    auto made = sys::RingReader::create({map.data(), map.size()},
-                                        {.layout = sys::RingLayout::kBackward});
+    auto made =
+        sys::RingReader::create({map.data(), map.size()}, {.layout = sys::RingLayout::kBackward});
     EXPECT_TRUE(made.ok());
     if (made.ok())
       reader.emplace(std::move(*made));
@@ -231,8 +231,8 @@ TEST_F(BrokerIntegrity, ScribbledDataHeadIsNoAbsurdLoss) {
   Reader honest(run_dir_);
   Reader attacker(run_dir_);
   ASSERT_TRUE(honest.reader && attacker.reader);
-  void* writable = ::mmap(nullptr, attacker.buffer.mmap_length, PROT_READ | PROT_WRITE,
-                          MAP_SHARED, attacker.buffer.fd.get(), 0);
+  void* writable = ::mmap(nullptr, attacker.buffer.mmap_length, PROT_READ | PROT_WRITE, MAP_SHARED,
+                          attacker.buffer.fd.get(), 0);
   ASSERT_NE(writable, MAP_FAILED) << "the kernel refused a writable mapping: " << errno;
   auto* page = static_cast<perf_event_mmap_page*>(writable);
   __atomic_store_n(&page->data_head, 0x3e88000000000000ull, __ATOMIC_RELEASE);
@@ -265,8 +265,8 @@ TEST_F(BrokerIntegrity, KillStopsCollectionForReadersHoldingTheBuffer) {
   ASSERT_EQ(pp({"kill", "t"}).status, 0);
   ASSERT_TRUE(caller.run(1000));
   EXPECT_EQ(honest.samples(), 0u) << "samples made after the kill reached the reader";
-  auto reading = sys::read_event(sys::real_kernel(), honest.buffer.fd.get(),
-                                 PERF_FORMAT_TOTAL_TIME_ENABLED);
+  auto reading =
+      sys::read_event(sys::real_kernel(), honest.buffer.fd.get(), PERF_FORMAT_TOTAL_TIME_ENABLED);
   ASSERT_TRUE(reading.ok()) << reading.error().message();
   EXPECT_EQ(reading->value, 100u) << "nothing counted after the kill";
 }
