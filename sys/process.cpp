@@ -125,12 +125,15 @@ bool process_exists(pid_t pid) {
 
 namespace {
 
-// Waits for `pid` and exits as it did (1 for an exit 0 that never said ready).
-[[noreturn]] void exit_as(pid_t pid) {
+// Waits for `pid` and exits as it did; with `zero_is_failure` (the daemon
+// itself, which exits 0 only after it has said ready) an exit 0 becomes 1.
+[[noreturn]] void exit_as(pid_t pid, bool zero_is_failure) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  ::_exit(WIFEXITED(status) ? (WEXITSTATUS(status) ? WEXITSTATUS(status) : 1) : 2);
+  if (!WIFEXITED(status))
+    ::_exit(2);
+  ::_exit(WEXITSTATUS(status) == 0 && zero_is_failure ? 1 : WEXITSTATUS(status));
 }
 
 // Closes every descriptor from 3 up except `keep`.
@@ -155,7 +158,7 @@ Result<Detached> Detached::detach() {
     // daemon owns everything now).
     read_end.reset();
     write_end.reset();
-    exit_as(child);
+    exit_as(child, false);  // the middle process exits 0 once the daemon is ready
   }
   // The middle process: a new session, then a fork, so that the daemon is no
   // session leader and can never acquire a controlling terminal. It waits
@@ -178,7 +181,7 @@ Result<Detached> Detached::detach() {
     } while (n < 0 && errno == EINTR);
     if (n == 1 && byte == 'R')
       ::_exit(0);
-    exit_as(daemon);
+    exit_as(daemon, true);
   }
   read_end.reset();
   // Nothing of the caller's stays: no descriptor beyond 0-2 (a lock the
