@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <tuple>
 
 #include "base/cpu_list.h"
 #include "persistent/config_file.h"
@@ -207,6 +208,12 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   event.info.page_size = sys::page_size();
   event.info.buffer_start = now();
   event.buffers = std::move(opened.buffers);
+  // The guard's first look, before any client can hold an fd: its baseline
+  // is the event as the broker opened it.
+  int64_t now_ns = monotonic_ms() * 1000000;
+  for (size_t i = 0; i < event.buffers.size(); i++)
+    (void)check_buffer(*config_.kernel, event.buffers[i], event.info.attr, event.info.layout,
+                       event.broker_filter, event.guard[i], now_ns);
   return ok_status();
 }
 
@@ -738,25 +745,38 @@ Status Broker::admit(const sys::PeerCredentials& peer, bool privileged) {
     open += n;
   if (open < config_.max_clients)
     return ok_status();
-  // Full: the longest-idle connection of whoever holds the most makes room,
-  // for a privileged newcomer always, for others when that user holds more.
+  // Full: a privileged newcomer is always served: any connection that holds
+  // no buffer makes room for it, an idle one before one stuck mid-message,
+  // an unprivileged one before a privileged one, the longest inactive first.
+  // For others, the longest-idle connection of a user who holds more.
   Client* victim = nullptr;
-  for (const auto& c : clients_) {
-    if (!idle(*c) || c->privileged || c->peer.uid == peer.uid)
-      continue;
-    if (!privileged && per_uid[c->peer.uid] <= mine + 1)
-      continue;
-    if (!victim || per_uid[c->peer.uid] > per_uid[victim->peer.uid] ||
-        (per_uid[c->peer.uid] == per_uid[victim->peer.uid] &&
-         c->last_active_ms < victim->last_active_ms))
-      victim = c.get();
+  if (privileged) {
+    auto rank = [&](const Client& c) {
+      return std::tuple(!idle(c), c.privileged, c.last_active_ms);
+    };
+    for (const auto& c : clients_)
+      if (c->socket.valid() && c->opened.empty() && (!victim || rank(*c) < rank(*victim)))
+        victim = c.get();
+  } else {
+    for (const auto& c : clients_) {
+      if (!idle(*c) || c->privileged || c->peer.uid == peer.uid)
+        continue;
+      if (per_uid[c->peer.uid] <= mine + 1)
+        continue;
+      if (!victim || per_uid[c->peer.uid] > per_uid[victim->peer.uid] ||
+          (per_uid[c->peer.uid] == per_uid[victim->peer.uid] &&
+           c->last_active_ms < victim->last_active_ms))
+        victim = c.get();
+    }
   }
   if (!victim)
     return errorf(EAGAIN, "the broker serves %zu clients already, the most it serves; try again",
                   open);
-  log_from(victim->peer, "closing the idle connection of " + describe_peer(victim->peer) +
-                             " to make room for " + describe_peer(peer) + " (" +
-                             std::to_string(open) + " connections, the most)");
+  log_from(victim->peer, std::string(idle(*victim) ? "closing the idle connection of "
+                                                   : "closing the unfinished connection of ") +
+                             describe_peer(victim->peer) + " to make room for " +
+                             describe_peer(peer) + " (" + std::to_string(open) +
+                             " connections, the most)");
   victim->socket.close();
   return ok_status();
 }

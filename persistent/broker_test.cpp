@@ -273,20 +273,26 @@ TEST_F(BrokerTest, StalledClientIsDroppedAndOthersAreServed) {
   EXPECT_TRUE(reply(*broker, other).ok()) << "an idle complete client is not stalled";
 }
 
-TEST_F(BrokerTest, TooManyClientsAreTurnedAway) {
+// Full of a privileged user's own connections (the 1000 hostile messages of
+// the real-kernel test leave such), the broker still serves a privileged
+// newcomer: the longest-idle connection makes room.
+TEST_F(BrokerTest, AFullBrokerStillServesAPrivilegedClient) {
   config_.max_clients = 2;
   auto broker = start();
   ASSERT_TRUE(broker);
   auto a = connect();
   auto b = connect();
   pump(*broker);
+  send_request(b, "{\"op\":\"ping\"}");
+  ASSERT_TRUE(reply(*broker, b).ok());
   auto c = connect();
+  send_request(c, "{\"op\":\"ping\"}");
   auto r = reply(*broker, c);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().code(), EAGAIN);
-  EXPECT_NE(r.error().message().find("serves 2 clients"), std::string::npos);
-  send_request(a, "{\"op\":\"ping\"}");
-  EXPECT_TRUE(reply(*broker, a).ok());
+  EXPECT_TRUE(r.ok()) << r.error().message();
+  EXPECT_EQ(broker->client_count(), 2u);
+  send_request(b, "{\"op\":\"ping\"}");
+  EXPECT_TRUE(reply(*broker, b).ok()) << "the more recently active one stays";
+  EXPECT_FALSE(reply(*broker, a).ok()) << "the longest idle made room";
 }
 
 TEST_F(BrokerTest, DescriptorsSentToTheBrokerAreClosed) {
