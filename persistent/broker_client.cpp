@@ -1,5 +1,6 @@
 #include "persistent/broker_client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -139,9 +140,12 @@ Result<std::vector<EventInfo>> BrokerBackend::list(bool verbose, std::string* no
       return conn.error();
     // No broker, so no events. Its saved ones come back when it starts.
     auto saved = load_state(dir_);
-    if (note && saved.ok() && !saved->events.empty())
-      *note = "no broker runs for " + dir_.root() + "; its " +
-              std::to_string(saved->events.size()) +
+    size_t events = 0;
+    if (saved.ok())
+      events = size_t(std::count_if(saved->events.begin(), saved->events.end(),
+                                    [](const EventInfo& e) { return !e.is_context; }));
+    if (note && events > 0)
+      *note = "no broker runs for " + dir_.root() + "; its " + std::to_string(events) +
               " saved event(s) come back when it starts ('perf persistent daemon')";
     return std::vector<EventInfo>{};
   }

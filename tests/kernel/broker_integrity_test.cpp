@@ -200,7 +200,7 @@ TEST_F(BrokerIntegrity, DisableThroughAReceivedFdIsUndone) {
   ASSERT_TRUE(caller.run(1000));
   EXPECT_EQ(honest.samples(), 1000u) << "samples flow again to the other reader";
   CommandResult text = pp({"list"});
-  EXPECT_NE(text.out.find("tampered with"), std::string::npos) << text.out;
+  EXPECT_NE(text.err.find("tampered with"), std::string::npos) << text.out << text.err;
 }
 
 // PERF_EVENT_IOC_SET_FILTER through a received fd filtered the event for

@@ -136,7 +136,7 @@ TEST_F(ExitStatusKernel, ThroughPerfsDispatcher) {
   r = through_perf({"record", "--no-follow", "-e", "persistent/gp/", "-o", "/nonexistent/x.data"});
   EXPECT_EQ(r.status, 5) << r.err;
   EXPECT_EQ(through_perf({"kill", "nosuch"}).status, 4);
-  EXPECT_EQ(through_perf({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"}).status, 3);
+  EXPECT_EQ(through_perf({"create", "-e", "syscalls:sys_enter_getpid", "--name", "gp"}).status, 3);
   EXPECT_EQ(through_perf({"list", "--bogus"}).status, 1);
 }
 
