@@ -56,16 +56,18 @@ Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>
       if (n.error().code() == EAGAIN) {
         std::string dir = where_.substr(0, where_.rfind('/'));
         std::string what(op_name(request.op));
-        std::string outcome =
-            request.op == Op::kPing || request.op == Op::kList
-                ? ""
-                : "; a broker that gets to the " + what +
-                      " request later will not carry it out (it has a deadline), but the broker "
-                      "may have done so just before: see 'perf persistent list --run-dir " +
-                      dir + "'" +
-                      (request.op == Op::kCreate ? ", or repeat the create: the same create "
-                                                   "again reports the event it made"
-                                                 : "");
+        std::string outcome;
+        if (request.op != Op::kPing && request.op != Op::kList) {
+          outcome = "; a broker that gets to the ";
+          outcome += what;
+          outcome +=
+              " request later will not carry it out (it has a deadline), but the broker may have "
+              "done so just before: see 'perf persistent list --run-dir ";
+          outcome += dir;
+          outcome += "'";
+          if (request.op == Op::kCreate)
+            outcome += ", or repeat the create: the same create again reports the event it made";
+        }
         return errorf(ETIMEDOUT, "the broker at %s did not reply within %d ms (is it stopped?)%s",
                       where_.c_str(), timeout_ms_, outcome.c_str());
       }
