@@ -26,8 +26,7 @@ int print_json(const std::string& file, const json& doc, int status) {
   out << text;
   out.flush();
   if (!out) {
-    std::cerr << "perf persistent record: cannot write the JSON summary to " << file
-              << "; it is:\n"
+    std::cerr << "perf persistent record: cannot write the JSON summary to " << file << "; it is:\n"
               << text;
     return status ? status : exit_status_of(ErrorKind::kOutput);
   }

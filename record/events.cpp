@@ -81,7 +81,8 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
     const perf_event_attr& b = r.info.attr.attr;
     if (a.use_clockid != b.use_clockid || (a.use_clockid && a.clockid != b.clockid)) {
       auto clock = [](const perf_event_attr& x) {
-        return x.use_clockid ? sys::clock_name(x.clockid) : std::string("no clock (perf's default)");
+        return x.use_clockid ? sys::clock_name(x.clockid)
+                             : std::string("no clock (perf's default)");
       };
       return errorf(ErrorKind::kUsage, EINVAL,
                     "persistent events '%s' (%s) and '%s' (%s) stamp their records with "

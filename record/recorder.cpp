@@ -246,8 +246,8 @@ Status Session::follow() {
   for (;;) {
     int timeout = request_.flush_interval_ms;
     if (sw.mode == SwitchOutput::Mode::kTime) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          file_started_ + sw.every - Clock::now());
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(file_started_ + sw.every -
+                                                                        Clock::now());
       timeout = int(std::clamp<int64_t>(left.count(), 0, timeout));
     }
     auto ready = kernel_.poll(fds, timeout);

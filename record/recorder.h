@@ -45,9 +45,9 @@ struct RecordRequest {
   std::vector<std::string> cmdline;  // for the file's HEADER_CMDLINE
   pmu::Roots roots;                  // where persistent/NAME/ is looked up
   persistent::BackendOptions backend;
-  int flush_interval_ms = 250;  // the longest a record waits before it is written
-  int verbose = 0;              // -v: notes on each buffer attached, the clock, each file
-  SwitchOutput switch_output;   // --switch-output: rotate the output file
+  int flush_interval_ms = 250;    // the longest a record waits before it is written
+  int verbose = 0;                // -v: notes on each buffer attached, the clock, each file
+  SwitchOutput switch_output;     // --switch-output: rotate the output file
   uint64_t switch_max_files = 0;  // --switch-max-files: keep this many switched files (0: all)
   uint64_t max_size = 0;          // --max-size: stop once the output has this many bytes (0: no)
 };

@@ -670,8 +670,8 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   WriterConfig config = mce_config();
   config.events[0].attr.attr.use_clockid = 1;
   config.events[0].attr.attr.clockid = CLOCK_BOOTTIME;
-  config.clock = ClockData{.resolution_ns = 4, .wall_ns = 1700000000123456789ULL,
-                           .clock_ns = 987654321};
+  config.clock =
+      ClockData{.resolution_ns = 4, .wall_ns = 1700000000123456789ULL, .clock_ns = 987654321};
   auto [out, writer] = memory_writer(config);
   ASSERT_TRUE(writer);
   ASSERT_TRUE(writer->finish().ok());

@@ -101,8 +101,7 @@ Result<ClockPair> read_clock_pair(int clockid) {
 Result<uint64_t> clock_resolution_ns(int clockid) {
   struct timespec res = {};
   if (::clock_getres(clockid_t(clockid), &res) != 0)
-    return errorf(errno, "clock_getres(%s): %s", clock_name(clockid).c_str(),
-                  std::strerror(errno));
+    return errorf(errno, "clock_getres(%s): %s", clock_name(clockid).c_str(), std::strerror(errno));
   return uint64_t(res.tv_sec) * 1000000000ULL + uint64_t(res.tv_nsec);
 }
 

@@ -13,14 +13,22 @@ TEST(Clock, PerfsNamesShortNamesPrefixesAndNumbers) {
     const char* text;
     int id;
   } cases[] = {
-      {"monotonic", CLOCK_MONOTONIC},   {"monotonic_raw", CLOCK_MONOTONIC_RAW},
-      {"realtime", CLOCK_REALTIME},     {"boottime", CLOCK_BOOTTIME},
-      {"tai", CLOCK_TAI},               {"mono", CLOCK_MONOTONIC},
-      {"raw", CLOCK_MONOTONIC_RAW},     {"real", CLOCK_REALTIME},
-      {"boot", CLOCK_BOOTTIME},         {"CLOCK_MONOTONIC", CLOCK_MONOTONIC},
-      {"clock_boottime", CLOCK_BOOTTIME}, {"Clock_Tai", CLOCK_TAI},
-      {"MONOTONIC_RAW", CLOCK_MONOTONIC_RAW}, {"1", CLOCK_MONOTONIC},
-      {"7", CLOCK_BOOTTIME},            {"0", CLOCK_REALTIME},
+      {"monotonic", CLOCK_MONOTONIC},
+      {"monotonic_raw", CLOCK_MONOTONIC_RAW},
+      {"realtime", CLOCK_REALTIME},
+      {"boottime", CLOCK_BOOTTIME},
+      {"tai", CLOCK_TAI},
+      {"mono", CLOCK_MONOTONIC},
+      {"raw", CLOCK_MONOTONIC_RAW},
+      {"real", CLOCK_REALTIME},
+      {"boot", CLOCK_BOOTTIME},
+      {"CLOCK_MONOTONIC", CLOCK_MONOTONIC},
+      {"clock_boottime", CLOCK_BOOTTIME},
+      {"Clock_Tai", CLOCK_TAI},
+      {"MONOTONIC_RAW", CLOCK_MONOTONIC_RAW},
+      {"1", CLOCK_MONOTONIC},
+      {"7", CLOCK_BOOTTIME},
+      {"0", CLOCK_REALTIME},
       {"11", CLOCK_TAI},
   };
   for (const auto& c : cases) {

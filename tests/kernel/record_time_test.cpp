@@ -61,8 +61,8 @@ class RecordTime : public ::testing::Test {
   }
 
   void create(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args = {"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp",
-                                     "-m", "1024"};
+    std::vector<std::string> args = {"create", "-e",  "syscalls:sys_enter_getppid", "--name", "gp",
+                                     "-m",     "1024"};
     args.insert(args.end(), extra.begin(), extra.end());
     CommandResult r = run_pp(args);
     ASSERT_EQ(r.status, 0) << r.err;
@@ -96,7 +96,8 @@ class RecordTime : public ::testing::Test {
   static std::vector<std::string> switched(const std::string& base) {
     std::vector<std::string> out;
     std::regex name(std::filesystem::path(base).filename().string() + "\\.[0-9]{16}");
-    for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(base).parent_path()))
+    for (const auto& e :
+         std::filesystem::directory_iterator(std::filesystem::path(base).parent_path()))
       if (std::regex_match(e.path().filename().string(), name))
         out.push_back(e.path().string());
     std::sort(out.begin(), out.end());
@@ -127,7 +128,9 @@ TEST_F(RecordTime, PerfScriptTodAgreesWithTheWallClock) {
   CommandResult s = run_command({"perf", "script", "--ns", "-i", file, "-F", "pid,tod"});
   ::unsetenv("TZ");
   ASSERT_EQ(s.status, 0) << s.err;
-  std::regex line("^\\s*([0-9]+)\\s+([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})\\.([0-9]{9})");
+  std::regex line(
+      "^\\s*([0-9]+)\\s+([0-9]{4})-([0-9]{2})-([0-9]{2}) "
+      "([0-9]{2}):([0-9]{2}):([0-9]{2})\\.([0-9]{9})");
   int checked = 0;
   std::istringstream in(s.out);
   for (std::string text; std::getline(in, text);) {
@@ -224,10 +227,9 @@ TEST_F(RecordTime, SwitchOutputAtSigusr2) {
   create();
   std::string file = tmp_.path("u.data");
   std::string err = tmp_.path("u.err");
-  auto child = sys::Child::spawn(
-      {"sh", "-c",
-       "exec '" + binary_path() + "' record -e persistent/gp/ -o '" + file +
-           "' --switch-output 2>'" + err + "'"});
+  auto child = sys::Child::spawn({"sh", "-c",
+                                  "exec '" + binary_path() + "' record -e persistent/gp/ -o '" +
+                                      file + "' --switch-output 2>'" + err + "'"});
   ASSERT_TRUE(child.ok());
   for (int i = 0; i < 500 && !std::filesystem::exists(file); i++)
     std::this_thread::sleep_for(10ms);

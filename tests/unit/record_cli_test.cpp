@@ -33,9 +33,9 @@ TEST(RecordCli, RefusedOptionsSayWhyAndAreDocumented) {
     for (const std::string& spelled : spellings) {
       CommandResult c = run_pp({"record", "-e", "persistent/x/", spelled, "1"});
       EXPECT_EQ(c.status, 1) << spelled;
-      EXPECT_NE(c.err.find("option '" + spelled + "' does not apply here: " +
-                           std::string(r.reason)),
-                std::string::npos)
+      EXPECT_NE(
+          c.err.find("option '" + spelled + "' does not apply here: " + std::string(r.reason)),
+          std::string::npos)
           << c.err;
       EXPECT_NE(page.find("`" + spelled + "`"), std::string::npos)
           << spelled << " is not in the man page's table of refused options";
