@@ -8,7 +8,7 @@ OptionParser::OptionParser(std::vector<std::string> usage, Positionals positiona
     : usage_(std::move(usage)), positionals_(positionals) {}
 
 OptionParser& OptionParser::add(Spec spec) {
-  infos_.push_back(spec.info);
+  (spec.kind == Kind::kRefused ? refused_ : infos_).push_back(spec.info);
   specs_.push_back(std::move(spec));
   return *this;
 }
@@ -36,9 +36,25 @@ OptionParser& OptionParser::number(char s, std::string l, std::string arg, uint6
   return add({{s, std::move(l), std::move(arg), std::move(help)}, Kind::kNumber, out, min, max});
 }
 
+OptionParser& OptionParser::optional_value(std::string l, std::string arg, std::string* out,
+                                           bool* given, std::string help) {
+  Spec spec{{0, std::move(l), std::move(arg), std::move(help)}, Kind::kOptional, out};
+  spec.given = given;
+  return add(std::move(spec));
+}
+
+OptionParser& OptionParser::refuse(char s, std::string l, std::string reason) {
+  return add({{s, std::move(l), "", std::move(reason)}, Kind::kRefused, nullptr});
+}
+
+Error OptionParser::refused_option(const Spec& spec, std::string_view spelled) const {
+  return errorf(ErrorKind::kUsage, EINVAL, "option '%.*s' does not apply here: %s",
+                int(spelled.size()), spelled.data(), spec.info.help.c_str());
+}
+
 const OptionParser::Spec* OptionParser::find_long(std::string_view name) const {
   for (const Spec& spec : specs_)
-    if (spec.info.long_name == name)
+    if (!name.empty() && spec.info.long_name == name)
       return &spec;
   return nullptr;
 }
@@ -53,7 +69,8 @@ const OptionParser::Spec* OptionParser::find_short(char name) const {
 Error OptionParser::unknown_option(std::string_view spelled) const {
   std::vector<std::string> names = {"--help"};
   for (const Spec& spec : specs_)
-    names.push_back("--" + spec.info.long_name);
+    if (spec.kind != Kind::kRefused && !spec.info.long_name.empty())
+      names.push_back("--" + spec.info.long_name);
   std::string message = "unknown option '" + std::string(spelled) + "'";
   std::string near = nearest_word(spelled, names);
   if (!near.empty())
@@ -65,7 +82,12 @@ Status OptionParser::apply(const Spec& spec, std::string_view value) const {
   switch (spec.kind) {
     case Kind::kFlag:
     case Kind::kCounter:
-      break;  // handled by the caller, flags take no value
+    case Kind::kRefused:
+      break;  // handled by the caller: flags take no value, refusals are refused
+    case Kind::kOptional:
+      *static_cast<std::string*>(spec.out) = std::string(value);
+      *spec.given = true;
+      break;
     case Kind::kValue:
       *static_cast<std::string*>(spec.out) = std::string(value);
       break;
@@ -84,6 +106,28 @@ Status OptionParser::apply(const Spec& spec, std::string_view value) const {
     }
   }
   return ok_status();
+}
+
+void OptionParser::salvage(int argc, const char* const* argv, std::string_view long_name) const {
+  const Spec* spec = find_long(long_name);
+  if (!spec || (spec->kind != Kind::kFlag && spec->kind != Kind::kOptional))
+    return;
+  std::string long_form = "--" + std::string(long_name);
+  std::string short_form =
+      spec->info.short_name ? std::string("-") + spec->info.short_name : std::string();
+  for (int i = 1; i < argc; i++) {
+    std::string_view arg = argv[i];
+    if (arg == "--")
+      return;
+    if (arg == long_form || (!short_form.empty() && arg == short_form)) {
+      if (spec->kind == Kind::kFlag)
+        *static_cast<bool*>(spec->out) = true;
+      else
+        *spec->given = true;
+    } else if (spec->kind == Kind::kOptional && starts_with(arg, long_form + "=")) {
+      (void)apply(*spec, arg.substr(long_form.size() + 1));
+    }
+  }
 }
 
 Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* argv) const {
@@ -127,6 +171,15 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
       }
       if (!spec)
         return unknown_option(std::string("--") + std::string(name));
+      if (spec->kind == Kind::kRefused)
+        return refused_option(*spec, std::string("--") + std::string(name));
+      if (spec->kind == Kind::kOptional) {
+        if (has_value)
+          PP_RETURN_IF_ERROR(apply(*spec, inline_value));
+        else
+          *spec->given = true;
+        continue;
+      }
       if (spec->kind == Kind::kFlag || spec->kind == Kind::kCounter) {
         if (has_value)
           return errorf(ErrorKind::kUsage, EINVAL, "option '--%.*s' takes no value",
@@ -151,6 +204,8 @@ Result<OptionParser::Parsed> OptionParser::parse(int argc, const char* const* ar
       const Spec* spec = find_short(arg[k]);
       if (!spec)
         return unknown_option(std::string("-") + arg[k]);
+      if (spec->kind == Kind::kRefused)
+        return refused_option(*spec, std::string("-") + arg[k]);
       if (spec->kind == Kind::kFlag) {
         *static_cast<bool*>(spec->out) = true;
         continue;
@@ -181,6 +236,8 @@ std::string OptionParser::usage() const {
   if (!specs_.empty())
     out += "\n";
   for (const Spec& spec : specs_) {
+    if (spec.kind == Kind::kRefused)
+      continue;
     std::string line = "    ";
     if (spec.info.short_name) {
       line += '-';
@@ -191,7 +248,9 @@ std::string OptionParser::usage() const {
     }
     if (!spec.info.long_name.empty())
       line += "--" + spec.info.long_name;
-    if (!spec.info.arg_name.empty())
+    if (spec.kind == Kind::kOptional)
+      line += "[=<" + spec.info.arg_name + ">]";
+    else if (!spec.info.arg_name.empty())
       line += " <" + spec.info.arg_name + ">";
     if (line.size() + 2 > kHelpColumn)
       line += "\n" + std::string(kHelpColumn, ' ');

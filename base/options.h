@@ -64,6 +64,15 @@ class OptionParser {
   // An option with a value that may be repeated (-e a -e b).
   OptionParser& values(char short_name, std::string long_name, std::string arg_name,
                        std::vector<std::string>* out, std::string help);
+  // An option whose value is optional, as perf's --switch-output[=mode]:
+  // `--long` sets *given and leaves *out as it is, `--long=VALUE` sets both
+  // (a value only after '='; the next argument is never taken).
+  OptionParser& optional_value(std::string long_name, std::string arg_name, std::string* out,
+                               bool* given, std::string help);
+  // An option perf's command has that makes no sense here: recognised (so
+  // the user learns why, not "unknown option"), refused with `reason`, and
+  // left out of --help. Its value, if any, is not looked at.
+  OptionParser& refuse(char short_name, std::string long_name, std::string reason);
   // An unsigned number (decimal or 0x hex), checked against [min, max].
   OptionParser& number(char short_name, std::string long_name, std::string arg_name, uint64_t* out,
                        uint64_t min, uint64_t max, std::string help);
@@ -72,18 +81,27 @@ class OptionParser {
   // errors (EINVAL) with a message naming the option and what to do.
   Result<Parsed> parse(int argc, const char* const* argv) const;
 
+  // After parse() failed, looks again for one option that parse() may not
+  // have reached (--json, so that a usage error after it still comes out as
+  // JSON): a flag, or an optional value, given as --NAME, --NAME=VALUE or
+  // its short letter, up to "--".
+  void salvage(int argc, const char* const* argv, std::string_view long_name) const;
+
   // " Usage: <synopsis>\n\n    -j, --json   print JSON\n..." in perf's layout.
   std::string usage() const;
 
   const std::vector<Info>& options() const { return infos_; }
+  // The refused options: arg_name is empty, help is the reason.
+  const std::vector<Info>& refused() const { return refused_; }
 
  private:
-  enum class Kind { kFlag, kCounter, kValue, kValues, kNumber };
+  enum class Kind { kFlag, kCounter, kValue, kValues, kNumber, kOptional, kRefused };
   struct Spec {
     Info info;
     Kind kind;
     void* out;
     uint64_t min = 0, max = 0;
+    bool* given = nullptr;  // kOptional
   };
 
   OptionParser& add(Spec spec);
@@ -91,11 +109,13 @@ class OptionParser {
   const Spec* find_short(char name) const;
   Status apply(const Spec& spec, std::string_view value) const;
   Error unknown_option(std::string_view spelled) const;
+  Error refused_option(const Spec& spec, std::string_view spelled) const;
 
   std::vector<std::string> usage_;
   Positionals positionals_;
   std::vector<Spec> specs_;
   std::vector<Info> infos_;
+  std::vector<Info> refused_;
 };
 
 }  // namespace pp

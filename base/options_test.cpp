@@ -59,6 +59,28 @@ TEST(Options, StopAtFirstPositionalLeavesTheCommandAlone) {
   EXPECT_EQ(r->args, (std::vector<std::string>{"sleep", "-v", "10"}));
 }
 
+// A usage error before --json still comes out as JSON: salvage() finds the
+// flag parse() never reached, and nothing past "--".
+TEST(Options, SalvageFindsTheFlagAfterAnError) {
+  Fixture f;
+  std::vector<const char*> args = {"test", "--bogus", "-m", "99999", "--json"};
+  ASSERT_FALSE(f.parser.parse(int(args.size()), args.data()).ok());
+  EXPECT_FALSE(f.json);
+  f.parser.salvage(int(args.size()), args.data(), "json");
+  EXPECT_TRUE(f.json);
+  Fixture g;
+  std::vector<const char*> after_dashes = {"test", "--bogus", "--", "cmd", "--json", "-j"};
+  ASSERT_FALSE(g.parser.parse(int(after_dashes.size()), after_dashes.data()).ok());
+  g.parser.salvage(int(after_dashes.size()), after_dashes.data(), "json");
+  EXPECT_FALSE(g.json) << "COMMAND's own --json";
+  Fixture h;
+  std::vector<const char*> short_form = {"test", "-x", "-j"};
+  h.parser.salvage(int(short_form.size()), short_form.data(), "json");
+  EXPECT_TRUE(h.json);
+  h.parser.salvage(int(short_form.size()), short_form.data(), "output");
+  EXPECT_TRUE(h.output.empty()) << "only flags and optional values are salvaged";
+}
+
 TEST(Options, Help) {
   Fixture f;
   EXPECT_TRUE(f.parse({"-h"})->help);

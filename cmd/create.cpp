@@ -44,8 +44,10 @@ int cmd_create(int argc, const char** argv) {
     else
       parsed = id.error();
   }
-  if (!parsed.ok())
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
     return report_usage_error("create", parsed.error(), opts, json);
+  }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

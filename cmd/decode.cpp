@@ -44,8 +44,10 @@ int cmd_decode(int argc, const char** argv) {
     parsed = usage_error(log ? "give at most one log FILE (or - for standard input)"
                              : "give one STATUS register; other registers go in options such "
                                "as --addr");
-  if (!parsed.ok())
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
     return report_usage_error("decode", parsed.error(), opts, json);
+  }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

@@ -22,8 +22,10 @@ int cmd_kill(int argc, const char** argv) {
     parsed = usage_error("name the events to kill (ID or NAME), or give --all");
   if (parsed.ok() && all && !parsed->args.empty())
     parsed = usage_error("give either --all or events to kill, not both");
-  if (!parsed.ok())
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
     return report_usage_error("kill", parsed.error(), opts, json);
+  }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

@@ -18,8 +18,10 @@ int cmd_list(int argc, const char** argv) {
       .counter('v', "verbose", &verbose, "add per-CPU counts and the number of readers")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
-  if (!parsed.ok())
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
     return report_usage_error("list", parsed.error(), opts, json);
+  }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;

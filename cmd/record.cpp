@@ -1,19 +1,45 @@
+#include <fstream>
 #include <iostream>
 
+#include "base/json.h"
 #include "base/options.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
+#include "record/record_options.h"
 #include "record/recorder.h"
+#include "record/summary_json.h"
 #include "sys/process.h"
+#include "sys/realtime.h"
 
 namespace pp::cmd {
+namespace {
+
+// --json[=FILE]: the summary (or the error) as one object on stderr or in FILE.
+int print_json(const std::string& file, const json& doc, int status) {
+  std::string text = dump_json(doc) + "\n";
+  if (file.empty()) {
+    std::cerr << text;
+    return status;
+  }
+  std::ofstream out(file, std::ios::trunc);
+  out << text;
+  out.flush();
+  if (!out) {
+    std::cerr << "perf persistent record: cannot write the JSON summary to " << file << "; it is:\n"
+              << text;
+    return status ? status : exit_status_of(ErrorKind::kOutput);
+  }
+  return status;
+}
+
+}  // namespace
 
 int cmd_record(int argc, const char** argv) {
   record::RecordRequest request;
-  std::string run_dir;
-  bool no_follow = false;
-  bool quiet = false;
+  std::string run_dir, switch_output, max_size, json_file;
+  bool no_follow = false, quiet = false, all_cpus = false, switch_given = false, json = false;
+  uint64_t max_files = 0, realtime = 0;
   OptionParser opts(
       {"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]"},
       OptionParser::Positionals::kStopAtFirst);
@@ -22,14 +48,50 @@ int cmd_record(int argc, const char** argv) {
       .value('o', "output", "file", &request.output,
              "output file name (default perf.data; - writes perf's pipe format to stdout)")
       .value('C', "cpu", "cpus", &request.cpus, "record only these CPUs (e.g. 0-3,8)")
+      .flag('a', "all-cpus", &all_cpus, "every CPU the events cover (the default)")
       .flag(0, "snapshot", &request.snapshot,
             "first write what the buffers already hold (the flight recorder)")
       .flag(0, "no-follow", &no_follow, "write what the buffers hold and exit (implies --snapshot)")
+      .optional_value("switch-output", "signal or size[BKMG] or time[smhd]", &switch_output,
+                      &switch_given,
+                      "switch to a new file at SIGUSR2 (signal, the default) or at a size or "
+                      "time threshold")
+      .number(0, "switch-max-files", "n", &max_files, 1, 1000000,
+              "with --switch-output, keep only the newest n files")
+      .value(0, "max-size", "size", &max_size,
+             "stop once the output reaches size (bytes, or with B, K, M, G)")
+      .number('r', "realtime", "prio", &realtime, 1, 99,
+              "read the buffers at this SCHED_FIFO priority (1-99)")
+      .counter('v', "verbose", &request.verbose,
+               "say what is attached (each CPU's buffer, its id and layout), the clock and "
+               "each file")
+      .optional_value("json", "file", &json_file, &json,
+                      "print the end-of-run summary as JSON on stderr, or into file")
       .flag('q', "quiet", &quiet, "print no summary")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+  for (const record::RefusedOption& r : record::kRefusedOptions)
+    opts.refuse(r.short_name, std::string(r.long_name), std::string(r.reason));
   auto parsed = opts.parse(argc, argv);
-  if (!parsed.ok())
+  if (parsed.ok() && switch_given) {
+    if (auto sw = record::parse_switch_output(switch_output); sw.ok())
+      request.switch_output = *sw;
+    else
+      parsed = sw.error();
+  }
+  if (parsed.ok() && max_files && !switch_given)
+    parsed = usage_error("--switch-max-files limits the files --switch-output makes; give both");
+  if (parsed.ok() && !max_size.empty()) {
+    if (auto size = record::parse_size(max_size, "--max-size"); size.ok())
+      request.max_size = *size;
+    else
+      parsed = size.error();
+  }
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
+    if (json)
+      return print_json(json_file, error_json(parsed.error()), exit_status_of(ErrorKind::kUsage));
     return report_usage_error("record", parsed.error(), opts, false);
+  }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;
@@ -38,6 +100,7 @@ int cmd_record(int argc, const char** argv) {
     request.follow = false;
     request.snapshot = true;
   }
+  request.switch_max_files = max_files;
   request.command = parsed->args;
   request.backend = backend_options(run_dir, false);
   request.roots.broker_run_dir = request.backend.run_dir;
@@ -45,14 +108,26 @@ int cmd_record(int argc, const char** argv) {
   for (int i = 0; i < argc; i++)
     request.cmdline.emplace_back(argv[i]);
 
+  if (realtime) {
+    Status rt = sys::set_realtime_priority(int(realtime));
+    if (!rt.ok())
+      return json ? print_json(json_file, error_json(rt.error()), exit_status_of(rt.error().kind()))
+                  : report_error("record", rt.error(), false);
+  }
   auto result = record::record(request, std::cerr);
   if (!result.ok())
-    return report_error("record", result.error(), false);
-  if (!quiet && !result->command_error)
+    return json ? print_json(json_file, error_json(result.error()),
+                             exit_status_of(result.error().kind()))
+                : report_error("record", result.error(), false);
+  bool json_on_stderr = json && json_file.empty();
+  if (!quiet && !json_on_stderr && !result->command_error)
     std::cerr << record::record_summary(*result);
-  if (std::optional<Error> error = record::final_error(*result))
+  if (std::optional<Error> error = record::final_error(*result); error && !json_on_stderr)
     report_error("record", *error, false);
-  return record::exit_status(*result);
+  int status = record::exit_status(*result);
+  if (json)
+    return print_json(json_file, record::summary_json(*result), status);
+  return status;
 }
 
 }  // namespace pp::cmd

@@ -36,6 +36,8 @@ int cmd_report(int argc, const char** argv) {
       .value(0, "until", "time", &options.until, "only records at or before TIME")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
+  if (!parsed.ok())
+    opts.salvage(argc, argv, "json");
   bool json = options.json;
   if (!parsed.ok())
     return report_usage_error("report", parsed.error(), opts, json);

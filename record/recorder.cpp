@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "record/attach.h"
@@ -13,6 +14,7 @@
 #include "record/tracking.h"
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
+#include "sys/clock.h"
 #include "sys/process.h"
 #include "sys/ring_reader.h"
 
@@ -58,6 +60,10 @@ class Session {
   static Error reader_gone() {
     return Error(ErrorKind::kOutput, EPIPE, "the reader of the output pipe closed it");
   }
+  Status switch_file(bool at_exit);
+  bool over_max_size();
+  uint64_t output_bytes() const { return writer_->stats().file_bytes + writer_->buffered_bytes(); }
+  void add_stats(const report::WriterStats& stats);
 
   const RecordRequest& request_;
   std::ostream& notes_;
@@ -73,7 +79,15 @@ class Session {
   std::optional<sys::Child> child_;
   RecordResult result_;
   bool appended_since_flush_ = false;
+  report::WriterStats totals_;  // of the files already switched away from
+  std::string last_stamp_;
+  std::vector<std::string> kept_;  // switched files, oldest first, still on disk
+  Clock::time_point file_started_;
 };
+
+bool switching(const RecordRequest& r) {
+  return r.switch_output.mode != SwitchOutput::Mode::kNone;
+}
 
 // Attaches to every event's buffers, then (when following: a snapshot
 // starts no task) to the tracking event's.
@@ -89,10 +103,25 @@ Status Session::attach() {
     events_.push_back(std::move(c));
   PP_ASSIGN_OR_RETURN(streams_, attach_events(*backend_, events_, options));
   result_.buffers = int(streams_.size());
+  if (request_.verbose)
+    for (const Stream& s : streams_) {
+      const ResolvedEvent& r = events_[s.event];
+      notes_ << "perf persistent record: attached to '" << r.text << "' (" << r.name << ", id "
+             << r.info.id << ", " << r.info.backend << ") on CPU " << s.cpu << ": "
+             << s.mapping.size() << " bytes mapped read-only, "
+             << persistent::layout_name(r.info.layout) << " layout, sample id " << s.id
+             << ", clock " << (r.info.clock().empty() ? "perf's default" : r.info.clock())
+             << (request_.snapshot ? ", reading from the oldest record" : ", reading new records")
+             << "\n";
+    }
   if (!request_.follow || covered)
     return ok_status();
   if (auto tracking = attach_tracking(events_, options, notes_)) {
     tracking_ = tracking->attr;
+    if (request_.verbose)
+      notes_ << "perf persistent record: tracking event " << kTrackingName << " on "
+             << tracking->streams.size() << " CPUs (COMM, FORK, EXIT of tasks started while "
+             << "recording)\n";
     for (Stream& s : tracking->streams)
       streams_.push_back(std::move(s));
   }
@@ -124,6 +153,18 @@ Status Session::open_writer() {
   config.tracefs_root = request_.roots.tracefs;
   config.sysfs_root = request_.roots.sysfs;
   config.proc_root = request_.backend.proc_root;
+  const perf_event_attr& first = events_.front().info.attr.attr;
+  if (first.use_clockid) {
+    // HEADER_CLOCK_DATA: the events' clock and the wall clock read together.
+    PP_ASSIGN_OR_RETURN(uint64_t resolution, sys::clock_resolution_ns(first.clockid));
+    PP_ASSIGN_OR_RETURN(sys::ClockPair pair, sys::read_clock_pair(first.clockid));
+    config.clock = report::ClockData{resolution, pair.wall_ns, pair.clock_ns};
+    if (request_.verbose)
+      notes_ << "perf persistent record: clock " << sys::clock_name(first.clockid) << " "
+             << pair.clock_ns << " ns = wall clock " << pair.wall_ns << " ns (read within "
+             << pair.window_ns << " ns), resolution " << resolution << " ns\n";
+  }
+  file_started_ = Clock::now();
   if (request_.output == "-") {
     PP_ASSIGN_OR_RETURN(writer_,
                         report::PerfDataWriter::create_pipe(STDOUT_FILENO, std::move(config)));
@@ -150,6 +191,56 @@ void Session::stop_command() {
     result_.command_status = *status;
 }
 
+void Session::add_stats(const report::WriterStats& w) {
+  totals_.samples += w.samples;
+  totals_.records += w.records;
+  totals_.file_bytes += w.file_bytes;
+  totals_.dropped_records += w.dropped_records;
+}
+
+// Finishes the file, renames it "<output>.<stamp>" as perf does, keeps at
+// most --switch-max-files of them, and (unless the recording is over)
+// starts the next file under the output's name.
+Status Session::switch_file(bool at_exit) {
+  Status finished = writer_->finish();
+  add_stats(writer_->stats());
+  sink_.reset();
+  writer_.reset();
+  last_stamp_ = switch_stamp(std::chrono::system_clock::now(), last_stamp_);
+  std::string name = request_.output + "." + last_stamp_;
+  std::error_code ec;
+  std::filesystem::rename(request_.output, name, ec);
+  if (ec)
+    return errorf(ErrorKind::kOutput, ec.value(), "cannot rename %s to %s: %s",
+                  request_.output.c_str(), name.c_str(), ec.message().c_str());
+  notes_ << "[ perf persistent record: Dump " << name << " ]\n";
+  result_.files.push_back(name);
+  kept_.push_back(name);
+  if (request_.switch_max_files && kept_.size() > request_.switch_max_files) {
+    std::filesystem::remove(kept_.front(), ec);
+    if (request_.verbose)
+      notes_ << "perf persistent record: removed " << kept_.front() << " (--switch-max-files "
+             << request_.switch_max_files << ")\n";
+    result_.removed.push_back(kept_.front());
+    kept_.erase(kept_.begin());
+  }
+  PP_RETURN_IF_ERROR(finished);
+  if (at_exit)
+    return ok_status();
+  PP_RETURN_IF_ERROR(open_writer());
+  return writer_->flush();
+}
+
+// --max-size: perf's message when the output reached it.
+bool Session::over_max_size() {
+  if (!request_.max_size || output_bytes() < request_.max_size)
+    return false;
+  result_.max_size_reached = true;
+  notes_ << "[ perf persistent record: perf size limit reached (" << output_bytes() / 1024
+         << " KB), stopping session ]\n";
+  return true;
+}
+
 // Polls the buffers, the command and the signals until one says stop.
 Status Session::follow() {
   enum { kSignals, kChild, kOutput, kFirstBuffer };
@@ -163,13 +254,30 @@ Status Session::follow() {
     fds[kFirstBuffer + i] = {streams_[i].fd.get(), POLLIN, 0};
   auto last_flush = Clock::now();
   const auto interval = std::chrono::milliseconds(request_.flush_interval_ms);
+  const SwitchOutput& sw = request_.switch_output;
   for (;;) {
-    auto ready = kernel_.poll(fds, request_.flush_interval_ms);
+    int timeout = request_.flush_interval_ms;
+    if (sw.mode == SwitchOutput::Mode::kTime) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(file_started_ + sw.every -
+                                                                        Clock::now());
+      timeout = int(std::clamp<int64_t>(left.count(), 0, timeout));
+    }
+    auto ready = kernel_.poll(fds, timeout);
     if (!ready.ok() && ready.error().code() != EINTR)
       return ready.error().with_context("waiting for the buffers");
     if (fds[kOutput].revents & POLLERR)
       return reader_gone();
     PP_RETURN_IF_ERROR(drain_all());
+    if (over_max_size()) {
+      stop_command();
+      return ok_status();
+    }
+    if ((sw.mode == SwitchOutput::Mode::kSize && output_bytes() >= sw.bytes) ||
+        (sw.mode == SwitchOutput::Mode::kTime && Clock::now() >= file_started_ + sw.every)) {
+      PP_RETURN_IF_ERROR(switch_file(false));
+      appended_since_flush_ = false;
+      last_flush = Clock::now();
+    }
     if (appended_since_flush_ && Clock::now() - last_flush >= interval) {
       PP_RETURN_IF_ERROR(writer_->flush());
       appended_since_flush_ = false;
@@ -177,6 +285,12 @@ Status Session::follow() {
     }
     if (fds[kSignals].revents & POLLIN) {
       if (auto sig = signals_->read(); sig.ok()) {
+        if (*sig == SIGUSR2 && sw.mode == SwitchOutput::Mode::kSignal) {
+          PP_RETURN_IF_ERROR(switch_file(false));
+          appended_since_flush_ = false;
+          last_flush = Clock::now();
+          continue;
+        }
         result_.signal = *sig;
         stop_command();
         return drain_all();
@@ -198,7 +312,13 @@ Status Session::follow() {
 Result<RecordResult> Session::run() {
   if (!request_.follow && !request_.command.empty())
     return usage_error("--no-follow writes what the buffers hold and exits: it runs no command");
-  PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
+  if (switching(request_) && request_.output == "-")
+    return usage_error(
+        "--switch-output switches between files; standard output (-o -) cannot be switched");
+  PP_ASSIGN_OR_RETURN(sys::SignalFd signals,
+                      request_.switch_output.mode == SwitchOutput::Mode::kSignal
+                          ? sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP, SIGUSR2})
+                          : sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
   // A closed output pipe is an EPIPE to handle (stop COMMAND, say so), not a
   // death that leaves COMMAND running. COMMAND gets the default back.
   ::signal(SIGPIPE, SIG_IGN);
@@ -213,11 +333,12 @@ Result<RecordResult> Session::run() {
   Status status = ok_status();
   if (request_.snapshot)
     status = drain_all();
+  bool stop = status.ok() && over_max_size();
   // From here on the file is a valid perf.data, even if the recorder is
   // killed before its first flush in the loop.
   if (status.ok())
     status = writer_->flush();
-  if (status.ok() && request_.follow) {
+  if (status.ok() && request_.follow && !stop) {
     if (!request_.command.empty()) {
       auto child =
           sys::Child::spawn(request_.command, {.stdout_to_stderr = request_.output == "-"});
@@ -230,24 +351,43 @@ Result<RecordResult> Session::run() {
       status = follow();
   }
   stop_command();
-  Status finished = writer_->finish();
+  Status finished = ok_status();
+  if (writer_ && switching(request_)) {
+    finished = switch_file(true);
+  } else if (writer_) {
+    finished = writer_->finish();
+    add_stats(writer_->stats());
+  }
   if (!status.ok())
     result_.stopped_error = status.error();
   else if (!finished.ok())
     result_.stopped_error = finished.error();
+  if (switching(request_))
+    result_.output = request_.output + ".<timestamp>";  // as perf says it
 
-  const report::WriterStats& written = writer_->stats();
-  result_.samples = written.samples;
-  result_.records = written.records;
-  result_.bytes = written.file_bytes;
-  result_.dropped = written.dropped_records;
+  result_.samples = totals_.samples;
+  result_.records = totals_.records;
+  result_.bytes = totals_.file_bytes;
+  result_.dropped = totals_.dropped_records;
   result_.overwritten = drained_.overwritten;
   result_.overwritten_bytes = drained_.overwritten_bytes;
   for (const Stream& s : streams_) {
-    result_.kernel_lost += s.reader->stats().kernel_lost;
-    result_.kernel_lost_samples += s.reader->stats().kernel_lost_samples;
-    result_.corrupt_heads += s.reader->stats().corrupt_heads;
-    result_.corrupt_bytes += s.reader->stats().corrupt_bytes;
+    const sys::RingStats& st = s.reader->stats();
+    result_.kernel_lost += st.kernel_lost;
+    result_.kernel_lost_samples += st.kernel_lost_samples;
+    result_.corrupt_heads += st.corrupt_heads;
+    result_.corrupt_bytes += st.corrupt_bytes;
+    BufferResult b;
+    b.event = s.event < events_.size() ? events_[s.event].text : std::string(kTrackingName);
+    b.cpu = s.cpu;
+    b.id = s.id;
+    b.records = st.records;
+    b.samples = st.samples;
+    b.bytes = st.bytes;
+    b.overwritten = st.lost_records;
+    b.kernel_lost = st.kernel_lost;
+    b.kernel_lost_samples = st.kernel_lost_samples;
+    result_.per_buffer.push_back(std::move(b));
   }
   return result_;
 }
@@ -263,6 +403,20 @@ std::string format_mb(uint64_t bytes) {
 Result<RecordResult> record(const RecordRequest& request, std::ostream& notes) {
   Session session(request, notes);
   return session.run();
+}
+
+std::string exit_reason(const RecordResult& result) {
+  if (result.command_error)
+    return "command-error";
+  if (result.stopped_error)
+    return "error";
+  if (result.max_size_reached)
+    return "max-size";
+  if (result.signal)
+    return "signal";
+  if (result.command_status)
+    return "command";
+  return "snapshot";
 }
 
 std::optional<Error> final_error(const RecordResult& result) {

@@ -31,6 +31,7 @@
 #include "base/result.h"
 #include "persistent/backend.h"
 #include "pmu/model.h"
+#include "record/record_options.h"
 
 namespace pp::record {
 
@@ -44,7 +45,24 @@ struct RecordRequest {
   std::vector<std::string> cmdline;  // for the file's HEADER_CMDLINE
   pmu::Roots roots;                  // where persistent/NAME/ is looked up
   persistent::BackendOptions backend;
-  int flush_interval_ms = 250;  // the longest a record waits before it is written
+  int flush_interval_ms = 250;    // the longest a record waits before it is written
+  int verbose = 0;                // -v: notes on each buffer attached, the clock, each file
+  SwitchOutput switch_output;     // --switch-output: rotate the output file
+  uint64_t switch_max_files = 0;  // --switch-max-files: keep this many switched files (0: all)
+  uint64_t max_size = 0;          // --max-size: stop once the output has this many bytes (0: no)
+};
+
+// What one CPU's buffer of one event gave, over the whole recording.
+struct BufferResult {
+  std::string event;  // as the user named it ("persistent/gp/"), or the tracking event's name
+  int cpu = 0;
+  uint64_t id = 0;                   // its sample id (0: none)
+  uint64_t records = 0;              // read from it
+  uint64_t samples = 0;              // of which PERF_RECORD_SAMPLE
+  uint64_t bytes = 0;                // read from it
+  uint64_t overwritten = 0;          // records overwritten before they were read (estimated)
+  uint64_t kernel_lost = 0;          // PERF_RECORD_LOST in it
+  uint64_t kernel_lost_samples = 0;  // PERF_RECORD_LOST_SAMPLES in it
 };
 
 struct RecordResult {
@@ -70,7 +88,17 @@ struct RecordResult {
                                        // (kind output: ENOSPC...) or the wait for the
                                        // buffers; the file holds everything up to the
                                        // last complete record
+  bool max_size_reached = false;       // --max-size stopped it
+  std::vector<std::string> files;      // --switch-output: every file written, in order
+                                       // (the last is the one the recording ended in)
+  std::vector<std::string> removed;    // of those, removed by --switch-max-files
+  std::vector<BufferResult> per_buffer;
 };
+
+// Why a recording ended, for the JSON summary: "command" (COMMAND exited),
+// "signal", "max-size", "snapshot" (--no-follow wrote what the buffers
+// held), "error" (stopped_error), "command-error" (COMMAND could not start).
+std::string exit_reason(const RecordResult& result);
 
 // Records until COMMAND exits, a signal arrives, or (follow = false) the
 // snapshot is written. Errors before anything is written (a bad event, an

@@ -115,7 +115,8 @@ TEST(Cli, ManPagesAgreeWithTableAndHelp) {
     }
     // perf's man page layout: each spelling of an option on its own line
     // ending in "::", e.g. "-e::" then "--event=<event>::".
-    std::regex page_opt("^--([a-z0-9-]+)(?:=[^:]*)?::$");
+    // An optional value is written as perf writes it: "--switch-output[=<mode>]::".
+    std::regex page_opt("^--([a-z0-9-]+)(?:\\[?=[^:]*)?::$");
     std::istringstream text(page);
     for (std::string line; std::getline(text, line);) {
       std::smatch m;
