@@ -4,8 +4,16 @@
 // read out of bounds, whatever the input. Beyond the raw bytes it builds
 // what the hardening cases need: the input's first object with a key
 // repeated (which must be refused), and a list of many large events cut into
-// pages the way the broker pages a list reply.
+// pages the way the broker pages a list reply, and the input sent to the
+// broker's receiving call with up to 200 descriptors riding on it (more than
+// it takes): what it does not take is closed, none leaks.
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstddef>
+#include <cstring>
+#include <vector>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,8 +23,62 @@
 #include "persistent/limits.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
+#include "sys/unix_socket.h"
 
 using namespace pp::persistent;
+
+namespace {
+
+// The lowest free descriptor: the same before and after means none leaked.
+int lowest_free_fd() {
+  int fd = ::fcntl(0, F_DUPFD, 0);
+  if (fd >= 0)
+    ::close(fd);
+  return fd;
+}
+
+// Sends `bytes` with `count` descriptors (copies of one /dev/null) the way a
+// hostile client can, past what UnixSocket::send allows, and receives them as
+// the broker does.
+void many_descriptors(std::string_view bytes, size_t count) {
+  auto pair = pp::sys::UnixSocket::pair();
+  if (!pair.ok())
+    return;
+  int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null < 0)
+    return;
+  int before = lowest_free_fd();
+  std::vector<int> fds(count, null);
+  std::vector<char> control(CMSG_SPACE(sizeof(int) * (count ? count : 1)), 0);
+  iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  if (count) {
+    msg.msg_control = control.data();
+    msg.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+    cmsghdr* cmsg = CMSG_FIRSTHDR(&msg);
+    cmsg->cmsg_level = SOL_SOCKET;
+    cmsg->cmsg_type = SCM_RIGHTS;
+    cmsg->cmsg_len = CMSG_LEN(sizeof(int) * count);
+    std::memcpy(CMSG_DATA(cmsg), fds.data(), sizeof(int) * count);
+  }
+  if (::sendmsg(pair->first.fd(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0) {
+    (void)pair->second.pass_credentials();
+    uint8_t buf[16384];
+    auto got = pair->second.receive_message(buf);
+    if (got.ok() && (got->fds_received > pp::sys::kMaxFdsPerMessage ||
+                     (count > pp::sys::kMaxFdsPerMessage && !got->fds_truncated)))
+      __builtin_trap();  // took more than it may, or did not say it was cut
+  }
+  pair->first.close();
+  pair->second.close();
+  if (lowest_free_fd() != before)
+    __builtin_trap();  // a descriptor that came with the message leaked
+  ::close(null);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
@@ -110,5 +172,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!decode_reply(page + "]}").ok() || pages > events)
       __builtin_trap();
   }
+
+  if (size > 3 && size <= 4096)
+    many_descriptors(text, data[2] % 201);
   return 0;
 }
