@@ -37,7 +37,7 @@ Result<uint64_t> number_with_unit(std::string_view text, std::string_view units,
 }
 
 constexpr uint64_t kSizeMult[] = {1, 1ULL << 10, 1ULL << 20, 1ULL << 30};
-constexpr uint64_t kTimeMult[] = {1000, 60 * 1000, 3600 * 1000, 86400 * 1000};
+constexpr uint64_t kTimeMult[] = {1000, 60 * 1000ULL, 3600 * 1000ULL, 86400 * 1000ULL};
 
 }  // namespace
 
