@@ -127,28 +127,8 @@ struct Reader {
   std::optional<sys::RingReader> reader;
 };
 
-class BrokerIntegrity : public ::testing::Test {
+class BrokerIntegrity : public PrivateBrokerTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
-  }
-  void TearDown() override {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    pid_t pid = text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-    if (pid <= 0 || !sys::process_exists(pid))
-      return;
-    ::kill(pid, SIGTERM);
-    for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  CommandResult pp(std::vector<std::string> args) {
-    args.push_back("--run-dir=" + run_dir_);
-    return run_pp(args);
-  }
   void create(const std::string& filter) {
     std::vector<std::string> args = {"create", "-e", "syscalls:sys_enter_getppid", "--name", "t"};
     if (!filter.empty()) {
@@ -176,9 +156,6 @@ class BrokerIntegrity : public ::testing::Test {
     }
     return json();
   }
-
-  TempDir tmp_;
-  std::string run_dir_;
 };
 
 // PERF_EVENT_IOC_DISABLE through a received fd stopped the event for every

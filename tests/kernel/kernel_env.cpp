@@ -4,7 +4,9 @@
 #include <regex>
 
 #include "sys/kernel.h"
+#include "sys/process.h"
 #include "sys/tree.h"
+#include "tests/support/broker.h"
 
 namespace pp::testing {
 
@@ -38,6 +40,31 @@ pid_t workload_pid(const std::string& err) {
   if (!std::regex_search(err, m, std::regex("pid ([0-9]+)")))
     return -1;
   return pid_t(std::stol(m[1]));
+}
+
+void PrivateBrokerTest::SetUp() {
+  std::string why;
+  PP_SKIP_UNLESS(perf_allowed(&why), why);
+  PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
+                 "no syscalls:sys_enter_getppid in tracefs");
+  run_dir_ = tmp_.path("run");
+}
+
+void PrivateBrokerTest::TearDown() {
+  if (run_dir_.empty())
+    return;
+  if (pid_t pid = broker_pid(); pid > 0 && sys::process_exists(pid))
+    ::kill(pid, SIGCONT);
+  EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM";
+}
+
+CommandResult PrivateBrokerTest::pp(std::vector<std::string> args) const {
+  args.push_back("--run-dir=" + run_dir_);
+  return run_pp(args);
+}
+
+pid_t PrivateBrokerTest::broker_pid() const {
+  return testing::broker_pid(run_dir_);
 }
 
 }  // namespace pp::testing

@@ -11,6 +11,10 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
+
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
 
 namespace pp::testing {
 
@@ -27,6 +31,24 @@ long tracepoint_id(const std::string& sys, const std::string& name);
 
 // The pid that `kernel_tests --getppid N` printed on stderr ("pid P"), or -1.
 pid_t workload_pid(const std::string& err);
+
+// A test that runs its own broker in a private run directory (run_dir_,
+// under tmp_). SetUp skips where the kernel refuses perf events or has no
+// syscalls:sys_enter_getppid (a fixture that extends it calls it first and
+// returns if IsSkipped()); TearDown stops the broker, SIGCONT first in case
+// the test stopped it, and fails the test if it ignored SIGTERM.
+class PrivateBrokerTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  // perf-persistent ARGS --run-dir=<run_dir_>.
+  CommandResult pp(std::vector<std::string> args) const;
+  // The broker's pid from its lock file, or 0.
+  pid_t broker_pid() const;
+
+  TempDir tmp_;
+  std::string run_dir_;
+};
 
 }  // namespace pp::testing
 

@@ -27,45 +27,14 @@ namespace {
 
 using json = nlohmann::json;
 
-class PersistentCredentials : public ::testing::Test {
+class PersistentCredentials : public PrivateBrokerTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
-  }
-
-  void TearDown() override {
-    pid_t pid = broker_pid();
-    if (pid <= 0 || !sys::process_exists(pid))
-      return;
-    ::kill(pid, SIGCONT);
-    ::kill(pid, SIGTERM);
-    for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-
-  CommandResult pp(std::vector<std::string> args) {
-    args.push_back("--run-dir=" + run_dir_);
-    return run_pp(args);
-  }
-
-  pid_t broker_pid() const {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    return text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-  }
-
   size_t event_count() {
     CommandResult r = pp({"list", "--json"});
     EXPECT_EQ(r.status, 0) << r.err;
     json doc = json::parse(r.out, nullptr, false);
     return doc.is_discarded() ? 0 : doc["events"].size();
   }
-
-  TempDir tmp_;
-  std::string run_dir_;
 };
 
 Result<json> call(sys::UnixSocket& s, const std::string& payload, std::vector<sys::Fd>* fds) {

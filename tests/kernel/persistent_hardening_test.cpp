@@ -33,33 +33,16 @@ bool wait_until_gone(pid_t pid, int ms) {
   return !sys::process_exists(pid);
 }
 
-class PersistentHardening : public ::testing::Test {
+class PersistentHardening : public PrivateBrokerTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
-  }
-
+  // The broker, and a second one a test may have started by hand.
   void TearDown() override {
-    for (pid_t pid : {broker_pid(), started_})
-      if (pid > 0 && sys::process_exists(pid)) {
-        ::kill(pid, SIGTERM);
-        if (!wait_until_gone(pid, 5000))
-          ::kill(pid, SIGKILL);
-      }
-  }
-
-  CommandResult pp(std::vector<std::string> args) {
-    args.push_back("--run-dir=" + run_dir_);
-    return run_pp(args);
-  }
-
-  pid_t broker_pid() const {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    return text.ok() ? pid_t(std::atol(text->c_str())) : 0;
+    PrivateBrokerTest::TearDown();
+    if (started_ > 0 && sys::process_exists(started_)) {
+      ::kill(started_, SIGTERM);
+      if (!wait_until_gone(started_, 5000))
+        ::kill(started_, SIGKILL);
+    }
   }
 
   // Field `n` (1-based, after the command name) of /proc/PID/stat.
@@ -74,8 +57,6 @@ class PersistentHardening : public ::testing::Test {
     return std::atol(field.c_str());
   }
 
-  TempDir tmp_;
-  std::string run_dir_;
   pid_t started_ = 0;
 };
 

@@ -36,27 +36,19 @@ uint64_t wall_ns() {
   return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
 }
 
-class RecordTime : public ::testing::Test {
+class RecordTime : public PrivateBrokerTest {
  protected:
   void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
     ::setenv("PERF_PERSISTENT_RUN_DIR", run_dir_.c_str(), 1);
     self_ = sys::self_executable().value_or("");
     ASSERT_FALSE(self_.empty());
   }
 
   void TearDown() override {
-    auto text = sys::Tree(run_dir_).read("broker.lock");
-    pid_t pid = text.ok() ? pid_t(std::atol(text->c_str())) : 0;
-    if (pid > 0 && sys::process_exists(pid)) {
-      ::kill(pid, SIGTERM);
-      for (int i = 0; i < 500 && sys::process_exists(pid); i++)
-        std::this_thread::sleep_for(10ms);
-    }
+    PrivateBrokerTest::TearDown();
     ::unsetenv("PERF_PERSISTENT_RUN_DIR");
   }
 
@@ -66,13 +58,6 @@ class RecordTime : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     CommandResult r = run_pp(args);
     ASSERT_EQ(r.status, 0) << r.err;
-  }
-
-  static pid_t workload_pid(const std::string& err) {
-    std::smatch m;
-    if (!std::regex_search(err, m, std::regex("pid ([0-9]+)")))
-      return -1;
-    return pid_t(std::stol(m[1]));
   }
 
   // The sys_enter_getppid samples of `pid` in `file`.
@@ -104,8 +89,6 @@ class RecordTime : public ::testing::Test {
     return out;
   }
 
-  TempDir tmp_;
-  std::string run_dir_;
   std::string self_;
 };
 
