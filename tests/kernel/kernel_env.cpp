@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <regex>
+#include <sstream>
 
 #include "sys/kernel.h"
 #include "sys/process.h"
@@ -40,6 +41,28 @@ pid_t workload_pid(const std::string& err) {
   if (!std::regex_search(err, m, std::regex("pid ([0-9]+)")))
     return -1;
   return pid_t(std::stol(m[1]));
+}
+
+int count_getppid(const std::string& script, pid_t pid) {
+  int n = 0;
+  std::istringstream in(script);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    long p = -1;
+    std::string event;
+    fields >> p >> event;
+    if (p == pid && event.starts_with("syscalls:sys_enter_getppid"))
+      n++;
+  }
+  return n;
+}
+
+int perf_script_count(const std::string& file, pid_t pid, std::string* err) {
+  CommandResult r = run_command({"perf", "script", "-i", file, "-F", "pid,event"});
+  if (err)
+    *err = r.err;
+  EXPECT_EQ(r.status, 0) << "perf script -i " << file << ": " << r.err;
+  return count_getppid(r.out, pid);
 }
 
 void PrivateBrokerTest::SetUp() {

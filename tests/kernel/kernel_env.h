@@ -32,6 +32,14 @@ long tracepoint_id(const std::string& sys, const std::string& name);
 // The pid that `kernel_tests --getppid N` printed on stderr ("pid P"), or -1.
 pid_t workload_pid(const std::string& err);
 
+// The syscalls:sys_enter_getppid lines of `pid` in `perf script -F
+// pid,event` output.
+int count_getppid(const std::string& script, pid_t pid);
+
+// The sys_enter_getppid samples of `pid` that perf script finds in `file`
+// (a failing perf script fails the test; its stderr goes to `err`).
+int perf_script_count(const std::string& file, pid_t pid, std::string* err = nullptr);
+
 // A test that runs its own broker in a private run directory (run_dir_,
 // under tmp_). SetUp skips where the kernel refuses perf events or has no
 // syscalls:sys_enter_getppid (a fixture that extends it calls it first and

@@ -108,30 +108,6 @@ class Record : public ::testing::Test {
     FAIL() << file << " was never started";
   }
 
-  // The sys_enter_getppid samples of `pid` that perf script finds in `file`.
-  static int perf_script_count(const std::string& file, pid_t pid, std::string* err = nullptr) {
-    CommandResult r = run_command({"perf", "script", "-i", file, "-F", "pid,event"});
-    if (err)
-      *err = r.err;
-    EXPECT_EQ(r.status, 0) << "perf script -i " << file << ": " << r.err;
-    return count_getppid(r.out, pid);
-  }
-
-  // The sys_enter_getppid lines of `pid` in `perf script -F pid,event` output.
-  static int count_getppid(const std::string& script, pid_t pid) {
-    int n = 0;
-    std::istringstream in(script);
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream fields(line);
-      long p = -1;
-      std::string event;
-      fields >> p >> event;
-      if (p == pid && event.find("syscalls:sys_enter_getppid") == 0)
-        n++;
-    }
-    return n;
-  }
-
   // "SAMPLE events: N" (the total) and "LOST events: N" from perf report --stats.
   static std::pair<long, long> perf_stats(const std::string& file) {
     CommandResult r = run_command({"perf", "report", "--stats", "-i", file});

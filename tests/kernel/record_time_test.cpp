@@ -60,23 +60,6 @@ class RecordTime : public PrivateBrokerTest {
     ASSERT_EQ(r.status, 0) << r.err;
   }
 
-  // The sys_enter_getppid samples of `pid` in `file`.
-  static int count(const std::string& file, pid_t pid) {
-    CommandResult r = run_command({"perf", "script", "-i", file, "-F", "pid,event"});
-    EXPECT_EQ(r.status, 0) << "perf script -i " << file << ": " << r.err;
-    int n = 0;
-    std::istringstream in(r.out);
-    for (std::string line; std::getline(in, line);) {
-      std::istringstream fields(line);
-      long p = -1;
-      std::string event;
-      fields >> p >> event;
-      if (p == pid && event.find("syscalls:sys_enter_getppid") == 0)
-        n++;
-    }
-    return n;
-  }
-
   // The perf.data.<16 digits> files next to `base`, oldest first.
   static std::vector<std::string> switched(const std::string& base) {
     std::vector<std::string> out;
@@ -173,7 +156,7 @@ TEST_F(RecordTime, SwitchOutputBySizeLosesNothingBetweenFiles) {
   EXPECT_FALSE(std::filesystem::exists(file)) << "the last file is renamed too";
   int total = 0;
   for (const std::string& f : files)
-    total += count(f, pid);
+    total += perf_script_count(f, pid);
   EXPECT_EQ(total, 20000);
   EXPECT_NE(r.err.find("[ perf persistent record: Dump " + files[0] + " ]"), std::string::npos)
       << r.err;
@@ -229,9 +212,9 @@ TEST_F(RecordTime, SwitchOutputAtSigusr2) {
   ASSERT_TRUE(child->wait().ok());
   std::vector<std::string> files = switched(file);
   ASSERT_EQ(files.size(), 2u) << sys::Tree("/").read(err.substr(1)).value_or("");
-  EXPECT_EQ(count(files[0], pa), 3000);
-  EXPECT_EQ(count(files[1], pb), 2000);
-  EXPECT_EQ(count(files[0], pb) + count(files[1], pa), 0);
+  EXPECT_EQ(perf_script_count(files[0], pa), 3000);
+  EXPECT_EQ(perf_script_count(files[1], pb), 2000);
+  EXPECT_EQ(perf_script_count(files[0], pb) + perf_script_count(files[1], pa), 0);
 }
 
 // --max-size stops the recording, says so, and leaves a valid file.
