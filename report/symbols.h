@@ -40,12 +40,17 @@ class SymbolSource {
   virtual void forget(int32_t pid) = 0;
 };
 
-// What a Symbolizer read, for tests and benchmarks.
+// What a Symbolizer read, for tests and benchmarks. A maps or kallsyms read
+// that failed (a pid that exited) counts too: it is what it cost.
 struct SymbolizerStats {
-  uint64_t maps_reads = 0;     // /proc/PID/maps files read
-  uint64_t elf_reads = 0;      // ELF files whose symbols were read
+  // PID/maps files read.
+  uint64_t maps_reads = 0;
+  // Files whose symbol tables were read with libelf (one that is not ELF
+  // included); a file found in the cache by identity or build id is not.
+  uint64_t elf_reads = 0;
   uint64_t kallsyms_reads = 0;
-  uint64_t lookups = 0;        // resolve() calls
+  // resolve() calls.
+  uint64_t lookups = 0;
 };
 
 class Symbolizer final : public SymbolSource {
