@@ -43,7 +43,7 @@ endif
 # (scripts/check-layers) fails on an #include across any other edge, and
 # Documentation/architecture.txt draws the graph. cmd/ (the program) may use
 # every module; tests/unit, tests/kernel and bench/ anything.
-MODULES := base sys pmu parse report persistent record
+MODULES := base sys pmu parse report persistent record top
 DEPS_base :=
 DEPS_sys := base
 DEPS_pmu := base sys
@@ -51,6 +51,7 @@ DEPS_parse := base sys pmu
 DEPS_report := base sys
 DEPS_persistent := base sys pmu parse
 DEPS_record := base sys pmu parse persistent report
+DEPS_top := base sys pmu parse persistent report record
 # Test-only libraries, never linked into the program: <module>/testing/ holds
 # a module's test doubles (the fake kernel, ...) and may use the module, its
 # DEPS and their testing/ folders; tests/support/ holds helpers every test
@@ -60,7 +61,7 @@ DEPS_tests/support := base sys pmu report
 # Temporary exceptions to the graph, FILE:MODULE (make layers says when one
 # is no longer needed): none today.
 LAYERS_EXCEPTIONS :=
-PKGS := libtraceevent libelf nlohmann_json
+PKGS := libtraceevent libelf nlohmann_json ncursesw readline
 FEATURES := broker-backend kernel-backend(seed-v3-abi)
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

@@ -19,6 +19,8 @@ constexpr Command kCommands[] = {
     {"create", "Create a persistent event that runs with no process attached", cmd_create},
     {"kill", "Kill persistent events by id or name", cmd_kill},
     {"record", "Record persistent events into perf.data without stopping them", cmd_record},
+    {"top", "Show persistent events live: rates, top field values, machine checks, symbols",
+     cmd_top},
     {"report", "Decode tracepoint records, machine checks explained, from perf.data or a buffer",
      cmd_report},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",

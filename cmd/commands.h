@@ -30,6 +30,7 @@ int cmd_record(int argc, const char** argv);
 int cmd_create(int argc, const char** argv);
 int cmd_daemon(int argc, const char** argv);
 int cmd_report(int argc, const char** argv);
+int cmd_top(int argc, const char** argv);
 int cmd_decode(int argc, const char** argv);
 
 }  // namespace pp::cmd

@@ -25,12 +25,12 @@ Result<bool> drain(Stream& stream, RecordSink& sink, DrainTotals& totals) {
       continue;
     }
     if (run)
-      PP_RETURN_IF_ERROR(sink.append({run, run_size}));
+      PP_RETURN_IF_ERROR(sink.append(stream, {run, run_size}));
     run = record.data();
     run_size = record.size();
   }
   if (run) {
-    PP_RETURN_IF_ERROR(sink.append({run, run_size}));
+    PP_RETURN_IF_ERROR(sink.append(stream, {run, run_size}));
     handed_on = true;
   }
   return handed_on;

@@ -21,9 +21,9 @@ class RecordSink {
   // `records` records of `stream` were overwritten before they were read.
   virtual Status lost(const Stream& stream, uint64_t records) = 0;
 
-  // Whole records, back to back as they lay in the buffer (perf_event_header
-  // first, sizes as the headers say).
-  virtual Status append(std::span<const uint8_t> records) = 0;
+  // Whole records of `stream`, back to back as they lay in the buffer
+  // (perf_event_header first, sizes as the headers say).
+  virtual Status append(const Stream& stream, std::span<const uint8_t> records) = 0;
 
   // A pass over every buffer handed something on: the records of this round
   // may be ordered by time across CPUs (perf's FINISHED_ROUND).

@@ -62,7 +62,7 @@ class LogSink final : public RecordSink {
                     ": " + std::to_string(records));
     return ok_status();
   }
-  Status append(std::span<const uint8_t> records) override {
+  Status append(const Stream&, std::span<const uint8_t> records) override {
     calls.push_back("append " + std::to_string(records.size()) + " bytes");
     bytes.insert(bytes.end(), records.begin(), records.end());
     return ok_status();

@@ -12,8 +12,8 @@ bool has_sample_id(const sys::EventAttr& attr) {
 
 Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>& events,
                                                   const std::string& cpus, const pmu::Model& model,
-                                                  persistent::Backend& backend,
-                                                  std::ostream& notes) {
+                                                  persistent::Backend& backend, std::ostream& notes,
+                                                  bool one_file) {
   std::vector<ResolvedEvent> resolved;
   if (events.empty())
     return usage_error(
@@ -71,12 +71,14 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   bool all_ids = true;
   for (const ResolvedEvent& r : resolved)
     all_ids &= has_sample_id(r.info.attr);
-  if (resolved.size() > 1 && !all_ids)
+  if (one_file && resolved.size() > 1 && !all_ids)
     return usage_error(
         "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "
         "so one file cannot tell them apart: record them one per file");
 
   for (const ResolvedEvent& r : resolved) {
+    if (!one_file)
+      break;
     const perf_event_attr& a = resolved.front().info.attr.attr;
     const perf_event_attr& b = r.info.attr.attr;
     if (a.use_clockid != b.use_clockid || (a.use_clockid && a.clockid != b.clockid)) {

@@ -33,12 +33,14 @@ struct ResolvedEvent {
 // that says what to do) on an event that is not persistent, not running,
 // has no known attr, is named twice, or has no buffer on a CPU asked for;
 // on several events whose records carry no sample id, as one file could not
-// tell them apart. `notes` gets lines for the user that are not errors (an
-// event whose buffers restarted with the broker).
+// tell them apart, or whose clocks differ (`one_file` false: a reader that
+// keeps each buffer's records apart, as top does, takes them). `notes` gets
+// lines for the user that are not errors (an event whose buffers restarted
+// with the broker).
 Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>& events,
                                                   const std::string& cpus, const pmu::Model& model,
-                                                  persistent::Backend& backend,
-                                                  std::ostream& notes);
+                                                  persistent::Backend& backend, std::ostream& notes,
+                                                  bool one_file = true);
 
 // Whether records of `attr` carry the sample id (PERF_SAMPLE_IDENTIFIER or
 // PERF_SAMPLE_ID), which tells events apart in one file.

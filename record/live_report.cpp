@@ -35,7 +35,7 @@ class ReportSink final : public RecordSink {
     return ok_status();
   }
 
-  Status append(std::span<const uint8_t> records) override {
+  Status append(const Stream&, std::span<const uint8_t> records) override {
     chunks_.emplace_back(records.begin(), records.end());
     std::span<const uint8_t> kept = chunks_.back();
     sys::walk_records(kept, [&](const perf_event_header& h, size_t offset) {

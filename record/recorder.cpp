@@ -35,7 +35,9 @@ class WriterSink final : public RecordSink {
     lost.cpu = uint32_t(stream.cpu);
     return writer_.append_lost(lost);
   }
-  Status append(std::span<const uint8_t> records) override { return writer_.append(records); }
+  Status append(const Stream&, std::span<const uint8_t> records) override {
+    return writer_.append(records);
+  }
   Status end_round() override { return writer_.finished_round(); }
 
  private:

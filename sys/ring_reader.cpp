@@ -62,6 +62,12 @@ bool RingReader::has_new_data() const {
   return load_data_head(page_) != position_;
 }
 
+double RingReader::fill() const {
+  uint64_t head = load_data_head(page_);
+  uint64_t written = options_.layout == RingLayout::kBackward ? uint64_t(0) - head : head;
+  return written >= data_size_ ? 1.0 : double(written) / double(data_size_);
+}
+
 void RingReader::copy_out(uint64_t from, size_t length) {
   size_t offset = size_t(from & (data_size_ - 1));
   size_t first = std::min(length, data_size_ - offset);

@@ -202,6 +202,10 @@ class RingReader {
   // Whether data_head moved since the last read(): a cheap test before read().
   bool has_new_data() const;
 
+  // How full the buffer is, 0 to 1: the bytes the writer has written since
+  // the buffer was created, up to its size (after that it overwrites).
+  double fill() const;
+
   const RingStats& stats() const { return stats_; }
   RingLayout layout() const { return options_.layout; }
   size_t data_size() const { return data_size_; }

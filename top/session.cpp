@@ -1,0 +1,472 @@
+#include "top/session.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "base/json.h"
+#include "base/strings.h"
+#include "record/attach.h"
+#include "record/drain.h"
+#include "record/events.h"
+#include "report/symbols.h"
+#include "report/top_model.h"
+#include "report/trace_report.h"
+#include "report/tracing_data.h"
+#include "sys/kernel.h"
+#include "sys/process.h"
+#include "sys/tree.h"
+#include "top/screen.h"
+
+namespace pp::top {
+namespace {
+
+uint64_t now_ns(clockid_t clock) {
+  struct timespec ts = {};
+  ::clock_gettime(clock, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
+}
+
+// The drained records, handed to the model by the buffer they came from.
+class ModelSink final : public record::RecordSink {
+ public:
+  explicit ModelSink(report::TopModel& model) : model_(model) {}
+  Status lost(const record::Stream& stream, uint64_t records) override {
+    model_.lost(stream.event, stream.cpu, records);
+    return ok_status();
+  }
+  Status append(const record::Stream& stream, std::span<const uint8_t> records) override {
+    model_.records(stream.event, stream.cpu, records);
+    return ok_status();
+  }
+  Status end_round() override { return ok_status(); }
+
+ private:
+  report::TopModel& model_;
+};
+
+// "comm" for the tables: /proc/PID/comm, remembered (a pid's name rarely
+// changes while top runs; the cache is dropped when it grows large).
+class Comms {
+ public:
+  explicit Comms(std::string proc_root) : proc_(std::move(proc_root)) {}
+  std::string operator()(int32_t pid) {
+    if (pid <= 0)
+      return pid == 0 ? "swapper" : "";
+    auto found = cache_.find(pid);
+    if (found != cache_.end())
+      return found->second;
+    if (cache_.size() > 8192)
+      cache_.clear();
+    std::string comm;
+    if (auto text = proc_.read(std::to_string(pid) + "/comm", 64); text.ok())
+      comm = std::string(trim(*text));
+    return cache_[pid] = comm;
+  }
+
+ private:
+  sys::Tree proc_;
+  std::unordered_map<int32_t, std::string> cache_;
+};
+
+std::string wall_text(uint64_t ns) {
+  return report::format_wall_time(ns);
+}
+
+std::string clock_text(uint64_t wall_ns) {
+  time_t t = time_t(wall_ns / 1000000000ULL);
+  struct tm tm = {};
+  ::localtime_r(&t, &tm);
+  char text[16];
+  std::strftime(text, sizeof text, "%H:%M:%S", &tm);
+  return text;
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+const std::vector<report::TopLine>& help_lines() {
+  static const std::vector<report::TopLine> lines = {
+      {"Keys", true, false},
+      {"  q  quit (the events go on)", false, false},
+      {"  s  choose the sort keys: the fields the table counts (e.g. prev_comm,next_comm)", false,
+       false},
+      {"  f  filter what the tables count (e.g. prev_comm==bash && next_pid>100); empty: none",
+       false, false},
+      {"  p  pause and resume the display (the events and the counting go on)", false, false},
+      {"  z  zero the counts and tables", false, false},
+      {"  e  show one event in detail (its name; empty: every event, or the overview)", false,
+       false},
+      {"  c  the overview's rows per CPU, or not", false, false},
+      {"  h  this help; any key goes back", false, false},
+  };
+  return lines;
+}
+
+// -d: seconds, 0.1 to 3600, with a fraction or not.
+Result<double> parse_delay(const std::string& text) {
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || errno || end != text.c_str() + text.size() || !std::isfinite(value) ||
+      value < 0.1 || value > 3600)
+    return usage_error("-d '" + text +
+                       "': the refresh delay is seconds from 0.1 to 3600 (e.g. -d 2, -d 0.5)");
+  return value;
+}
+
+class Session {
+ public:
+  Session(const TopRequest& request, std::ostream& out) : request_(request), out_(out) {}
+
+  Status run();
+
+ private:
+  Status set_up();
+  Status loop();
+  void refresh_state();
+  Status show();
+  void handle_key(int key);
+  std::optional<size_t> find_event(const std::string& name) const;
+  std::string status_line() const;
+
+  const TopRequest& request_;
+  std::ostream& out_;
+  std::optional<sys::SignalFd> signals_;
+  std::unique_ptr<persistent::Backend> backend_;
+  std::vector<record::ResolvedEvent> events_;
+  std::vector<record::Stream> streams_;
+  std::unique_ptr<report::TraceDecoder> decoder_;
+  std::unique_ptr<report::Symbolizer> symbols_;
+  std::unique_ptr<report::TopModel> model_;
+  std::unique_ptr<Comms> comms_;
+  std::unique_ptr<Screen> screen_;
+  std::vector<std::string> notes_;  // shown above the tables
+  report::TopView view_;
+  bool overview_ = false;
+  bool paused_ = false;
+  bool help_ = false;
+  bool quit_ = false;
+  std::string message_;  // the last prompt's outcome
+  uint64_t started_wall_ = 0;
+  double delay_s_ = 2;
+  std::vector<report::TopLine> frozen_;  // the display while paused
+};
+
+Status Session::set_up() {
+  PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
+  signals_.emplace(std::move(signals));
+  ::signal(SIGPIPE, SIG_IGN);
+  PP_ASSIGN_OR_RETURN(delay_s_, parse_delay(request_.delay));
+
+  PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));
+  backend_ = persistent::make_backend(request_.backend);
+  std::vector<std::string> names = request_.events;
+  overview_ = names.empty();
+  if (overview_) {
+    std::string note;
+    PP_ASSIGN_OR_RETURN(std::vector<persistent::EventInfo> all, backend_->list(false, &note));
+    for (const persistent::EventInfo& e : all) {
+      if (e.is_context)
+        continue;
+      if (e.state != "running") {
+        notes_.push_back("persistent/" + e.name + "/ is " + e.state +
+                         (e.error.empty() ? std::string() : ": " + e.error));
+        continue;
+      }
+      names.push_back("persistent/" + e.name + "/");
+    }
+    if (names.empty())
+      return Error(ErrorKind::kNotFound, ENOENT,
+                   "no persistent event is running to show; create one (perf persistent "
+                   "create -e EVENT --name NAME) or see them all with perf persistent list");
+  }
+  std::ostringstream notes;
+  PP_ASSIGN_OR_RETURN(events_, record::resolve_events(names, request_.cpus, model, *backend_, notes,
+                                                      /*one_file=*/false));
+  for (std::string_view line : split(notes.str(), '\n'))
+    if (!line.empty())
+      notes_.emplace_back(line);
+
+  // The formats of the tracepoints, from the live tracefs.
+  sys::Tree tracefs(request_.roots.tracefs.empty() ? sys::default_tracefs_root()
+                                                   : request_.roots.tracefs);
+  std::vector<report::Tracepoint> tracepoints;
+  std::vector<report::TopEvent> top_events;
+  for (const record::ResolvedEvent& e : events_) {
+    report::TopEvent t;
+    t.text = e.text.empty() ? "persistent/" + e.info.name + "/" : e.text;
+    t.name = e.name;
+    t.id = e.info.id;
+    t.attr = e.info.attr;
+    t.cpus = e.cpus;
+    t.buffer_bytes = e.info.buffer_bytes();
+    t.kind = report::top_kind_for(e.info.attr, e.name);
+    if (t.kind == report::TopKind::kTracepoint || t.kind == report::TopKind::kMce) {
+      auto tp = report::find_tracepoint(tracefs, e.info.attr.attr.config, e.name);
+      if (tp.ok())
+        tracepoints.push_back(std::move(*tp));
+      else {
+        notes_.push_back("persistent/" + e.info.name + "/: " + tp.error().message() +
+                         "; only counted");
+        t.kind = report::TopKind::kCount;
+      }
+    }
+    top_events.push_back(std::move(t));
+  }
+  if (!tracepoints.empty()) {
+    PP_ASSIGN_OR_RETURN(report::Bytes built, report::build_tracing_data(
+                                                 tracefs, tracepoints, uint32_t(sys::page_size())));
+    PP_ASSIGN_OR_RETURN(report::TracingData tracing, report::parse_tracing_data(built));
+    PP_ASSIGN_OR_RETURN(decoder_, report::TraceDecoder::create(tracing));
+  }
+  symbols_ = std::make_unique<report::Symbolizer>(request_.backend.proc_root);
+  comms_ = std::make_unique<Comms>(request_.backend.proc_root);
+  model_ =
+      std::make_unique<report::TopModel>(std::move(top_events), decoder_.get(), symbols_.get());
+  model_->set_comm_source([this](int32_t pid) { return (*comms_)(pid); });
+  if (!request_.sort.empty())
+    PP_RETURN_IF_ERROR(model_->set_sort(request_.sort));
+  if (!request_.filter.empty())
+    PP_RETURN_IF_ERROR(model_->set_filter(request_.filter));
+
+  view_.overview = overview_;
+  view_.per_cpu = request_.per_cpu;
+  view_.rows = request_.rows ? request_.rows : 10;
+  if (overview_)
+    model_->set_detailed(std::nullopt);
+
+  if (request_.output == Output::kScreen) {
+    PP_ASSIGN_OR_RETURN(screen_, Screen::open());
+  }
+  record::AttachOptions attach;
+  attach.start = sys::RingStart::kNow;
+  attach.kernel = request_.backend.kernel;
+  attach.explain = {request_.backend.proc_root, request_.roots.sysfs};
+  PP_ASSIGN_OR_RETURN(streams_, record::attach_events(*backend_, events_, attach));
+  started_wall_ = now_ns(CLOCK_REALTIME);
+  return ok_status();
+}
+
+std::optional<size_t> Session::find_event(const std::string& name) const {
+  for (size_t i = 0; i < model_->events().size(); ++i) {
+    const report::TopEvent& e = model_->events()[i];
+    if (e.text == name || e.name == name || e.text == "persistent/" + name + "/")
+      return i;
+  }
+  return std::nullopt;
+}
+
+// Fill and readers, as the buffers and the backend say now.
+void Session::refresh_state() {
+  for (const record::Stream& s : streams_)
+    if (s.reader)
+      model_->set_fill(s.event, s.cpu, s.reader->fill());
+  std::string note;
+  auto listed = backend_->list(true, &note);
+  if (!listed.ok())
+    return;
+  for (size_t i = 0; i < events_.size(); ++i) {
+    std::optional<int> readers;
+    for (const persistent::EventInfo& e : *listed)
+      if (e.id == events_[i].info.id)
+        readers = e.readers;
+    model_->set_readers(i, readers);
+  }
+}
+
+std::string Session::status_line() const {
+  std::string status;
+  if (!message_.empty())
+    status = message_ + " | ";
+  if (paused_)
+    status += "PAUSED (p resumes) | ";
+  if (!model_->filter().empty())
+    status += "filter " + model_->filter().text() + " | ";
+  return status + "h help, q quit";
+}
+
+Status Session::show() {
+  uint64_t wall = now_ns(CLOCK_REALTIME);
+  if (request_.output == Output::kJson) {
+    nlohmann::ordered_json line = model_->json(view_, wall_text(wall));
+    if (!notes_.empty())
+      line["notes"] = notes_;
+    out_ << dump_json(line) << '\n';
+  } else if (request_.output == Output::kStdio) {
+    out_ << "perf persistent top: " << wall_text(wall) << ", every " << seconds_text(delay_s_)
+         << " s\n";
+    for (const std::string& n : notes_)
+      out_ << "  " << n << '\n';
+    for (const report::TopLine& l : model_->render(view_))
+      out_ << l.text << '\n';
+    out_ << '\n';
+  } else {
+    std::vector<report::TopLine> lines;
+    if (help_) {
+      lines = help_lines();
+    } else if (paused_ && !frozen_.empty()) {
+      lines = frozen_;
+    } else {
+      for (const std::string& n : notes_)
+        lines.push_back({n, false, true});
+      report::TopView v = view_;
+      v.width = screen_->width();
+      if (!request_.rows)
+        v.rows = screen_->height() > 12 ? screen_->height() - 12 : 3;
+      for (report::TopLine& l : model_->render(v))
+        lines.push_back(std::move(l));
+      frozen_ = lines;
+    }
+    std::string title = "perf persistent top  " + clock_text(wall) + "  every " +
+                        seconds_text(delay_s_) + " s  " + std::to_string(model_->events().size()) +
+                        " event" + (model_->events().size() == 1 ? "" : "s");
+    screen_->draw(title, lines, status_line());
+    return ok_status();
+  }
+  out_.flush();
+  if (!out_)
+    return Error(ErrorKind::kOutput, EPIPE, "cannot write to the output; it was closed");
+  return ok_status();
+}
+
+void Session::handle_key(int key) {
+  if (help_ && key != Screen::kResize) {
+    help_ = false;
+    return;
+  }
+  message_.clear();
+  switch (key) {
+    case 'q':
+    case 'Q':
+      quit_ = true;
+      break;
+    case 'h':
+    case '?':
+      help_ = true;
+      break;
+    case 'p':
+      paused_ = !paused_;
+      break;
+    case 'z':
+      model_->zero();
+      message_ = "counts zeroed";
+      break;
+    case 'c':
+      view_.per_cpu = !view_.per_cpu;
+      break;
+    case 's':
+      screen_->prompt("sort keys: ", [this](std::optional<std::string> text) {
+        if (!text)
+          return;
+        Status set = model_->set_sort(*text);
+        message_ = set.ok() ? "sorted by " + *text : set.error().message();
+      });
+      break;
+    case 'f':
+      screen_->prompt("filter: ", [this](std::optional<std::string> text) {
+        Status set = model_->set_filter(text.value_or(""));
+        message_ = set.ok() ? (text ? "filter " + *text : "no filter") : set.error().message();
+      });
+      break;
+    case 'e':
+      screen_->prompt("event: ", [this](std::optional<std::string> text) {
+        if (!text) {
+          view_.event.reset();
+          if (overview_)
+            model_->set_detailed(std::nullopt);
+          return;
+        }
+        std::optional<size_t> found = find_event(std::string(trim(*text)));
+        if (!found) {
+          message_ = "no event '" + *text + "' is shown; give a name as the first column shows";
+          return;
+        }
+        view_.event = found;
+        if (overview_)
+          model_->set_detailed(found);
+      });
+      break;
+    default:
+      break;
+  }
+}
+
+Status Session::loop() {
+  enum { kSignals, kInput, kOutput, kCount };
+  pollfd fds[kCount] = {{signals_->fd(), POLLIN, 0},
+                        {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
+                        {screen_ ? -1 : STDOUT_FILENO, 0, 0}};
+  ModelSink sink(*model_);
+  record::DrainTotals totals;
+  auto delay = uint64_t(delay_s_ * 1e9);
+  // The first frame at once: it shows what is attached (and tells a script
+  // that top is reading).
+  uint64_t now = now_ns(CLOCK_MONOTONIC);
+  model_->refresh(now);
+  refresh_state();
+  PP_RETURN_IF_ERROR(show());
+  uint64_t next = now + delay;
+  while (!quit_) {
+    now = now_ns(CLOCK_MONOTONIC);
+    int timeout =
+        now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));
+    int ready = ::poll(fds, kCount, timeout);
+    if (ready < 0 && errno != EINTR)
+      return Error(ErrorKind::kCommand, errno, "waiting for the buffers and the keyboard");
+    if (auto drained = record::drain_all(streams_, sink, totals); !drained.ok())
+      return drained.error();
+    if (fds[kSignals].revents & POLLIN)
+      return ok_status();
+    if (fds[kOutput].revents & (POLLERR | POLLHUP))
+      return ok_status();
+    bool redraw = false;
+    if (screen_ && ((fds[kInput].revents & POLLIN) || ready < 0)) {
+      for (int key : screen_->keys()) {
+        handle_key(key);
+        redraw = true;
+      }
+    }
+    now = now_ns(CLOCK_MONOTONIC);
+    if (now >= next) {
+      model_->refresh(now);
+      refresh_state();
+      PP_RETURN_IF_ERROR(show());
+      next += delay;
+      if (next <= now)
+        next = now + delay;
+    } else if (redraw && !quit_ && !screen_->prompting()) {
+      PP_RETURN_IF_ERROR(show());
+    }
+  }
+  return ok_status();
+}
+
+Status Session::run() {
+  PP_RETURN_IF_ERROR(set_up());
+  Status status = loop();
+  screen_.reset();  // the terminal back before any message
+  return status;
+}
+
+}  // namespace
+
+Status run_top(const TopRequest& request, std::ostream& out) {
+  Session session(request, out);
+  return session.run();
+}
+
+}  // namespace pp::top
