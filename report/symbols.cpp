@@ -612,6 +612,10 @@ void Symbolizer::forget(int32_t pid) {
   state_->processes.erase(pid);
 }
 
+void Symbolizer::forget_processes() {
+  state_->processes.clear();
+}
+
 const SymbolizerStats& Symbolizer::stats() const {
   return state_->stats;
 }

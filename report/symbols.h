@@ -65,6 +65,9 @@ class Symbolizer final : public SymbolSource {
 
   SymbolHit resolve(int32_t pid, uint64_t ip, bool kernel) override;
   void forget(int32_t pid) override;
+  // Forgets every process (top does it every minute, so that processes that
+  // exited do not pile up); files stay cached.
+  void forget_processes();
   const SymbolizerStats& stats() const;
 
  private:

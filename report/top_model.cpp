@@ -90,14 +90,14 @@ std::vector<std::pair<std::string, uint64_t>> by_count(const Map& map, size_t ro
   return sorted;
 }
 
-std::string counts_line(const std::map<std::string, uint64_t>& counts) {
+std::string counts_line(const std::map<std::string, uint64_t, TopKeyOrder>& counts) {
   std::string line;
   for (const auto& [key, count] : counts)
-    line += (line.empty() ? "" : "  ") + key + " " + std::to_string(count);
+    line += (line.empty() ? "" : "  ") + key + "=" + std::to_string(count);
   return line.empty() ? "-" : line;
 }
 
-nlohmann::ordered_json counts_json(const std::map<std::string, uint64_t>& counts) {
+nlohmann::ordered_json counts_json(const std::map<std::string, uint64_t, TopKeyOrder>& counts) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [key, count] : counts)
     j[key] = count;
@@ -109,7 +109,17 @@ std::string number_key(uint64_t n) {
   return std::to_string(n);
 }
 
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
+
+bool TopKeyOrder::operator()(const std::string& a, const std::string& b) const {
+  if (all_digits(a) && all_digits(b) && a.size() != b.size())
+    return a.size() < b.size();
+  return a < b;
+}
 
 std::string_view top_kind_name(TopKind kind) {
   switch (kind) {

@@ -83,6 +83,11 @@ struct TopLine {
 
 inline constexpr size_t kTopLastMce = 10;
 
+// Orders the MCE view's keys: numbers (banks, CPUs) by value, names by text.
+struct TopKeyOrder {
+  bool operator()(const std::string& a, const std::string& b) const;
+};
+
 class TopModel {
  public:
   // `decoder` (may be null when no event is a tracepoint) and `symbols`
@@ -157,7 +162,7 @@ class TopModel {
     std::vector<std::string> keys;  // tracepoints: the table's keys
     std::unordered_map<std::string, uint64_t> values;
     std::unordered_map<std::string, Symbol> symbols;
-    std::map<std::string, uint64_t> by_severity, by_bank, by_class, by_cpu;
+    std::map<std::string, uint64_t, TopKeyOrder> by_severity, by_bank, by_class, by_cpu;
     std::deque<Mce> last;
     uint64_t counted = 0;   // samples the tables counted (after the filter)
     uint64_t filtered = 0;  // samples the filter left out

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <readline/history.h>
 #include <readline/readline.h>
 
@@ -16,12 +17,44 @@ struct Screen::State {
   bool prompting = false;
   bool colors = false;
   std::function<void(std::optional<std::string>)> done;
+  int pending = -1;  // the key readline reads next
 };
 
 namespace {
 
-// readline's callback has no context: the one open screen's state.
+// readline's hooks have no context: the one open screen's state.
 Screen::State* g_prompt_state = nullptr;
+
+// readline reads its keys from the screen, one at a time, and draws its
+// line on the screen's last line: it never touches the terminal itself.
+int next_key(FILE*) {
+  int c = g_prompt_state ? g_prompt_state->pending : -1;
+  if (g_prompt_state)
+    g_prompt_state->pending = -1;
+  return c < 0 ? EOF : c;
+}
+
+int key_waiting() {
+  return g_prompt_state && g_prompt_state->pending >= 0;
+}
+
+void draw_prompt_line() {
+  std::string line = std::string(rl_display_prompt ? rl_display_prompt : "") +
+                     (rl_line_buffer ? rl_line_buffer : "");
+  int cols = COLS;
+  int cursor = int(std::strlen(rl_display_prompt ? rl_display_prompt : "")) + rl_point;
+  // Keep the cursor on the screen when the line is longer than it.
+  int first = cursor >= cols ? cursor - cols + 1 : 0;
+  move(LINES - 1, 0);
+  clrtoeol();
+  if (first < int(line.size()))
+    addnstr(line.c_str() + first, cols);
+  move(LINES - 1, cursor - first);
+  refresh();
+}
+
+void no_terminal_change(int) {}
+void no_terminal_restore() {}
 
 void line_typed(char* line) {
   Screen::State* state = g_prompt_state;
@@ -33,10 +66,8 @@ void line_typed(char* line) {
   std::free(line);
   rl_callback_handler_remove();
   state->prompting = false;
-  // Back to the screen as it was.
-  reset_prog_mode();
-  clearok(curscr, TRUE);
-  refresh();
+  keypad(stdscr, TRUE);
+  curs_set(0);
   auto done = std::move(state->done);
   state->done = nullptr;
   if (done)
@@ -73,9 +104,16 @@ Result<std::unique_ptr<Screen>> Screen::open() {
     init_pair(kTitle, COLOR_BLACK, COLOR_CYAN);
     screen->state_->colors = true;
   }
-  // readline must not take signals or the window size from ncurses.
+  // readline must not take signals, the window size or the terminal's
+  // modes from ncurses: it edits a line the screen draws.
   rl_catch_signals = 0;
   rl_catch_sigwinch = 0;
+  rl_change_environment = 0;
+  rl_prep_term_function = no_terminal_change;
+  rl_deprep_term_function = no_terminal_restore;
+  rl_getc_function = next_key;
+  rl_input_available_hook = key_waiting;
+  rl_redisplay_function = draw_prompt_line;
   return screen;
 }
 
@@ -87,8 +125,6 @@ Screen::~Screen() {
     g_prompt_state = nullptr;
   }
   if (state_->curses) {
-    if (state_->prompting)
-      reset_prog_mode();
     curs_set(1);
     endwin();
   }
@@ -112,25 +148,29 @@ bool Screen::prompting() const {
 
 std::vector<int> Screen::keys() {
   std::vector<int> keys;
-  if (state_->prompting) {
-    rl_callback_read_char();
-    return keys;
-  }
   for (;;) {
     int c = getch();
     if (c == ERR)
       break;
-    keys.push_back(c == KEY_RESIZE ? kResize : c);
-    if (state_->prompting)
-      break;
+    if (c == KEY_RESIZE) {
+      keys.push_back(kResize);
+      continue;
+    }
+    if (state_->prompting) {
+      state_->pending = c;
+      rl_callback_read_char();
+      continue;
+    }
+    // One command key at a time: the next may open a prompt that takes
+    // the keys after it.
+    keys.push_back(c);
+    break;
   }
   return keys;
 }
 
 void Screen::draw(const std::string& title, const std::vector<report::TopLine>& lines,
                   const std::string& status) {
-  if (state_->prompting)
-    return;
   erase();
   int cols = COLS, rows = LINES;
   attr_t title_attr = state_->colors ? COLOR_PAIR(kTitle) : A_REVERSE;
@@ -152,7 +192,10 @@ void Screen::draw(const std::string& title, const std::vector<report::TopLine>& 
     mvaddnstr(y++, 0, l.text.c_str(), cols);
     attroff(a);
   }
-  mvaddnstr(rows - 1, 0, status.c_str(), cols);
+  if (state_->prompting)
+    draw_prompt_line();
+  else
+    mvaddnstr(rows - 1, 0, status.c_str(), cols);
   refresh();
 }
 
@@ -160,12 +203,10 @@ void Screen::prompt(const std::string& text, std::function<void(std::optional<st
   state_->done = std::move(done);
   state_->prompting = true;
   g_prompt_state = state_.get();
-  // Leave the screen for the prompt, on its last line.
-  move(LINES - 1, 0);
-  clrtoeol();
-  refresh();
-  def_prog_mode();
-  endwin();
+  // The keys' escape sequences go to readline as they are (arrows walk the
+  // history), not as ncurses' key codes.
+  keypad(stdscr, FALSE);
+  curs_set(1);
   rl_callback_handler_install(text.c_str(), line_typed);
 }
 

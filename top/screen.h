@@ -29,8 +29,10 @@ class Screen {
   // The fd to poll for keys.
   int input_fd() const;
 
-  // The keys typed since the last call: characters, or kResize when the
-  // terminal changed size. While a prompt is open its keys go to it.
+  // The keys typed: at most one command key (the next may open a prompt
+  // that takes the keys after it), or kResize when the terminal changed
+  // size; empty when nothing is left. While a prompt is open its keys go to
+  // it and none is returned.
   static constexpr int kResize = -2;
   std::vector<int> keys();
 

@@ -128,6 +128,9 @@ Result<double> parse_delay(const std::string& text) {
   return value;
 }
 
+// How long the symbols of processes stay cached (files stay longer).
+constexpr uint64_t kForgetProcessesNs = 60 * 1000000000ULL;
+
 class Session {
  public:
   Session(const TopRequest& request, std::ostream& out) : request_(request), out_(out) {}
@@ -379,7 +382,7 @@ void Session::handle_key(int key) {
     case 'f':
       screen_->prompt("filter: ", [this](std::optional<std::string> text) {
         Status set = model_->set_filter(text.value_or(""));
-        message_ = set.ok() ? (text ? "filter " + *text : "no filter") : set.error().message();
+        message_ = set.ok() ? (text ? "" : "no filter") : set.error().message();
       });
       break;
     case 'e':
@@ -420,6 +423,7 @@ Status Session::loop() {
   refresh_state();
   PP_RETURN_IF_ERROR(show());
   uint64_t next = now + delay;
+  uint64_t symbols_forgotten = now;
   while (!quit_) {
     now = now_ns(CLOCK_MONOTONIC);
     int timeout =
@@ -435,16 +439,20 @@ Status Session::loop() {
       return ok_status();
     bool redraw = false;
     if (screen_ && ((fds[kInput].revents & POLLIN) || ready < 0)) {
-      for (int key : screen_->keys()) {
-        handle_key(key);
-        redraw = true;
-      }
+      for (std::vector<int> keys = screen_->keys(); !keys.empty() && !quit_; keys = screen_->keys())
+        for (int key : keys)
+          handle_key(key);
+      redraw = true;  // a key, or one a prompt took
     }
     now = now_ns(CLOCK_MONOTONIC);
     if (now >= next) {
       model_->refresh(now);
       refresh_state();
       PP_RETURN_IF_ERROR(show());
+      if (now - symbols_forgotten >= kForgetProcessesNs) {
+        symbols_->forget_processes();
+        symbols_forgotten = now;
+      }
       next += delay;
       if (next <= now)
         next = now + delay;
