@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include "base/json.h"
@@ -227,8 +228,10 @@ Status TopModel::set_sort(std::string_view text) {
         for (const TraceField& f : trace->fields)
           available += " " + f.name;
       }
-      return usage_error("sort key '" + key + "' is no field of the events shown" + available +
-                         "; and every event has pid, tid, cpu, comm");
+      std::string message = "sort key '" + key + "' is no field of the events shown";
+      message += available;
+      message += "; and every event has pid, tid, cpu, comm";
+      return usage_error(message);
     }
   }
   sort_ = keys;
@@ -302,6 +305,30 @@ void TopModel::set_fill(size_t event, int cpu, double fill) {
 
 void TopModel::set_readers(size_t event, std::optional<int> readers) {
   states_.at(event).readers = readers;
+}
+
+void TopModel::set_gone(size_t event) {
+  states_.at(event).gone = true;
+}
+
+void TopModel::adopt_counts(const TopModel& old) {
+  for (size_t i = 0; i < events_.size(); ++i) {
+    for (size_t j = 0; j < old.events_.size(); ++j) {
+      if (old.events_[j].id != events_[i].id)
+        continue;
+      for (const Cpu& c : old.states_[j].cpus) {
+        Cpu& mine = cpu_state(states_[i], c.cpu);
+        mine.total += c.total;
+        mine.lost += c.lost;
+        mine.rate = c.rate;
+        mine.fill = c.fill;
+      }
+      states_[i].readers = old.states_[j].readers;
+    }
+  }
+  last_refresh_ns_ = old.last_refresh_ns_;
+  since_ns_ = old.since_ns_;
+  interval_s_ = old.interval_s_;
 }
 
 std::optional<TopValue> TopModel::value_of(const TopEvent& event, const sys::Sample& s,
@@ -517,8 +544,8 @@ std::vector<TopLine> TopModel::render(const TopView& view) const {
     for (const TopEvent& e : events_)
       name_width = std::max(name_width, e.text.size());
     size_t def_width = 10;
-    for (const TopEvent& e : events_)
-      def_width = std::max(def_width, e.name.size());
+    for (size_t i = 0; i < events_.size(); ++i)
+      def_width = std::max(def_width, events_[i].name.size() + (states_[i].gone ? 9 : 0));
     out.push_back({pad("EVENT", name_width) + "  " + pad("DEFINITION", def_width) + "  " +
                        pad("RATE/s", 10, true) + "  " + pad("TOTAL", 12, true) + "  " +
                        pad("LOST", 10, true) + "  " + pad("READERS", 7, true) + "  " +
@@ -526,12 +553,13 @@ std::vector<TopLine> TopModel::render(const TopView& view) const {
                    true, false});
     for (size_t i = 0; i < events_.size(); ++i) {
       const State& s = states_[i];
-      out.push_back({pad(events_[i].text, name_width) + "  " + pad(events_[i].name, def_width) +
-                         "  " + pad(format_rate(rate_of(i)), 10, true) + "  " +
+      std::string name = events_[i].name + (s.gone ? " (killed)" : "");
+      out.push_back({pad(events_[i].text, name_width) + "  " + pad(name, def_width) + "  " +
+                         pad(format_rate(rate_of(i)), 10, true) + "  " +
                          pad(std::to_string(total(i)), 12, true) + "  " +
                          pad(std::to_string(lost_total(i)), 10, true) + "  " +
                          pad(s.readers ? std::to_string(*s.readers) : "-", 7, true) + "  " +
-                         pad(std::to_string(int(fill_of(i) * 100 + 0.5)) + "%", 5, true),
+                         pad(std::to_string(std::lround(fill_of(i) * 100)) + "%", 5, true),
                      false, lost_total(i) != 0});
       if (view.per_cpu)
         for (const Cpu& c : s.cpus)
@@ -539,7 +567,7 @@ std::vector<TopLine> TopModel::render(const TopView& view) const {
                              pad("", def_width) + "  " + pad(format_rate(c.rate), 10, true) + "  " +
                              pad(std::to_string(c.total), 12, true) + "  " +
                              pad(std::to_string(c.lost), 10, true) + "  " + pad("", 7) + "  " +
-                             pad(std::to_string(int(c.fill * 100 + 0.5)) + "%", 5, true),
+                             pad(std::to_string(std::lround(c.fill * 100)) + "%", 5, true),
                          false, c.lost != 0});
     }
     if (view.event) {
@@ -573,6 +601,8 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
                      " lost";
   if (s.readers)
     head += ", " + std::to_string(*s.readers) + " reader" + (*s.readers == 1 ? "" : "s");
+  if (s.gone)
+    head += " (killed: nothing more comes)";
   out.push_back({head, true, false});
   out.push_back({"  " + pad("CPU", 5, true) + "  " + pad("RATE/s", 10, true) + "  " +
                      pad("TOTAL", 12, true) + "  " + pad("LOST", 10, true) + "  " +
@@ -583,7 +613,7 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
                        pad(format_rate(c.rate), 10, true) + "  " +
                        pad(std::to_string(c.total), 12, true) + "  " +
                        pad(std::to_string(c.lost), 10, true) + "  " +
-                       pad(std::to_string(int(c.fill * 100 + 0.5)) + "%", 5, true),
+                       pad(std::to_string(std::lround(c.fill * 100)) + "%", 5, true),
                    false, c.lost != 0});
   if (!filter_.empty())
     out.push_back({"  filter " + filter_.text() + ": " + std::to_string(s.counted) + " counted, " +
@@ -675,6 +705,7 @@ nlohmann::ordered_json TopModel::event_json(size_t i, const TopView& view, bool 
   j["lost"] = lost_total(i);
   j["readers"] = s.readers ? nlohmann::ordered_json(*s.readers) : nlohmann::ordered_json();
   j["fill"] = fill;
+  j["killed"] = s.gone;
   nlohmann::ordered_json cpus = nlohmann::ordered_json::array();
   for (const Cpu& c : s.cpus)
     cpus.push_back(

@@ -125,6 +125,11 @@ class TopModel {
   // as the session last saw them.
   void set_fill(size_t event, int cpu, double fill);
   void set_readers(size_t event, std::optional<int> readers);
+  // The event was killed: its buffers get nothing more.
+  void set_gone(size_t event);
+  // The counts (totals, losses, rates, fill, readers) of the events of
+  // `old` with the same ids: top opens its events again when they change.
+  void adopt_counts(const TopModel& old);
 
   // Ends an interval: rates are what came since the last refresh.
   void refresh(uint64_t now_ns);
@@ -158,6 +163,7 @@ class TopModel {
   struct State {
     std::vector<Cpu> cpus;
     std::optional<int> readers;
+    bool gone = false;
     bool detailed = true;
     std::vector<std::string> keys;  // tracepoints: the table's keys
     std::unordered_map<std::string, uint64_t> values;

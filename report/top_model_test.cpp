@@ -109,7 +109,7 @@ class TopModelTest : public ::testing::Test {
     e.attr = attr;
     e.kind = top_kind_for(attr, e.name);
     e.cpus = {0, 1};
-    e.buffer_bytes = 512 * 1024;
+    e.buffer_bytes = uint64_t(512) * 1024;
     return e;
   }
 

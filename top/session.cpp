@@ -38,21 +38,23 @@ uint64_t now_ns(clockid_t clock) {
 }
 
 // The drained records, handed to the model by the buffer they came from.
+// (The session's model, whichever it is now: the overview makes a new one
+// when the events change.)
 class ModelSink final : public record::RecordSink {
  public:
-  explicit ModelSink(report::TopModel& model) : model_(model) {}
+  explicit ModelSink(const std::unique_ptr<report::TopModel>& model) : model_(model) {}
   Status lost(const record::Stream& stream, uint64_t records) override {
-    model_.lost(stream.event, stream.cpu, records);
+    model_->lost(stream.event, stream.cpu, records);
     return ok_status();
   }
   Status append(const record::Stream& stream, std::span<const uint8_t> records) override {
-    model_.records(stream.event, stream.cpu, records);
+    model_->records(stream.event, stream.cpu, records);
     return ok_status();
   }
   Status end_round() override { return ok_status(); }
 
  private:
-  report::TopModel& model_;
+  const std::unique_ptr<report::TopModel>& model_;
 };
 
 // "comm" for the tables: /proc/PID/comm, remembered (a pid's name rarely
@@ -139,6 +141,8 @@ class Session {
 
  private:
   Status set_up();
+  Status open_events();
+  Result<std::vector<std::string>> overview_names(const std::vector<persistent::EventInfo>& all);
   Status loop();
   void refresh_state();
   Status show();
@@ -152,6 +156,9 @@ class Session {
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
   std::vector<record::Stream> streams_;
+  std::vector<uint64_t> ids_;     // the events' ids, in the model's order
+  std::vector<uint64_t> listed_;  // the running events the overview last opened
+  std::string sort_, filter_;     // as last set (they carry over when the events change)
   std::unique_ptr<report::TraceDecoder> decoder_;
   std::unique_ptr<report::Symbolizer> symbols_;
   std::unique_ptr<report::TopModel> model_;
@@ -174,33 +181,66 @@ Status Session::set_up() {
   signals_.emplace(std::move(signals));
   ::signal(SIGPIPE, SIG_IGN);
   PP_ASSIGN_OR_RETURN(delay_s_, parse_delay(request_.delay));
-
-  PP_ASSIGN_OR_RETURN(pmu::Model model, pmu::Model::load(request_.roots));
   backend_ = persistent::make_backend(request_.backend);
+  symbols_ = std::make_unique<report::Symbolizer>(request_.backend.proc_root);
+  comms_ = std::make_unique<Comms>(request_.backend.proc_root);
+  overview_ = request_.events.empty();
+  sort_ = request_.sort;
+  filter_ = request_.filter;
+  view_.overview = overview_;
+  view_.per_cpu = request_.per_cpu;
+  view_.rows = request_.rows ? request_.rows : 10;
+  PP_RETURN_IF_ERROR(open_events());
+  if (request_.output == Output::kScreen) {
+    PP_ASSIGN_OR_RETURN(screen_, Screen::open());
+  }
+  return ok_status();
+}
+
+// The overview's events: every running one the backend lists (failed ones
+// are noted), in the backend's order.
+Result<std::vector<std::string>> Session::overview_names(
+    const std::vector<persistent::EventInfo>& all) {
+  std::vector<std::string> names;
+  for (const persistent::EventInfo& e : all) {
+    if (e.is_context)
+      continue;
+    if (e.state != "running") {
+      notes_.push_back("persistent/" + e.name + "/ is " + e.state +
+                       (e.error.empty() ? std::string() : ": " + e.error));
+      continue;
+    }
+    names.push_back("persistent/" + e.name + "/");
+  }
+  if (names.empty())
+    return Error(ErrorKind::kNotFound, ENOENT,
+                 "no persistent event is running to show; create one (perf persistent "
+                 "create -e EVENT --name NAME) or see them all with perf persistent list");
+  return names;
+}
+
+// Resolves the events, builds their decoder and model, and attaches to
+// their buffers; the counts of events already shown carry over (the
+// overview opens again when events come and go).
+Status Session::open_events() {
   std::vector<std::string> names = request_.events;
-  overview_ = names.empty();
+  notes_.clear();
+  // Read again each time: the names of events created since are in it.
+  PP_ASSIGN_OR_RETURN(pmu::Model pmu, pmu::Model::load(request_.roots));
   if (overview_) {
     std::string note;
     PP_ASSIGN_OR_RETURN(std::vector<persistent::EventInfo> all, backend_->list(false, &note));
-    for (const persistent::EventInfo& e : all) {
-      if (e.is_context)
-        continue;
-      if (e.state != "running") {
-        notes_.push_back("persistent/" + e.name + "/ is " + e.state +
-                         (e.error.empty() ? std::string() : ": " + e.error));
-        continue;
-      }
-      names.push_back("persistent/" + e.name + "/");
-    }
-    if (names.empty())
-      return Error(ErrorKind::kNotFound, ENOENT,
-                   "no persistent event is running to show; create one (perf persistent "
-                   "create -e EVENT --name NAME) or see them all with perf persistent list");
+    PP_ASSIGN_OR_RETURN(names, overview_names(all));
+    listed_.clear();
+    for (const persistent::EventInfo& e : all)
+      if (!e.is_context && e.state == "running")
+        listed_.push_back(e.id);
   }
-  std::ostringstream notes;
-  PP_ASSIGN_OR_RETURN(events_, record::resolve_events(names, request_.cpus, model, *backend_, notes,
-                                                      /*one_file=*/false));
-  for (std::string_view line : split(notes.str(), '\n'))
+  std::ostringstream resolve_notes;
+  PP_ASSIGN_OR_RETURN(std::vector<record::ResolvedEvent> events,
+                      record::resolve_events(names, request_.cpus, pmu, *backend_, resolve_notes,
+                                             /*one_file=*/false));
+  for (std::string_view line : split(resolve_notes.str(), '\n'))
     if (!line.empty())
       notes_.emplace_back(line);
 
@@ -209,7 +249,7 @@ Status Session::set_up() {
                                                    : request_.roots.tracefs);
   std::vector<report::Tracepoint> tracepoints;
   std::vector<report::TopEvent> top_events;
-  for (const record::ResolvedEvent& e : events_) {
+  for (const record::ResolvedEvent& e : events) {
     report::TopEvent t;
     t.text = e.text.empty() ? "persistent/" + e.info.name + "/" : e.text;
     t.name = e.name;
@@ -220,9 +260,9 @@ Status Session::set_up() {
     t.kind = report::top_kind_for(e.info.attr, e.name);
     if (t.kind == report::TopKind::kTracepoint || t.kind == report::TopKind::kMce) {
       auto tp = report::find_tracepoint(tracefs, e.info.attr.attr.config, e.name);
-      if (tp.ok())
+      if (tp.ok()) {
         tracepoints.push_back(std::move(*tp));
-      else {
+      } else {
         notes_.push_back("persistent/" + e.info.name + "/: " + tp.error().message() +
                          "; only counted");
         t.kind = report::TopKind::kCount;
@@ -230,37 +270,47 @@ Status Session::set_up() {
     }
     top_events.push_back(std::move(t));
   }
+  std::unique_ptr<report::TraceDecoder> decoder;
   if (!tracepoints.empty()) {
     PP_ASSIGN_OR_RETURN(report::Bytes built, report::build_tracing_data(
                                                  tracefs, tracepoints, uint32_t(sys::page_size())));
     PP_ASSIGN_OR_RETURN(report::TracingData tracing, report::parse_tracing_data(built));
-    PP_ASSIGN_OR_RETURN(decoder_, report::TraceDecoder::create(tracing));
+    PP_ASSIGN_OR_RETURN(decoder, report::TraceDecoder::create(tracing));
   }
-  symbols_ = std::make_unique<report::Symbolizer>(request_.backend.proc_root);
-  comms_ = std::make_unique<Comms>(request_.backend.proc_root);
-  model_ =
-      std::make_unique<report::TopModel>(std::move(top_events), decoder_.get(), symbols_.get());
-  model_->set_comm_source([this](int32_t pid) { return (*comms_)(pid); });
-  if (!request_.sort.empty())
-    PP_RETURN_IF_ERROR(model_->set_sort(request_.sort));
-  if (!request_.filter.empty())
-    PP_RETURN_IF_ERROR(model_->set_filter(request_.filter));
+  auto model =
+      std::make_unique<report::TopModel>(std::move(top_events), decoder.get(), symbols_.get());
+  model->set_comm_source([this](int32_t pid) { return (*comms_)(pid); });
+  if (!sort_.empty())
+    PP_RETURN_IF_ERROR(model->set_sort(sort_));
+  if (!filter_.empty())
+    PP_RETURN_IF_ERROR(model->set_filter(filter_));
 
-  view_.overview = overview_;
-  view_.per_cpu = request_.per_cpu;
-  view_.rows = request_.rows ? request_.rows : 10;
-  if (overview_)
-    model_->set_detailed(std::nullopt);
-
-  if (request_.output == Output::kScreen) {
-    PP_ASSIGN_OR_RETURN(screen_, Screen::open());
-  }
   record::AttachOptions attach;
   attach.start = sys::RingStart::kNow;
   attach.kernel = request_.backend.kernel;
   attach.explain = {request_.backend.proc_root, request_.roots.sysfs};
-  PP_ASSIGN_OR_RETURN(streams_, record::attach_events(*backend_, events_, attach));
-  started_wall_ = now_ns(CLOCK_REALTIME);
+  PP_ASSIGN_OR_RETURN(std::vector<record::Stream> streams,
+                      record::attach_events(*backend_, events, attach));
+
+  // The event shown in detail stays shown when it is still there.
+  std::optional<uint64_t> detailed_id;
+  if (model_ && view_.event && *view_.event < model_->events().size())
+    detailed_id = model_->events()[*view_.event].id;
+  view_.event.reset();
+  for (size_t i = 0; detailed_id && i < model->events().size(); ++i)
+    if (model->events()[i].id == *detailed_id)
+      view_.event = i;
+  if (overview_)
+    model->set_detailed(view_.event);
+  if (model_)
+    model->adopt_counts(*model_);
+  streams_ = std::move(streams);
+  events_ = std::move(events);
+  model_ = std::move(model);
+  decoder_ = std::move(decoder);  // after the model that used the old one went
+  ids_.clear();
+  for (const record::ResolvedEvent& e : events_)
+    ids_.push_back(e.info.id);
   return ok_status();
 }
 
@@ -280,8 +330,26 @@ void Session::refresh_state() {
       model_->set_fill(s.event, s.cpu, s.reader->fill());
   std::string note;
   auto listed = backend_->list(true, &note);
-  if (!listed.ok())
+  if (!listed.ok()) {
+    message_ = "cannot list the events: " + listed.error().message();
     return;
+  }
+  std::vector<uint64_t> running;
+  for (const persistent::EventInfo& e : *listed)
+    if (!e.is_context && e.state == "running")
+      running.push_back(e.id);
+  if (overview_ && running != listed_) {
+    // Events came or went: show what runs now.
+    listed_ = running;
+    if (Status opened = open_events(); !opened.ok())
+      message_ = opened.error().message();
+    for (const record::Stream& s : streams_)
+      if (s.reader)
+        model_->set_fill(s.event, s.cpu, s.reader->fill());
+  }
+  for (size_t i = 0; i < ids_.size(); ++i)
+    if (std::find(running.begin(), running.end(), ids_[i]) == running.end())
+      model_->set_gone(i);
   for (size_t i = 0; i < events_.size(); ++i) {
     std::optional<int> readers;
     for (const persistent::EventInfo& e : *listed)
@@ -306,14 +374,19 @@ Status Session::show() {
   uint64_t wall = now_ns(CLOCK_REALTIME);
   if (request_.output == Output::kJson) {
     nlohmann::ordered_json line = model_->json(view_, wall_text(wall));
-    if (!notes_.empty())
+    if (!notes_.empty() || !message_.empty()) {
       line["notes"] = notes_;
+      if (!message_.empty())
+        line["notes"].push_back(message_);
+    }
     out_ << dump_json(line) << '\n';
   } else if (request_.output == Output::kStdio) {
     out_ << "perf persistent top: " << wall_text(wall) << ", every " << seconds_text(delay_s_)
          << " s\n";
     for (const std::string& n : notes_)
       out_ << "  " << n << '\n';
+    if (!message_.empty())
+      out_ << "  " << message_ << '\n';
     for (const report::TopLine& l : model_->render(view_))
       out_ << l.text << '\n';
     out_ << '\n';
@@ -340,6 +413,7 @@ Status Session::show() {
     screen_->draw(title, lines, status_line());
     return ok_status();
   }
+  message_.clear();  // said once
   out_.flush();
   if (!out_)
     return Error(ErrorKind::kOutput, EPIPE, "cannot write to the output; it was closed");
@@ -372,21 +446,25 @@ void Session::handle_key(int key) {
       view_.per_cpu = !view_.per_cpu;
       break;
     case 's':
-      screen_->prompt("sort keys: ", [this](std::optional<std::string> text) {
+      screen_->prompt("sort keys: ", [this](const std::optional<std::string>& text) {
         if (!text)
           return;
         Status set = model_->set_sort(*text);
+        if (set.ok())
+          sort_ = *text;
         message_ = set.ok() ? "sorted by " + *text : set.error().message();
       });
       break;
     case 'f':
-      screen_->prompt("filter: ", [this](std::optional<std::string> text) {
+      screen_->prompt("filter: ", [this](const std::optional<std::string>& text) {
         Status set = model_->set_filter(text.value_or(""));
+        if (set.ok())
+          filter_ = text.value_or("");
         message_ = set.ok() ? (text ? "" : "no filter") : set.error().message();
       });
       break;
     case 'e':
-      screen_->prompt("event: ", [this](std::optional<std::string> text) {
+      screen_->prompt("event: ", [this](const std::optional<std::string>& text) {
         if (!text) {
           view_.event.reset();
           if (overview_)
@@ -413,7 +491,7 @@ Status Session::loop() {
   pollfd fds[kCount] = {{signals_->fd(), POLLIN, 0},
                         {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
                         {screen_ ? -1 : STDOUT_FILENO, 0, 0}};
-  ModelSink sink(*model_);
+  ModelSink sink(model_);
   record::DrainTotals totals;
   auto delay = uint64_t(delay_s_ * 1e9);
   // The first frame at once: it shows what is attached (and tells a script
