@@ -651,9 +651,18 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
       break;
     }
     case TopKind::kSymbols: {
+      // As perf top: the object's file name (the JSON has the whole path).
+      auto short_dso = [](const std::string& dso) {
+        size_t slash = dso.rfind('/');
+        return dso.empty() || dso[0] == '[' || slash == std::string::npos ? dso
+                                                                          : dso.substr(slash + 1);
+      };
       auto rows = by_count(s.symbols, view.rows);
+      size_t dso_width = 13;
+      for (const auto& row : rows)
+        dso_width = std::max(dso_width, short_dso(s.symbols.at(row.first).hit.dso).size());
       out.push_back({"  " + pad("OVERHEAD", 8, true) + "  " + pad("SAMPLES", 10, true) + "  " +
-                         pad("SHARED OBJECT", 24) + "  SYMBOL",
+                         pad("SHARED OBJECT", dso_width) + "  SYMBOL",
                      true, false});
       for (const auto& row : rows) {
         const Symbol& sym = s.symbols.at(row.first);
@@ -661,8 +670,9 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
             {"  " +
                  pad(format_percent(s.counted ? double(sym.count) / double(s.counted) : 0), 8,
                      true) +
-                 "  " + pad(std::to_string(sym.count), 10, true) + "  " + pad(sym.hit.dso, 24) +
-                 "  " + (sym.hit.kernel ? "[k] " : "[.] ") + sym.hit.symbol,
+                 "  " + pad(std::to_string(sym.count), 10, true) + "  " +
+                 pad(short_dso(sym.hit.dso), dso_width) + "  " +
+                 (sym.hit.kernel ? "[k] " : "[.] ") + sym.hit.symbol,
              false, false});
       }
       break;

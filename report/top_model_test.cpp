@@ -311,8 +311,7 @@ TEST_F(TopModelTest, SymbolsHottestFirstWithKernelMarks) {
   EXPECT_EQ(rows[1]["symbol"], "schedule");
   EXPECT_EQ(rows[1]["kernel"], true);
   std::string text = all_text(model.render(TopView{}));
-  EXPECT_NE(text.find("70.00%           7  /usr/bin/busy             [.] busy_loop"),
-            std::string::npos)
+  EXPECT_NE(text.find("70.00%           7  busy               [.] busy_loop"), std::string::npos)
       << text;
   EXPECT_NE(text.find("[k] schedule"), std::string::npos) << text;
   ASSERT_TRUE(model.set_filter("sym==busy_loop").ok());
