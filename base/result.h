@@ -45,6 +45,7 @@ enum class ErrorKind {
   kOutput,     // writing the output failed (a file that cannot be created, a full disk)
   kCommand,    // record's COMMAND could not be run (or itself exited 127)
   kInternal,   // a bug: something this program should never do
+  kBrokerDown,  // the broker that holds the persistent events is not running
 };
 
 struct ErrorKindInfo {
@@ -59,7 +60,7 @@ inline constexpr ErrorKindInfo kErrorKinds[] = {
     {ErrorKind::kUsage, "usage", 1},          {ErrorKind::kRefused, "refused", 2},
     {ErrorKind::kNameTaken, "name-taken", 3}, {ErrorKind::kNotFound, "not-found", 4},
     {ErrorKind::kOutput, "output", 5},        {ErrorKind::kCommand, "command", 6},
-    {ErrorKind::kInternal, "internal", 7},
+    {ErrorKind::kInternal, "internal", 7},    {ErrorKind::kBrokerDown, "broker-down", 8},
 };
 
 // The table is in the enum's order, so a kind is its own index; the build
@@ -75,7 +76,7 @@ constexpr bool error_kinds_are_well_formed() {
       if (kErrorKinds[j].exit_status == status)
         return false;
   }
-  return std::size(kErrorKinds) == size_t(ErrorKind::kInternal) + 1;
+  return std::size(kErrorKinds) == size_t(ErrorKind::kBrokerDown) + 1;
 }
 static_assert(error_kinds_are_well_formed());
 

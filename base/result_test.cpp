@@ -80,7 +80,7 @@ TEST(Error, OneTableOfKindsNamesAndStatuses) {
       {ErrorKind::kUsage, "usage", 1},          {ErrorKind::kRefused, "refused", 2},
       {ErrorKind::kNameTaken, "name-taken", 3}, {ErrorKind::kNotFound, "not-found", 4},
       {ErrorKind::kOutput, "output", 5},        {ErrorKind::kCommand, "command", 6},
-      {ErrorKind::kInternal, "internal", 7},
+      {ErrorKind::kInternal, "internal", 7},    {ErrorKind::kBrokerDown, "broker-down", 8},
   };
   ASSERT_EQ(std::size(kErrorKinds), std::size(rows));
   for (const Row& r : rows) {

@@ -29,6 +29,18 @@ int cmd_list(int argc, const char** argv) {
   auto backend = persistent::make_backend(backend_options(run_dir, false));
   std::string note;
   auto events = backend->list(verbose > 0, &note);
+  if (!events.ok() && events.error().kind() == ErrorKind::kBrokerDown) {
+    // What the registry holds, shown as down, and the broker's state.
+    std::vector<persistent::EventInfo> down = backend->down_events();
+    if (json) {
+      persistent::print_list_json(std::cout, down, verbose > 0, &events.error());
+    } else {
+      persistent::print_list_text(std::cout, std::cerr, down, verbose > 0,
+                                  int64_t(::time(nullptr)));
+      std::cerr << "perf persistent list: " << events.error().message() << "\n";
+    }
+    return exit_status_of(ErrorKind::kBrokerDown);
+  }
   if (!events.ok())
     return report_error("list", events.error(), json);
   if (json)

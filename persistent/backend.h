@@ -41,9 +41,15 @@ class Backend {
 
   // Every persistent event, by id. `verbose` adds per-CPU counts (read(2):
   // events counted since buffer_start) and, for the broker, readers. `note`
-  // (may be null) gets a line for the user when the list is empty for a
-  // reason worth knowing (no broker runs, but its saved events will return).
+  // (may be null) gets a line for the user when something is worth knowing.
+  // A broker that is not running is an error of kind kBrokerDown (never an
+  // empty list): down_events() says what it held.
   virtual Result<std::vector<EventInfo>> list(bool verbose, std::string* note) = 0;
+
+  // The events a backend that is down holds in its registry but serves to
+  // nobody (state "down", with when they went down): what list shows, with
+  // its kBrokerDown error. Empty for a backend that cannot be down.
+  virtual std::vector<EventInfo> down_events() { return {}; }
 
   // Creates an event; returns it as list() would show it. `note` gets a line
   // for the user when something was done on their behalf (a broker started,

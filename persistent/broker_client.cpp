@@ -17,9 +17,10 @@ Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeou
   if (!socket.ok()) {
     int code = socket.error().code();
     if (code == ENOENT || code == ECONNREFUSED)
-      return Error(ECONNREFUSED, "no broker answers at " + path +
-                                     " (start one with 'perf persistent daemon --run-dir " +
-                                     dir.root() + "')");
+      return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                   "the broker is not running: nothing answers at " + path +
+                       "; start it with 'perf persistent daemon --run-dir " + dir.root() +
+                       "' (or 'systemctl start perf-persistent' where it is a service)");
     if (code == EACCES || code == EPERM)
       return Error(EACCES, "permission denied reaching the broker at " + path +
                                ": only root or a process with CAP_PERFMON may use persistent "
@@ -135,21 +136,19 @@ Result<BrokerConnection*> BrokerBackend::connection(bool start) {
   return &*connection_;
 }
 
-Result<std::vector<EventInfo>> BrokerBackend::list(bool verbose, std::string* note) {
+Result<std::vector<EventInfo>> BrokerBackend::list(bool verbose, std::string* /*note*/) {
   auto conn = connection(false);
   if (!conn.ok()) {
     if (conn.error().code() != ECONNREFUSED)
       return conn.error();
-    // No broker, so no events. Its saved ones come back when it starts.
-    auto saved = load_state(dir_);
-    size_t events = 0;
-    if (saved.ok())
-      events = size_t(std::count_if(saved->events.begin(), saved->events.end(),
-                                    [](const EventInfo& e) { return !e.is_context; }));
-    if (note && events > 0)
-      *note = "no broker runs for " + dir_.root() + "; its " + std::to_string(events) +
-              " saved event(s) come back when it starts ('perf persistent daemon')";
-    return std::vector<EventInfo>{};
+    // No broker: the events it saved are held by nobody until it starts.
+    size_t saved = down_events().size();
+    if (saved == 0)
+      return conn.error();
+    return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                 conn.error().message() + "; its " + std::to_string(saved) +
+                     " saved event(s) are down: they record nothing until it runs, and come "
+                     "back (with empty buffers) when it starts");
   }
   // Page by page (Documentation/protocol.txt): each reply ends where the
   // broker's page does, and the next starts after its last id.
@@ -193,42 +192,42 @@ Result<EventInfo> BrokerBackend::create(const CreateRequest& create, std::string
 
 namespace {
 
-// With no broker there is no event to kill or open: not-found, saying why.
-Error not_found_without_broker(std::string_view reference, const std::string& run_dir) {
-  return not_found_error(not_found(reference).message() + " (no broker runs for " + run_dir + ")");
-}
-
 }  // namespace
 
-Result<EventInfo> BrokerBackend::kill(std::string_view reference) {
-  auto conn = connection(false);
-  if (!conn.ok()) {
-    if (conn.error().code() == ECONNREFUSED)
-      return not_found_without_broker(reference, dir_.root());
-    return conn.error();
+std::vector<EventInfo> BrokerBackend::down_events() {
+  auto saved = load_state(dir_);
+  if (!saved.ok())
+    return {};
+  std::vector<EventInfo> down;
+  for (EventInfo& e : saved->events) {
+    if (e.is_context)
+      continue;
+    e.state = "down";
+    e.error = "no broker runs for " + dir_.root();
+    down.push_back(std::move(e));
   }
+  return down;
+}
+
+Result<EventInfo> BrokerBackend::kill(std::string_view reference) {
+  PP_ASSIGN_OR_RETURN(BrokerConnection * conn, connection(false));
   Request request;
   request.op = Op::kKill;
   request.reference = std::string(reference);
-  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request));
+  PP_ASSIGN_OR_RETURN(json body, conn->call(request));
   JsonFields f(body, "the broker's kill reply");
   PP_ASSIGN_OR_RETURN(const json* event, f.object("event"));
   return event_from_json(*event, "the broker's kill reply");
 }
 
 Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
-  auto conn = connection(false);
-  if (!conn.ok()) {
-    if (conn.error().code() == ECONNREFUSED)
-      return not_found_without_broker(std::to_string(id), dir_.root());
-    return conn.error();
-  }
+  PP_ASSIGN_OR_RETURN(BrokerConnection * conn, connection(false));
   Request request;
   request.op = Op::kOpen;
   request.id = id;
   request.cpu = cpu;
   std::vector<sys::Fd> fds;
-  PP_ASSIGN_OR_RETURN(json body, (*conn)->call(request, &fds));
+  PP_ASSIGN_OR_RETURN(json body, conn->call(request, &fds));
   if (fds.size() != 1)
     return errorf(EPROTO, "the broker's open reply carried %zu descriptors instead of 1",
                   fds.size());

@@ -52,6 +52,7 @@ class BrokerBackend final : public Backend {
   Result<EventInfo> create(const CreateRequest& request, std::string* note) override;
   Result<EventInfo> kill(std::string_view reference) override;
   Result<Buffer> open(uint64_t id, int cpu) override;
+  std::vector<EventInfo> down_events() override;
 
  private:
   // The connection; with `start` set, a broker is started when none answers.

@@ -67,35 +67,38 @@ class BrokerClientTest : public ::testing::Test {
   std::ostringstream notes_;
 };
 
-TEST_F(BrokerClientTest, NoBrokerMeansNoEvents) {
+// A broker that is not running is said to be so, never taken for an empty
+// registry or a missing event.
+TEST_F(BrokerClientTest, NoBrokerIsBrokerDownNeverNoEvents) {
   auto b = backend();
   std::string note;
   auto list = b.list(true, &note);
-  ASSERT_TRUE(list.ok()) << list.error().message();
-  EXPECT_TRUE(list->empty());
-  EXPECT_EQ(note, "") << "nothing saved, nothing to say";
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().kind(), ErrorKind::kBrokerDown);
+  EXPECT_EQ(list.error().code(), ECONNREFUSED);
+  EXPECT_NE(list.error().message().find("the broker is not running"), std::string::npos)
+      << list.error().message();
+  EXPECT_TRUE(b.down_events().empty()) << "nothing saved";
 
   auto kill = b.kill("ctxsw");
   ASSERT_FALSE(kill.ok());
-  EXPECT_EQ(kill.error().code(), ENOENT);
-  EXPECT_NE(kill.error().message().find("no persistent event 'ctxsw'"), std::string::npos);
-  EXPECT_NE(kill.error().message().find("no broker runs for " + run_dir_), std::string::npos);
+  EXPECT_EQ(kill.error().kind(), ErrorKind::kBrokerDown);
 
   auto open = b.open(1, 0);
   ASSERT_FALSE(open.ok());
-  EXPECT_EQ(open.error().code(), ENOENT);
+  EXPECT_EQ(open.error().kind(), ErrorKind::kBrokerDown);
 
   CreateRequest request;
   request.event = "a:b";
   auto create = b.create(request, nullptr);
   ASSERT_FALSE(create.ok()) << "no daemon command: nothing may be started";
-  EXPECT_EQ(create.error().code(), ECONNREFUSED);
+  EXPECT_EQ(create.error().kind(), ErrorKind::kBrokerDown);
   EXPECT_NE(create.error().message().find("perf persistent daemon --run-dir " + run_dir_),
             std::string::npos)
       << create.error().message();
 }
 
-TEST_F(BrokerClientTest, NoBrokerButSavedEventsSaysTheyComeBack) {
+TEST_F(BrokerClientTest, NoBrokerButSavedEventsListsThemDown) {
   RunDir dir(run_dir_);
   ASSERT_TRUE(dir.prepare().ok());
   RegistryState state;
@@ -108,13 +111,16 @@ TEST_F(BrokerClientTest, NoBrokerButSavedEventsSaysTheyComeBack) {
   e.pages = 1;
   state.events.push_back(e);
   ASSERT_TRUE(save_state(dir, state).ok());
-  std::string note;
-  auto list = backend().list(false, &note);
-  ASSERT_TRUE(list.ok());
-  EXPECT_TRUE(list->empty());
-  EXPECT_EQ(note, "no broker runs for " + run_dir_ +
-                      "; its 1 saved event(s) come back when it starts ('perf persistent "
-                      "daemon')");
+  auto list = backend().list(false, nullptr);
+  ASSERT_FALSE(list.ok());
+  EXPECT_EQ(list.error().kind(), ErrorKind::kBrokerDown);
+  EXPECT_NE(list.error().message().find("its 1 saved event(s) are down"), std::string::npos)
+      << list.error().message();
+  std::vector<EventInfo> down = backend().down_events();
+  ASSERT_EQ(down.size(), 1u);
+  EXPECT_EQ(down[0].name, "x");
+  EXPECT_EQ(down[0].state, "down");
+  EXPECT_EQ(down[0].error, "no broker runs for " + run_dir_);
 }
 
 TEST_F(BrokerClientTest, StartingTheBrokerReportsItAndAFailedStart) {

@@ -63,7 +63,8 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
   for (const EventInfo& e : events) {
     if (e.is_context && !verbose)
       continue;
-    bool failed = e.state != "running";
+    bool failed = e.state == "failed";
+    bool down = e.state == "down";
     std::string age = e.created > 0 ? format_age(now - e.created) : "-";
     if (e.restarted() && e.created > 0) {
       age += "*";
@@ -88,7 +89,9 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     : e.event.empty() ? "-"
                                                       : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
-                                    failed ? "failed" : format_bytes(e.buffer_bytes()),
+                                    failed ? "failed"
+                                    : down ? "down"
+                                           : format_bytes(e.buffer_bytes()),
                                     e.backend,
                                     age + (e.tamper_count ? "!" : "")};
     if (verbose) {
@@ -121,11 +124,16 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     notes << note << '\n';
 }
 
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose) {
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose,
+                     const Error* broker_down) {
   json doc = {{"events", json::array()}};
   for (const EventInfo& e : events)
     if (verbose || !e.is_context)
       doc["events"].push_back(event_to_json(e));
+  if (broker_down) {
+    doc["broker"] = "down";
+    doc["error"] = error_object(*broker_down);
+  }
   out << dump_json(doc) << '\n';
 }
 

@@ -16,7 +16,9 @@
 // stream (stderr), so the table stays clean for scripts.
 //
 // JSON: {"events": [<event_to_json()>...]} on one line (persistent/event_json.h);
-// the context streams ("role": "context") only when verbose.
+// the context streams ("role": "context") only when verbose. When the broker
+// is down: BUFFER "down" for each event its registry holds (state "down"),
+// and in JSON "broker": "down" and "error": <error_object()> beside them.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +33,8 @@ namespace pp::persistent {
 
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now);
-void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose = false);
+void print_list_json(std::ostream& out, const std::vector<EventInfo>& events, bool verbose = false,
+                     const Error* broker_down = nullptr);
 
 // kill's report: {"killed": [<event_to_json()>...], "errors": [{"ref": REF,
 // "error": <error_object()>}...], "exit_status": N}, on one line.

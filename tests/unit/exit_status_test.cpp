@@ -15,6 +15,7 @@
 
 #include "base/json.h"
 #include "persistent/protocol.h"
+#include "persistent/run_dir.h"
 #include "tests/support/broker.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -113,8 +114,15 @@ class ExitStatus : public ::testing::Test {
   TempDir dir_;
 };
 
+// A broker that answers every request with an empty list.
+std::string empty_list() {
+  return persistent::encode_ok_reply({{"events", nlohmann::json::array()}, {"more", false}});
+}
+
 TEST_F(ExitStatus, Status0Success) {
   EXPECT_EQ(run_pp({"version"}).status, 0);
+  FakeBroker broker(dir_.path(""), empty_list());
+  ASSERT_TRUE(broker.ok());
   CommandResult r = run_pp({"list", "--json", run_dir()});
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(parse(r.out)["events"], nlohmann::json::array()) << r.out;
@@ -161,6 +169,8 @@ TEST_F(ExitStatus, Status3NameTakenAsTheBrokerSaysIt) {
 }
 
 TEST_F(ExitStatus, Status4NotFound) {
+  FakeBroker broker(dir_.path(""), empty_list());
+  ASSERT_TRUE(broker.ok());
   CommandResult r = run_pp({"kill", "nosuch", run_dir()});
   EXPECT_EQ(r.status, 4) << r.err;
   r = run_pp({"kill", "--json", "nosuch", run_dir()});
@@ -173,6 +183,63 @@ TEST_F(ExitStatus, Status4NotFound) {
   EXPECT_EQ(j["errors"][0]["error"]["kind"], "not-found");
   EXPECT_EQ(j["errors"][0]["error"]["exit_status"], 4);
   EXPECT_EQ(j["errors"][0]["error"]["errno"], "ENOENT");
+}
+
+// No broker runs: every command that needs it says so with status 8 and
+// kind broker-down, apart from "no such event" (4); list shows what the
+// registry holds as down.
+TEST_F(ExitStatus, Status8BrokerDown) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"list"},
+           {"kill", "x"},
+           {"kill", "--all"},
+           {"record", "-e", "persistent/x/", "-o", dir_.path("out.data"), "--", "true"},
+           {"top", "--stdio"},
+           {"report", "-e", "persistent/x/"}}) {
+    std::vector<std::string> argv = args;
+    argv.push_back(run_dir());
+    CommandResult r = run_pp(argv);
+    EXPECT_EQ(r.status, 8) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find("the broker is not running"), std::string::npos) << r.err;
+    argv.insert(argv.begin() + 1, "--json");
+    if (args[0] == "top")
+      argv = {"top", "--json", run_dir()};
+    if (args[0] == "list" || args[0] == "kill" || args[0] == "top" || args[0] == "record") {
+      r = run_pp(argv);
+      EXPECT_EQ(r.status, 8) << r.err;
+      nlohmann::json j = parse(args[0] == "record" ? r.err : r.out);  // record's is on stderr
+      ASSERT_FALSE(j.is_discarded()) << args[0] << ": " << r.out;
+      const nlohmann::json& e = j.contains("error") ? j["error"] : j["errors"][0]["error"];
+      EXPECT_EQ(e["kind"], "broker-down") << r.out;
+      EXPECT_EQ(e["exit_status"], 8) << r.out;
+    }
+  }
+  // A registry the broker saved before it stopped: its events are down.
+  persistent::RunDir run(dir_.path(""));
+  ASSERT_TRUE(run.prepare().ok());
+  persistent::RegistryState state;
+  state.next_id = 2;
+  persistent::EventInfo e;
+  e.id = 1;
+  e.name = "mce";
+  e.event = "mce:mce_record";
+  e.cpus = {0, 1};
+  e.pages = 8;
+  e.page_size = 4096;
+  state.events.push_back(e);
+  ASSERT_TRUE(persistent::save_state(run, state).ok());
+  CommandResult r = run_pp({"list", run_dir()});
+  EXPECT_EQ(r.status, 8) << r.err;
+  EXPECT_NE(r.out.find("1   mce   mce:mce_record  0-1   down"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("its 1 saved event(s) are down"), std::string::npos) << r.err;
+  r = run_pp({"list", "--json", run_dir()});
+  EXPECT_EQ(r.status, 8) << r.err;
+  nlohmann::json j = parse(r.out);
+  EXPECT_EQ(j["broker"], "down") << r.out;
+  EXPECT_EQ(j["error"]["kind"], "broker-down") << r.out;
+  ASSERT_EQ(j["events"].size(), 1u) << r.out;
+  EXPECT_EQ(j["events"][0]["name"], "mce");
+  EXPECT_EQ(j["events"][0]["state"], "down");
 }
 
 TEST_F(ExitStatus, Status7InternalAsTheBrokerSaysIt) {
