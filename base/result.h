@@ -38,13 +38,13 @@ namespace pp {
 // "kind") and one exit status, in kErrorKinds below, the one table of exit
 // statuses; Documentation/perf-persistent.txt (EXIT STATUS) says the same.
 enum class ErrorKind {
-  kUsage,      // a bad option, event string, name, CPU list; a malformed request
-  kRefused,    // the kernel, the system or the broker refused (errno explained)
-  kNameTaken,  // the name is in use
-  kNotFound,   // no such persistent event (or not on that CPU)
-  kOutput,     // writing the output failed (a file that cannot be created, a full disk)
-  kCommand,    // record's COMMAND could not be run (or itself exited 127)
-  kInternal,   // a bug: something this program should never do
+  kUsage,       // a bad option, event string, name, CPU list; a malformed request
+  kRefused,     // the kernel, the system or the broker refused (errno explained)
+  kNameTaken,   // the name is in use
+  kNotFound,    // no such persistent event (or not on that CPU)
+  kOutput,      // writing the output failed (a file that cannot be created, a full disk)
+  kCommand,     // record's COMMAND could not be run (or itself exited 127)
+  kInternal,    // a bug: something this program should never do
   kBrokerDown,  // the broker that holds the persistent events is not running
 };
 

@@ -190,9 +190,7 @@ Result<EventInfo> BrokerBackend::create(const CreateRequest& create, std::string
   return event_from_json(*event, "the broker's create reply");
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 std::vector<EventInfo> BrokerBackend::down_events() {
   auto saved = load_state(dir_);

@@ -86,7 +86,7 @@ Result<std::unique_ptr<Screen>> Screen::open() {
   std::unique_ptr<Screen> screen(new Screen());
   screen->state_ = std::make_unique<State>();
   if (!newterm(nullptr, stdout, stdin))
-    return errorf(ErrorKind::kCommand, ENOTTY,
+    return errorf(ErrorKind::kUsage, ENOTTY,
                   "cannot start the screen on terminal '%s'; set TERM to a terminal type this "
                   "host knows, or use --stdio",
                   std::getenv("TERM") ? std::getenv("TERM") : "(TERM unset)");
