@@ -1,3 +1,5 @@
+#include "persistent/check.h"
+
 #include <ctime>
 #include <iostream>
 
@@ -6,7 +8,6 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
-#include "persistent/check.h"
 
 namespace pp::cmd {
 

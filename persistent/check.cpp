@@ -95,9 +95,9 @@ CheckInputs check_inputs_from_env() {
 uint64_t estimated_sample_bytes(const sys::EventAttr& attr, uint64_t raw_bytes) {
   uint64_t type = attr.attr.sample_type;
   uint64_t bytes = sizeof(perf_event_header);
-  for (uint64_t bit : {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME,
-                       PERF_SAMPLE_ADDR, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
-                       PERF_SAMPLE_PERIOD})
+  for (uint64_t bit :
+       {PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ADDR,
+        PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_PERIOD})
     if (type & bit)
       bytes += 8;
   if (type & PERF_SAMPLE_RAW)
@@ -137,6 +137,8 @@ std::string first_line(std::string_view text) {
 }
 
 std::string seconds_text(uint64_t s) {
+  if (s == 0)
+    return "under 1 s";
   if (s >= 3600)
     return std::to_string(s / 3600) + " h " + std::to_string(s % 3600 / 60) + " min";
   if (s >= 60)
@@ -298,16 +300,19 @@ class Checker {
     std::string dir = "systemd/system";
     auto entries = etc_.list(dir);
     if (entries.ok())
-      for (const std::string& e : *entries)
-        if (e.size() > 6 && e.substr(e.size() - 6) == ".wants" &&
-            etc_.exists(dir + "/" + e + "/" + kUnit)) {
+      for (const std::string& e : *entries) {
+        std::string link = dir;
+        link.append("/").append(e).append("/").append(kUnit);
+        if (e.size() > 6 && e.substr(e.size() - 6) == ".wants" && etc_.exists(link)) {
           add("broker-not-enabled", CheckStatus::kOk, std::string(kUnit) + " is enabled",
-              etc_.path(dir + "/" + e + "/" + kUnit));
+              etc_.path(link));
           return;
         }
+      }
     add("broker-not-enabled", CheckStatus::kWarning,
-        std::string(kUnit) + " is not enabled: no broker starts at boot, and machine checks "
-                             "before someone starts one are missed",
+        std::string(kUnit) +
+            " is not enabled: no broker starts at boot, and machine checks "
+            "before someone starts one are missed",
         etc_.path(dir + "/*.wants/" + kUnit),
         std::string("enable it: 'systemctl enable ") + kUnit +
             "' (without systemd: start 'perf persistent daemon' from the init system)");
@@ -390,19 +395,20 @@ class Checker {
   }
 
   void failed(const std::string& source) {
-    size_t bad = 0;
-    for (const EventInfo& e : events_)
+    size_t bad = 0, held = 0;
+    for (const EventInfo& e : events_) {
+      held += !e.is_context;
       if (e.state == "failed") {
         bad++;
         add("event-failed", CheckStatus::kWarning,
             label(e) + " failed: " + (e.error.empty() ? "no reason given" : e.error), source,
             "fix the cause, then create it again: 'perf persistent kill " + std::to_string(e.id) +
-                "' and 'perf persistent create -e " + (e.event.empty() ? "EVENT" : e.event) +
-                "'");
+                "' and 'perf persistent create -e " + (e.event.empty() ? "EVENT" : e.event) + "'");
       }
+    }
     if (bad == 0)
-      add("event-failed", CheckStatus::kOk,
-          std::to_string(events_.size()) + " event(s), none failed", source);
+      add("event-failed", CheckStatus::kOk, std::to_string(held) + " event(s), none failed",
+          source);
   }
 
   void tampered(const std::string& source) {
@@ -436,9 +442,9 @@ class Checker {
       return;
     }
     for (const EventInfo& e : events_)
-      if (e.state != "failed" && ((e.attr.attr.type == PERF_TYPE_TRACEPOINT &&
-                                   e.attr.attr.config == *mce_id_) ||
-                                  e.event == "mce:mce_record")) {
+      if (e.state != "failed" &&
+          ((e.attr.attr.type == PERF_TYPE_TRACEPOINT && e.attr.attr.config == *mce_id_) ||
+           e.event == "mce:mce_record")) {
         add("no-mce-event", CheckStatus::kOk, label(e) + " holds mce:mce_record", source);
         return;
       }
@@ -503,8 +509,8 @@ class Checker {
           banks.push_back(e);
     std::string source = sysfs_.path(std::string(dir) + "/machinecheck*/");
     if (banks.empty()) {
-      CheckStatus status = mce_id_ && !has_mce_option("off") ? CheckStatus::kUnknown
-                                                             : CheckStatus::kOk;
+      CheckStatus status =
+          mce_id_ && !has_mce_option("off") ? CheckStatus::kUnknown : CheckStatus::kOk;
       std::string found = status == CheckStatus::kOk
                               ? "not applicable: the kernel has no machine-check sysfs"
                               : "the kernel has mce:mce_record but no machine-check sysfs";
@@ -590,8 +596,8 @@ class Checker {
     std::vector<std::string> found;
     auto pids = proc_.list("");
     if (!pids.ok()) {
-      add("other-consumer", CheckStatus::kUnknown, "cannot list processes: " + pids.error().message(),
-          proc_.root());
+      add("other-consumer", CheckStatus::kUnknown,
+          "cannot list processes: " + pids.error().message(), proc_.root());
       return;
     }
     for (const std::string& pid : *pids) {
@@ -612,8 +618,10 @@ class Checker {
           continue;
         name = argv0;
       }
+      std::string who = name;
+      who.append(" (pid ").append(pid);
       add("other-consumer", CheckStatus::kWarning,
-          name + " (pid " + pid +
+          who +
               ") also consumes machine checks: its actions (page offlining, its own alerts and "
               "counts) and this recording can disagree, and one may be watched while the other "
               "is not",
@@ -693,9 +701,9 @@ class Checker {
     if (kernel_backend_ || !broker_status_ || broker_status_->has_capability(kCapIpcLock)) {
       add("mlock-limit", CheckStatus::kOk,
           "perf_event_mlock_kb is " + std::to_string(*kb) + "; " +
-              (kernel_backend_     ? std::string("the kernel holds the buffers")
-               : !broker_status_   ? std::string("no broker to limit")
-                                   : "the broker has CAP_IPC_LOCK, so no limit applies to its " +
+              (kernel_backend_   ? std::string("the kernel holds the buffers")
+               : !broker_status_ ? std::string("no broker to limit")
+                                 : "the broker has CAP_IPC_LOCK, so no limit applies to its " +
                                        std::to_string(used) + " bytes of buffers"),
           path);
       return;
@@ -752,8 +760,8 @@ class Checker {
     auto soft = limit_of("Max open files");
     auto open = proc_.list(std::to_string(broker_pid_) + "/fd");
     if (!soft || !open.ok()) {
-      add("fd-limit", CheckStatus::kUnknown,
-          "cannot read the broker's open files or its limit", limits, "run check as root");
+      add("fd-limit", CheckStatus::kUnknown, "cannot read the broker's open files or its limit",
+          limits, "run check as root");
       return;
     }
     uint64_t used = open->size();
@@ -802,16 +810,19 @@ class Checker {
         add("events-losing", CheckStatus::kWarning,
             label(e) + " on CPU " + std::to_string(c.cpu) + ": " + std::to_string(c.count) +
                 " records in " + seconds_text(uint64_t(elapsed)) + ", and its buffer holds about " +
-                std::to_string(capacity) + ": only the last " + seconds_text(history) +
-                " are kept, older records are overwritten",
+                std::to_string(capacity) + ", " + seconds_text(history) +
+                " of history at this rate: older records are overwritten before anyone reads "
+                "them",
             source,
             "create it again with a larger buffer (-m, now " + std::to_string(e.pages) +
-                " pages) or a filter, or record it more often than every " +
-                seconds_text(history));
+                " pages) or a filter, or record it more often (its buffer keeps " +
+                seconds_text(history) + ")");
         break;  // one finding per event
       }
     }
-    if (bad == 0)
+    if (bad == 0 && report_.events == 0)
+      add("events-losing", CheckStatus::kOk, "no event to measure", source);
+    else if (bad == 0)
       add("events-losing", CheckStatus::kOk,
           "every buffer holds at least " + seconds_text(kMinHistorySeconds) +
               " of records at the rate it sees",
@@ -869,8 +880,7 @@ void print_check_text(std::ostream& out, const CheckReport& report, bool verbose
   out << "PERSISTENT " << check_status_name(report.status()) << " - " << summary(report)
       << " | critical=" << count(report, CheckStatus::kCritical)
       << " warning=" << count(report, CheckStatus::kWarning)
-      << " unknown=" << count(report, CheckStatus::kUnknown) << " events=" << report.events
-      << "\n";
+      << " unknown=" << count(report, CheckStatus::kUnknown) << " events=" << report.events << "\n";
   for (const Finding& f : report.findings) {
     if (f.status == CheckStatus::kOk && !verbose)
       continue;

@@ -110,8 +110,7 @@ TEST_F(CheckKernel, FindsWhatThisMachineHas) {
   EXPECT_EQ(f.status["fd-limit"], "OK") << f.found["fd-limit"];
   EXPECT_EQ(f.status["mlock-limit"], "OK") << f.found["mlock-limit"];
   EXPECT_EQ(f.status["events-losing"], "WARNING") << f.found["events-losing"];
-  EXPECT_NE(f.found["events-losing"].find("'tiny'"), std::string::npos)
-      << f.found["events-losing"];
+  EXPECT_NE(f.found["events-losing"].find("'tiny'"), std::string::npos) << f.found["events-losing"];
   auto doc = parse_json(r.out, "check --json");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ((*doc)["events"], 1);
