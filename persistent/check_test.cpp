@@ -208,6 +208,15 @@ const Cause kCauses[] = {
     {"broker-not-running", CheckStatus::kCritical,
      [](CheckTest& t) { std::filesystem::remove_all(t.dir.path(t.pid_file(""))); },
      [](CheckTest& t) { t.broker("/usr/bin/perf-persistent"); }, "no broker runs"},
+    {"broker-not-running", CheckStatus::kCritical,
+     [](CheckTest& t) {
+       // A stale lock: its pid now belongs to another program.
+       t.dir.write(t.pid_file("cmdline"), std::string("-bash\0", 6));
+     },
+     nullptr, "the pid in its lock file is no running broker"},
+    {"broker-not-running", CheckStatus::kCritical,
+     [](CheckTest& t) { std::filesystem::remove(t.dir.path("run/broker.lock")); }, nullptr,
+     "no lock file"},
     {"broker-not-enabled", CheckStatus::kWarning,
      [](CheckTest& t) {
        std::filesystem::remove(
