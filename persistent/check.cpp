@@ -190,6 +190,11 @@ class Checker {
         machine_ = first_line(*arch);
     }
     x86_ = is_x86(machine_);
+    // CMCI is Intel's; AMD signals corrected errors with its own threshold
+    // interrupts, which cmci_disabled and mce=no_cmci do not touch.
+    if (auto cpuinfo = proc_.read("cpuinfo", 16 << 20); cpuinfo.ok())
+      amd_ = cpuinfo->find("AuthenticAMD") != std::string::npos ||
+             cpuinfo->find("HygonGenuine") != std::string::npos;
   }
 
   void read_cmdline() {
@@ -542,6 +547,11 @@ class Checker {
          "write 0 to cmci_disabled (and drop mce=no_cmci from the kernel command line)"},
     };
     for (const Setting& s : settings) {
+      if (amd_ && std::string_view(s.id) == "cmci-disabled") {
+        add(s.id, CheckStatus::kOk, "not applicable: AMD processors have no CMCI",
+            proc_.path("cpuinfo"));
+        continue;
+      }
       std::vector<int> bad;
       size_t read = 0;
       for (const std::string& bank : banks) {
@@ -579,7 +589,7 @@ class Checker {
     }
     std::vector<std::string> bad;
     for (const char* option : {"ignore_ce", "dont_log_ce", "no_cmci"})
-      if (has_mce_option(option))
+      if (has_mce_option(option) && !(amd_ && std::string_view(option) == "no_cmci"))
         bad.push_back(std::string("mce=") + option);
     if (!bad.empty()) {
       add("mce-cmdline", CheckStatus::kWarning,
@@ -835,6 +845,7 @@ class Checker {
   CheckReport report_;
   std::string machine_;
   bool x86_ = false;
+  bool amd_ = false;
   bool cmdline_read_ = false;
   bool cec_disabled_ = false;
   std::vector<std::string> mce_options_;

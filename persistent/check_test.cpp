@@ -292,6 +292,18 @@ const Cause kCauses[] = {
            t.dir.path("sys/devices/system/machinecheck/machinecheck1/cmci_disabled"));
      },
      "CMCI is off"},
+    {"cmci-disabled", CheckStatus::kWarning,
+     [](CheckTest& t) {
+       t.dir.write("proc/cpuinfo", "processor\t: 0\nvendor_id\t: GenuineIntel\n");
+       t.dir.write("sys/devices/system/machinecheck/machinecheck1/cmci_disabled", "1\n");
+     },
+     [](CheckTest& t) {
+       // AMD has no CMCI: the setting (and mce=no_cmci) changes nothing.
+       t.dir.write("proc/cpuinfo", "processor\t: 0\nvendor_id\t: AuthenticAMD\n");
+       t.dir.write("sys/devices/system/machinecheck/machinecheck1/cmci_disabled", "1\n");
+       t.dir.write("proc/cmdline", "root=/dev/sda1 mce=no_cmci\n");
+     },
+     "on CPU(s) 1"},
     {"mce-cmdline", CheckStatus::kCritical,
      [](CheckTest& t) { t.dir.write("proc/cmdline", "root=/dev/sda1 mce=off quiet\n"); },
      [](CheckTest& t) { t.dir.write("proc/cmdline", "root=/dev/sda1 mce=bootlog\n"); }, "mce=off"},
