@@ -25,6 +25,8 @@ constexpr Command kCommands[] = {
      cmd_report},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",
      cmd_daemon},
+    {"check", "Check that this host records machine checks and samples; a monitoring plugin",
+     cmd_check},
     {"decode", "Decode a machine check's registers or a kernel log's machine-check lines",
      cmd_decode},
     {"attr", "Show the perf_event_attr each event of an event string becomes", cmd_attr},

@@ -1,0 +1,56 @@
+#include "persistent/check.h"
+
+#include <ctime>
+#include <iostream>
+
+#include "base/json.h"
+#include "base/options.h"
+#include "cmd/commands.h"
+#include "cmd/exit_codes.h"
+#include "cmd/persistent_common.h"
+
+namespace pp::cmd {
+
+// A monitoring plugin: its statuses are the plugin codes 0-3
+// (persistent/check.h), a bad option included (3, UNKNOWN).
+int cmd_check(int argc, const char** argv) {
+  bool json = false;
+  int verbose = 0;
+  std::string run_dir;
+  OptionParser opts({"perf persistent check [<options>]"});
+  opts.flag('j', "json", &json, "print JSON (schema in perf-persistent-check(1))")
+      .counter('v', "verbose", &verbose, "list the checks that passed as well")
+      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+  auto parsed = opts.parse(argc, argv);
+  if (!parsed.ok()) {
+    opts.salvage(argc, argv, "json");
+    if (json) {
+      std::cout << dump_json(persistent::check_error_json(parsed.error())) << '\n';
+    } else {
+      persistent::print_check_error_text(std::cout, parsed.error());
+      std::cerr << opts.usage();
+    }
+    return int(persistent::CheckStatus::kUnknown);
+  }
+  if (parsed->help) {
+    std::cout << opts.usage();
+    return kExitOk;
+  }
+  persistent::CheckInputs inputs = persistent::check_inputs_from_env();
+  inputs.run_dir = run_dir.empty() ? persistent::default_run_dir() : run_dir;
+  persistent::BackendOptions options = backend_options(inputs.run_dir, false);
+  options.sysfs_root = inputs.sysfs_root;
+  options.proc_root = inputs.proc_root;
+  options.tracefs_root = inputs.tracefs_root;
+  auto backend = persistent::make_backend(options);
+  inputs.backend = backend.get();
+  inputs.now = int64_t(::time(nullptr));
+  persistent::CheckReport report = persistent::run_checks(inputs);
+  if (json)
+    std::cout << dump_json(persistent::check_json(report), 2) << '\n';
+  else
+    persistent::print_check_text(std::cout, report, verbose > 0);
+  return report.exit_status();
+}
+
+}  // namespace pp::cmd
