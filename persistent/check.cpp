@@ -370,7 +370,13 @@ class Checker {
     } else {
       std::string note;
       auto listed = in_.backend->list(true, &note);
-      if (!listed.ok()) {
+      if (!listed.ok() && listed.error().kind() == ErrorKind::kBrokerDown) {
+        // broker-not-running says it; its saved events are down, held by nobody.
+        listed_ = true;
+        events_ = in_.backend->down_events();
+        failed(source);
+        tampered(source);
+      } else if (!listed.ok()) {
         add("event-failed", CheckStatus::kUnknown,
             "cannot list the events: " + listed.error().message(), source,
             "run check as root (or as the broker's user)");
@@ -403,7 +409,12 @@ class Checker {
     size_t bad = 0, held = 0;
     for (const EventInfo& e : events_) {
       held += !e.is_context;
-      if (e.state == "failed") {
+      if (e.state == "down") {
+        bad++;
+        add("event-failed", CheckStatus::kCritical,
+            label(e) + " is down: " + e.error + "; nothing records it", source,
+            "start the broker: 'systemctl start perf-persistent', or 'perf persistent daemon'");
+      } else if (e.state == "failed") {
         bad++;
         add("event-failed", CheckStatus::kWarning,
             label(e) + " failed: " + (e.error.empty() ? "no reason given" : e.error), source,
@@ -447,7 +458,7 @@ class Checker {
       return;
     }
     for (const EventInfo& e : events_)
-      if (e.state != "failed" &&
+      if (e.state == "running" &&
           ((e.attr.attr.type == PERF_TYPE_TRACEPOINT && e.attr.attr.config == *mce_id_) ||
            e.event == "mce:mce_record")) {
         add("no-mce-event", CheckStatus::kOk, label(e) + " holds mce:mce_record", source);

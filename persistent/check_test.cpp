@@ -27,7 +27,15 @@ class FakeBackend final : public Backend {
     verbose_asked = verbose;
     if (refuse)
       return Error(EACCES, "the broker's socket is root's");
+    if (down)
+      return Error(ErrorKind::kBrokerDown, ECONNREFUSED, "the broker is not running");
     return events;
+  }
+  std::vector<EventInfo> down_events() override {
+    std::vector<EventInfo> saved = events;
+    for (EventInfo& e : saved)
+      e.state = "down", e.error = "no broker runs for /run/perf-persistent";
+    return down ? saved : std::vector<EventInfo>{};
   }
   Result<EventInfo> create(const CreateRequest&, std::string*) override {
     return Error(EPERM, "create");
@@ -37,6 +45,7 @@ class FakeBackend final : public Backend {
 
   std::vector<EventInfo> events;
   bool refuse = false;
+  bool down = false;  // the broker is not running; `events` is its saved registry
   bool verbose_asked = false;
 };
 
@@ -428,6 +437,21 @@ TEST_F(CheckTest, BrokerUnreachableIsUnknownNotOk) {
   EXPECT_EQ(report.find("events-losing")->status, CheckStatus::kUnknown);
   EXPECT_EQ(report.status(), CheckStatus::kUnknown);
   EXPECT_EQ(report.exit_status(), 3);
+}
+
+// A broker that is down holds nothing: its saved events are each critical,
+// and no running event holds mce_record, though the registry names one.
+TEST_F(CheckTest, BrokerDownListsItsSavedEventsAsDown) {
+  backend.down = true;
+  CheckReport report = run();
+  const auto* failed = report.find("event-failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->status, CheckStatus::kCritical);
+  EXPECT_NE(failed->found.find("event 1 'mce_record' (mce:mce_record) is down"),
+            std::string::npos)
+      << failed->found;
+  EXPECT_EQ(report.find("no-mce-event")->status, CheckStatus::kCritical);
+  EXPECT_EQ(report.exit_status(), 2);
 }
 
 TEST_F(CheckTest, DebugfsNotMountedIsUnknown) {
