@@ -31,16 +31,25 @@ void line_typed(char* line) {
     text = std::string(line);
   }
   std::free(line);
+  // readline gives the terminal back in curses' modes.
   rl_callback_handler_remove();
   state->prompting = false;
-  // Back to the screen as it was.
-  reset_prog_mode();
+  // Repaint all of it: readline wrote over the last line (and its newline
+  // may have scrolled the screen).
+  curs_set(0);
   clearok(curscr, TRUE);
   refresh();
   auto done = std::move(state->done);
   state->done = nullptr;
   if (done)
     done(std::move(text));
+}
+
+// readline reads the terminal's echo flag as "show what is typed" (off for a
+// password); curses turned it off, so the prompt says it is on.
+void prep_terminal(int meta) {
+  rl_prep_terminal(meta);
+  rl_tty_set_echoing(1);
 }
 
 enum Pair : short { kHighlight = 1, kTitle = 2 };
@@ -76,6 +85,7 @@ Result<std::unique_ptr<Screen>> Screen::open() {
   // readline must not take signals or the window size from ncurses.
   rl_catch_signals = 0;
   rl_catch_sigwinch = 0;
+  rl_prep_term_function = prep_terminal;
   return screen;
 }
 
@@ -87,8 +97,6 @@ Screen::~Screen() {
     g_prompt_state = nullptr;
   }
   if (state_->curses) {
-    if (state_->prompting)
-      reset_prog_mode();
     curs_set(1);
     endwin();
   }
@@ -120,7 +128,13 @@ std::vector<int> Screen::keys() {
     int c = getch();
     if (c == ERR)
       break;
-    keys.push_back(c == KEY_RESIZE ? kResize : c);
+    if (c == KEY_RESIZE) {
+      // The terminal may have cleared or moved what it showed: the next
+      // frame is drawn whole, not as changes to the last one.
+      clearok(curscr, TRUE);
+      c = kResize;
+    }
+    keys.push_back(c);
     if (state_->prompting)
       break;
   }
@@ -160,12 +174,15 @@ void Screen::prompt(const std::string& text, std::function<void(std::optional<st
   state_->done = std::move(done);
   state_->prompting = true;
   g_prompt_state = state_.get();
-  // Leave the screen for the prompt, on its last line.
+  // The prompt on the screen's last line, the frame above it kept: curses
+  // stays (leaving it would switch a terminal with an alternate screen back
+  // to the shell's, where the prompt would show and stay after top ends);
+  // readline takes the terminal's modes while it reads and gives curses'
+  // back when the line is done.
   move(LINES - 1, 0);
   clrtoeol();
+  curs_set(1);
   refresh();
-  def_prog_mode();
-  endwin();
   rl_callback_handler_install(text.c_str(), line_typed);
 }
 

@@ -377,9 +377,10 @@ void Session::handle_key(int key) {
       });
       break;
     case 'f':
-      screen_->prompt("filter: ", [this](std::optional<std::string> text) {
+      screen_->prompt("filter: ", [this](const std::optional<std::string>& text) {
         Status set = model_->set_filter(text.value_or(""));
-        message_ = set.ok() ? (text ? "filter " + *text : "no filter") : set.error().message();
+        // A filter set shows in the status line already.
+        message_ = set.ok() ? (text ? "" : "no filter") : set.error().message();
       });
       break;
     case 'e':
