@@ -153,6 +153,8 @@ std::vector<int> Screen::keys() {
     if (c == ERR)
       break;
     if (c == KEY_RESIZE) {
+      // The next draw repaints every cell at the new size.
+      clearok(curscr, TRUE);
       keys.push_back(kResize);
       continue;
     }
