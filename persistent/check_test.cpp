@@ -447,8 +447,7 @@ TEST_F(CheckTest, BrokerDownListsItsSavedEventsAsDown) {
   const auto* failed = report.find("event-failed");
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(failed->status, CheckStatus::kCritical);
-  EXPECT_NE(failed->found.find("event 1 'mce_record' (mce:mce_record) is down"),
-            std::string::npos)
+  EXPECT_NE(failed->found.find("event 1 'mce_record' (mce:mce_record) is down"), std::string::npos)
       << failed->found;
   EXPECT_EQ(report.find("no-mce-event")->status, CheckStatus::kCritical);
   EXPECT_EQ(report.exit_status(), 2);

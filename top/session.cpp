@@ -156,6 +156,7 @@ class Session {
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
   std::vector<record::Stream> streams_;
+  std::vector<char> hung_;        // per stream: its fd said POLLHUP (the event is gone)
   std::vector<uint64_t> ids_;     // the events' ids, in the model's order
   std::vector<uint64_t> listed_;  // the running events the overview last opened
   std::string sort_, filter_;     // as last set (they carry over when the events change)
@@ -305,6 +306,7 @@ Status Session::open_events() {
   if (model_)
     model->adopt_counts(*model_);
   streams_ = std::move(streams);
+  hung_.assign(streams_.size(), 0);
   events_ = std::move(events);
   model_ = std::move(model);
   decoder_ = std::move(decoder);  // after the model that used the old one went
@@ -487,10 +489,10 @@ void Session::handle_key(int key) {
 }
 
 Status Session::loop() {
-  enum { kSignals, kInput, kOutput, kCount };
-  pollfd fds[kCount] = {{signals_->fd(), POLLIN, 0},
-                        {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
-                        {screen_ ? -1 : STDOUT_FILENO, 0, 0}};
+  // The signals, the keyboard, the output (a closed pipe) and every buffer:
+  // a buffer's wakeup drains it before the next round when it fills fast.
+  enum { kSignals, kInput, kOutput, kFirstBuffer };
+  std::vector<pollfd> fds;
   ModelSink sink(model_);
   record::DrainTotals totals;
   auto delay = uint64_t(delay_s_ * 1e9);
@@ -503,12 +505,21 @@ Status Session::loop() {
   uint64_t next = now + delay;
   uint64_t symbols_forgotten = now;
   while (!quit_) {
+    fds.assign({{signals_->fd(), POLLIN, 0},
+                {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
+                {screen_ ? -1 : STDOUT_FILENO, 0, 0}});
+    for (size_t i = 0; i < streams_.size(); ++i)
+      fds.push_back({hung_[i] ? -1 : streams_[i].fd.get(), POLLIN, 0});
     now = now_ns(CLOCK_MONOTONIC);
     int timeout =
         now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));
-    int ready = ::poll(fds, kCount, timeout);
+    int ready = ::poll(fds.data(), fds.size(), timeout);
     if (ready < 0 && errno != EINTR)
       return Error(ErrorKind::kCommand, errno, "waiting for the buffers and the keyboard");
+    // A buffer whose event went away (POLLHUP) wakes nobody again.
+    for (size_t i = kFirstBuffer; i < fds.size() && ready > 0; ++i)
+      if (fds[i].revents & (POLLHUP | POLLERR))
+        hung_[i - kFirstBuffer] = 1;
     if (auto drained = record::drain_all(streams_, sink, totals); !drained.ok())
       return drained.error();
     if (fds[kSignals].revents & POLLIN)

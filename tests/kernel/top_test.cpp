@@ -599,8 +599,16 @@ TEST_F(Top, CpuClockNamesTheBusyFunctionFirst) {
 // bad options are usage errors; an unknown event is not found. Under --json
 // the error is JSON on standard output.
 TEST_F(Top, ErrorsSayWhatToDo) {
-  // Nothing to show yet: the overview needs a running event.
+  // No broker yet: said so (8), never "no event".
   CommandResult r = pp({"top", "--stdio"});
+  EXPECT_EQ(r.status, exit_status_of(ErrorKind::kBrokerDown)) << r.err;
+  EXPECT_NE(r.err.find("the broker is not running"), std::string::npos) << r.err;
+  // A broker with nothing to show: the overview needs a running event.
+  Load first(load_);
+  ASSERT_GT(first.pid(), 0);
+  create_for("gone", "syscalls:sys_enter_getppid", first.pid());
+  ASSERT_EQ(pp({"kill", "gone"}).status, 0);
+  r = pp({"top", "--stdio"});
   EXPECT_EQ(r.status, cmd::kExitNotFound) << r.err;
   EXPECT_NE(r.err.find("no persistent event is running to show"), std::string::npos) << r.err;
 
