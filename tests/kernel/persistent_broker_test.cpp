@@ -396,10 +396,12 @@ TEST_F(PersistentBroker, RestartAfterSigtermAndSigkillKeepsIdsAndNames) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // so buffer_start moves on
     stop_broker(signal);
     ASSERT_FALSE(sys::process_exists(old));
+    // The broker is down: list says so (8) and shows its saved events down.
     CommandResult none = pp({"list"});
-    EXPECT_EQ(none.status, 0);
-    EXPECT_NE(none.err.find("2 saved event(s) come back when it starts"), std::string::npos)
-        << none.err;
+    EXPECT_EQ(none.status, exit_status_of(ErrorKind::kBrokerDown));
+    EXPECT_NE(none.err.find("its 2 saved event(s) are down"), std::string::npos) << none.err;
+    EXPECT_NE(none.out.find("1   ras"), std::string::npos) << none.out;
+    EXPECT_NE(none.out.find("down"), std::string::npos) << none.out;
 
     CommandResult daemon = pp({"daemon"});
     ASSERT_EQ(daemon.status, 0) << daemon.err;
