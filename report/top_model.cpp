@@ -690,7 +690,8 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
                            std::string(mce_severity_name(d.severity)) + ", " +
                            std::string(mca_error_class_name(d.error_code.error_class)) +
                            ", status " + hex_u64(d.regs.status.value_or(0));
-        if (d.regs.addr)
+        // The address register holds an address only with ADDRV (bit 58).
+        if (d.regs.addr && (d.regs.status.value_or(0) >> 58 & 1))
           line += ", addr " + hex_u64(*d.regs.addr);
         out.push_back({line, false, uncorrected(d.severity)});
       }

@@ -172,7 +172,6 @@ class Session {
   bool help_ = false;
   bool quit_ = false;
   std::string message_;  // the last prompt's outcome
-  uint64_t started_wall_ = 0;
   double delay_s_ = 2;
   std::vector<report::TopLine> frozen_;  // the display while paused
 };
