@@ -61,8 +61,8 @@ DEPS_tests/support := base sys pmu report
 # Temporary exceptions to the graph, FILE:MODULE (make layers says when one
 # is no longer needed): none today.
 LAYERS_EXCEPTIONS :=
-PKGS := libtraceevent libelf nlohmann_json ncursesw readline
-FEATURES := broker-backend kernel-backend(seed-v3-abi)
+PKGS := libtraceevent libelf nlohmann_json ncursesw readline libsystemd
+FEATURES := broker-backend kernel-backend(seed-v3-abi) systemd(notify,fdstore)
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

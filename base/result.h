@@ -46,6 +46,7 @@ enum class ErrorKind {
   kCommand,     // record's COMMAND could not be run (or itself exited 127)
   kInternal,    // a bug: something this program should never do
   kBrokerDown,  // the broker that holds the persistent events is not running
+  kConfig,      // the broker's config file cannot be read or parsed
 };
 
 struct ErrorKindInfo {
@@ -61,6 +62,7 @@ inline constexpr ErrorKindInfo kErrorKinds[] = {
     {ErrorKind::kNameTaken, "name-taken", 3}, {ErrorKind::kNotFound, "not-found", 4},
     {ErrorKind::kOutput, "output", 5},        {ErrorKind::kCommand, "command", 6},
     {ErrorKind::kInternal, "internal", 7},    {ErrorKind::kBrokerDown, "broker-down", 8},
+    {ErrorKind::kConfig, "config", 9},
 };
 
 // The table is in the enum's order, so a kind is its own index; the build
@@ -76,7 +78,7 @@ constexpr bool error_kinds_are_well_formed() {
       if (kErrorKinds[j].exit_status == status)
         return false;
   }
-  return std::size(kErrorKinds) == size_t(ErrorKind::kBrokerDown) + 1;
+  return std::size(kErrorKinds) == size_t(ErrorKind::kConfig) + 1;
 }
 static_assert(error_kinds_are_well_formed());
 

@@ -81,6 +81,7 @@ TEST(Error, OneTableOfKindsNamesAndStatuses) {
       {ErrorKind::kNameTaken, "name-taken", 3}, {ErrorKind::kNotFound, "not-found", 4},
       {ErrorKind::kOutput, "output", 5},        {ErrorKind::kCommand, "command", 6},
       {ErrorKind::kInternal, "internal", 7},    {ErrorKind::kBrokerDown, "broker-down", 8},
+      {ErrorKind::kConfig, "config", 9},
   };
   ASSERT_EQ(std::size(kErrorKinds), std::size(rows));
   for (const Row& r : rows) {

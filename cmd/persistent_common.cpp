@@ -5,6 +5,7 @@
 #include "base/json.h"
 #include "cmd/exit_codes.h"
 #include "sys/process.h"
+#include "sys/systemd.h"
 
 namespace pp::cmd {
 
@@ -32,6 +33,7 @@ persistent::BackendOptions backend_options(const std::string& run_dir, bool star
     auto self = sys::self_executable();
     if (self.ok())
       options.daemon_command = {*self, "daemon", "--run-dir", options.run_dir};
+    options.systemd = &sys::real_systemd();  // where systemd runs the broker, it starts it
   }
   return options;
 }

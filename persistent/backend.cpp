@@ -14,6 +14,13 @@ std::string default_run_dir() {
   return env && *env ? env : kDefaultRunDir;
 }
 
+Result<bool> systemd_manages_broker(sys::Systemd& systemd, const std::string& run_dir,
+                                    const std::string& unit_run_dir) {
+  if (RunDir(run_dir).root() != RunDir(unit_run_dir).root() || !systemd.booted())
+    return false;
+  return systemd.unit_installed(kBrokerUnit);
+}
+
 bool kernel_has_persistent_pmu(const sys::Tree& sysfs) {
   return sysfs.is_directory("bus/event_source/devices/persistent");
 }

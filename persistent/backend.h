@@ -28,6 +28,7 @@
 #include "persistent/create.h"
 #include "persistent/event.h"
 #include "sys/kernel.h"
+#include "sys/systemd.h"
 #include "sys/tree.h"
 
 namespace pp::persistent {
@@ -79,7 +80,29 @@ struct BackendOptions {
   std::vector<std::string> daemon_command;
   // Where "started the broker" goes.
   std::ostream* notes = nullptr;
+  // The service manager, asked before `create` starts a broker: where
+  // systemd manages the broker (it is PID 1 and perf-persistent.service is
+  // installed), systemd starts it and no second one is ever spawned. Null:
+  // never asked.
+  sys::Systemd* systemd = nullptr;
+  // The run directory the unit's broker serves: only a create for it asks
+  // systemd (a create for another run directory starts its own broker).
+  std::string systemd_run_dir = kDefaultRunDir;
+  // Opens buffers as the keeper does (persistent/keeper.h): to hold them
+  // mapped across broker restarts, not to read them.
+  bool keep = false;
 };
+
+// The broker's unit, as contrib/perf-persistent.service installs it.
+inline constexpr const char* kBrokerUnit = "perf-persistent.service";
+
+// Whether systemd manages the broker of `run_dir`: systemd is PID 1
+// (sd_booted), kBrokerUnit is installed, and `run_dir` is the one the unit
+// serves. Then a create that finds no broker asks systemd to start it
+// rather than start one itself. EHOSTDOWN-like errors from the bus are
+// returned: a create then says so instead of guessing.
+Result<bool> systemd_manages_broker(sys::Systemd& systemd, const std::string& run_dir,
+                                    const std::string& unit_run_dir);
 
 // $PERF_PERSISTENT_RUN_DIR when set and not empty, else /run/perf-persistent.
 std::string default_run_dir();

@@ -1,3 +1,7 @@
+// The broker's core: start, the loop, the protocol's handlers and the guard.
+// Restarts (adoption of handed-back fds, the fd store, the handover) are in
+// broker_restart.cpp and the config file and reload in broker_config.cpp;
+// this file is long because the loop and its handlers share every member.
 #include "persistent/broker.h"
 
 #include <unistd.h>
@@ -26,10 +30,6 @@ int64_t monotonic_ms() {
       .count();
 }
 
-std::string describe_peer(const sys::PeerCredentials& peer) {
-  return "uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) + ")";
-}
-
 int64_t wall_clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -42,12 +42,6 @@ BrokerLogOptions log_options(const BrokerConfig& config) {
   return options;
 }
 
-Result<std::string> read_config_file(const std::string& path) {
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  return sys::Tree(dir.empty() ? "/" : dir).read(path.substr(slash + 1), 1 << 20);
-}
-
 }  // namespace
 
 Broker::Broker(BrokerConfig config)
@@ -58,12 +52,24 @@ Broker::Broker(BrokerConfig config)
       log_(log_options(config_)) {}
 
 Broker::~Broker() {
+  notify("STOPPING=1\nSTATUS=stopping");
   clients_.clear();
   events_.clear();
-  if (lock_) {
+  // The listening socket lives on in systemd's fd store, or in the broker
+  // that took over: its file stays for them.
+  if (listener_stored_ || handover_done_)
+    listener_.keep_path();
+  if (lock_ && !handover_done_) {
     if (Status s = dir_.unpublish_all(); !s.ok())
       log("cannot remove the published events: " + s.error().message());
   }
+}
+
+void Broker::notify(const std::string& state) const {
+  if (!notifying())
+    return;
+  if (Status s = config_.systemd->notify(state); !s.ok())
+    log_.write("systemd", "cannot notify systemd: " + s.error().message());
 }
 
 int64_t Broker::now() const {
@@ -85,6 +91,13 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   const RunDir& dir = broker->dir_;
   PP_RETURN_IF_ERROR(dir.prepare());
   auto lock = sys::LockFile::acquire(dir.lock());
+  // A predecessor that handed over exits at once: its lock goes with it.
+  for (int waited = 0; !lock.ok() && lock.error().code() == EBUSY &&
+                       waited < broker->config_.lock_wait_ms;
+       waited += 10) {
+    ::usleep(10000);
+    lock = sys::LockFile::acquire(dir.lock());
+  }
   if (!lock.ok()) {
     if (lock.error().code() == EBUSY)
       return Error(EBUSY, lock.error().message() + ": a broker already serves " + dir.root());
@@ -92,16 +105,60 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   }
   broker->lock_.emplace(std::move(*lock));
   PP_RETURN_IF_ERROR(dir.remove_temporaries());  // a killed broker's half-written files
+  // What systemd's fd store gives back, and what a predecessor handed over.
+  if (broker->notifying()) {
+    auto stored = broker->config_.systemd->take_listen_fds();
+    if (stored.ok())
+      broker->inherited_.add(std::move(*stored), true);
+    else
+      broker->log("cannot take the fds systemd kept: " + stored.error().message() +
+                  "; the events are created again");
+  }
+  if (broker->config_.handed_over) {
+    broker->inherited_.add(std::move(*broker->config_.handed_over), false);
+    broker->config_.handed_over->clear();
+    broker->config_.handed_over = nullptr;
+  }
+  int64_t watchdog_usec = broker->notifying() ? int64_t(broker->config_.systemd->watchdog_usec()) : 0;
+  broker->watchdog_interval_ms_ = watchdog_usec > 0 ? std::max<int64_t>(1, watchdog_usec / 2000) : 0;
+  broker->notify("STATUS=restoring the registry");
   // A fresh publication: whatever a dead broker left in events/ goes.
   PP_RETURN_IF_ERROR(dir.publish_pmu());
   PP_RETURN_IF_ERROR(broker->restore());
   PP_RETURN_IF_ERROR(broker->save());
-  // The lock is ours, so a socket already there is a dead broker's.
-  PP_RETURN_IF_ERROR(sys::remove_file_durably(dir.socket()));
-  PP_ASSIGN_OR_RETURN(broker->listener_, sys::UnixListener::listen(dir.socket(), 0666));
+  // The listening socket the store kept or the predecessor handed over:
+  // connections made meanwhile wait in its backlog and are served now.
+  bool from_store = false;
+  sys::Fd kept_listener = broker->inherited_.take(kListenerFdName, {}, &from_store);
+  if (kept_listener.valid() && ::access(dir.socket().c_str(), F_OK) == 0) {
+    auto adopted = sys::UnixListener::adopt(std::move(kept_listener), dir.socket());
+    if (adopted.ok())
+      broker->listener_ = std::move(*adopted);
+    else
+      broker->log(adopted.error().message() + "; listening anew");
+  }
+  if (broker->listener_.fd() < 0) {
+    from_store = false;
+    // The lock is ours, so a socket already there is a dead broker's.
+    PP_RETURN_IF_ERROR(sys::remove_file_durably(dir.socket()));
+    PP_ASSIGN_OR_RETURN(broker->listener_, sys::UnixListener::listen(dir.socket(), 0666));
+  }
+  broker->drop_leftovers();
   // Before the first connection: a request sent before accept() carries its
   // sender too.
   PP_RETURN_IF_ERROR(broker->listener_.pass_credentials());
+  if (broker->notifying()) {
+    Status stored = from_store ? ok_status()
+                               : broker->config_.systemd->store_fd(kListenerFdName,
+                                                                   broker->listener_.fd());
+    if (stored.ok())
+      broker->listener_stored_ = true;
+    else
+      broker->log("cannot store the socket in systemd's fd store: " + stored.error().message());
+  }
+  broker->notify("READY=1\nSTATUS=serving " + std::to_string(broker->event_count()) +
+                 " event(s); " + broker->start_summary_);
+  broker->next_watchdog_ms_ = monotonic_ms();
   return broker;
 }
 
@@ -114,31 +171,49 @@ Status Broker::restore() {
   }
   RegistryState state = std::move(*loaded);
   next_id_ = state.next_id;
-  size_t restored = 0, failed = 0, configured = 0, contexts_restored = 0;
+  size_t restored = 0, failed = 0, adopted = 0, samples_kept = 0;
   for (EventInfo& info : state.events) {
     LiveEvent event;
     event.info = std::move(info);
     event.info.backend = "broker";
+    // An event that failed before it ever ran has no samples to lose.
+    bool never_ran = event.info.state != "running" && event.info.perf_ids.empty();
     event.info.state = "running";
     event.info.error.clear();
-    std::string note;
     Status opened = ok_status();
-    if (event.info.is_context) {
+    auto took = adopt(event);
+    if (!took.ok())
+      log("could not take back the fds of event " + std::to_string(event.info.id) + " '" +
+          event.info.name + "': " + took.error().message() + "; creating it again");
+    bool adopted_now = took.ok() && *took != Adoption::kNone;
+    if (adopted_now) {
+      adopted += !event.info.is_context;
+      samples_kept += !event.info.is_context && *took == Adoption::kWithSamples;
+    } else if (event.info.is_context) {
       opened = open_context(event);
     } else {
       auto plan = plan_recreate(event.info, create_context());
-      opened = plan.ok() ? open_buffers(event, *plan, &note) : Status(plan.error());
+      opened = plan.ok() ? open_buffers(event, *plan, nullptr) : Status(plan.error());
     }
-    if (event.info.is_context)
-      contexts_restored++;
-    if (opened.ok()) {
+    if (opened.ok() && !adopted_now) {
+      event.info.lost_reason =
+          "broker restart: no descriptor of the event came back (no fd store, no --replace), "
+          "so it was created again";
+      if (never_ran) {
+        event.info.created = event.info.buffer_start;
+        event.info.lost_reason.clear();
+      }
+      store_fds(event);
+    }
+    if (!event.info.is_context)
       restored++;  // the start summary says so, once for all
-    } else {
-      failed++;
-      event.info.state = "failed";
+    if (!opened.ok()) {
+      failed += !event.info.is_context;
+      event.info.state = event.info.optional ? "unavailable" : "failed";
       event.info.error = opened.error().message();
       log("could not re-create event " + std::to_string(event.info.id) + " '" + event.info.name +
-          "': " + event.info.error + "; it stays listed as failed until killed");
+          "': " + event.info.error + "; it stays listed as " + event.info.state +
+          " and is tried again at every reload");
     }
     uint64_t id = event.info.id;
     if (!event.info.is_context)  // a context stream is read through its events, never named
@@ -146,35 +221,18 @@ Status Broker::restore() {
     event.json = dump_json(event_to_json(event.info));
     events_.emplace(id, std::move(event));
   }
-  if (!config_.config_file.empty()) {
-    auto text = read_config_file(config_.config_file);
-    if (!text.ok() && (config_.config_required || text.error().code() != ENOENT))
-      return text.error().with_context("reading the config file");
-    if (text.ok()) {
-      PP_ASSIGN_OR_RETURN(auto requests, parse_config(*text, config_.config_file));
-      sys::PeerCredentials self{::getpid(), ::geteuid(), ::getegid()};
-      for (const CreateRequest& request : requests) {
-        bool present = std::any_of(events_.begin(), events_.end(), [&](const auto& e) {
-          return e.second.info.name == request.name;
-        });
-        if (present)
-          continue;
-        std::string note;
-        auto created = create_event(request, self, &note);
-        if (!created.ok())
-          return created.error().with_context(config_.config_file + ", event '" + request.name +
-                                              "'");
-        configured++;
-      }
-    }
-  }
-  restored += failed;
-  restored -= contexts_restored;
+  PP_ASSIGN_OR_RETURN(std::vector<ConfigEvent> wanted, read_config());
+  PP_ASSIGN_OR_RETURN(ReloadReport configured, apply_config(wanted, false));
   start_summary_ = std::to_string(restored) + " event" + (restored == 1 ? "" : "s") + " restored";
+  if (adopted)
+    start_summary_ += " (" + std::to_string(adopted) + " taken back with their fds, " +
+                      std::to_string(samples_kept) + " with their samples)";
   if (failed)
     start_summary_ += " (" + std::to_string(failed) + " could not be re-created)";
-  if (configured)
-    start_summary_ += ", " + std::to_string(configured) + " created from " + config_.config_file;
+  configured.unchanged.clear();  // the restored count says those
+  std::string changes = configured.summary();
+  if (!changes.empty())
+    start_summary_ += ", " + changes + " from " + config_.config_file;
   return ok_status();
 }
 
@@ -208,6 +266,7 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   event.info.page_size = sys::page_size();
   event.info.buffer_start = now();
   event.buffers = std::move(opened.buffers);
+  read_perf_ids(event);
   // The guard's first look, before any client can hold an fd: its baseline
   // is the event as the broker opened it.
   int64_t now_ns = monotonic_ms() * 1000000;
@@ -233,7 +292,8 @@ const Broker::LiveEvent* Broker::same_event(const CreateRequest& request) const 
 }
 
 Result<EventInfo> Broker::create_event(const CreateRequest& request,
-                                       const sys::PeerCredentials& creator, std::string* note) {
+                                       const sys::PeerCredentials& creator, std::string* note,
+                                       const ConfigEvent* from_config) {
   PP_RETURN_IF_ERROR(check_create_limits(request));
   auto planned = plan_create(request, create_context());
   if (!planned.ok() && planned.error().code() == EEXIST) {
@@ -274,6 +334,10 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
   info.filter = plan.filter;
   info.creator_uid = creator.uid;
   info.creator_pid = creator.pid;
+  if (from_config) {
+    info.origin = kOriginConfig;
+    info.optional = from_config->optional;
+  }
   PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
   info.created = info.buffer_start;
   if (request.context && wants_context(info.attr)) {
@@ -299,6 +363,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     drop_unused_contexts();
     return saved.error().with_context("saving the registry");
   }
+  store_fds(events_.at(id));
   const EventInfo& made = events_.at(id).info;
   log("created event " + std::to_string(id) + " '" + name + "' (" + plan.event + ") on CPUs " +
       format_cpu_list(made.cpus) + ", " + std::to_string(plan.pages) + " pages each, for " +
@@ -343,7 +408,9 @@ Result<EventInfo> Broker::kill_event(std::string_view reference) {
       events_.emplace(killed.context, std::move(*context_gone));
     return saved.error().with_context("saving the registry");
   }
+  remove_stored_fds(gone);
   if (context_gone) {
+    remove_stored_fds(*context_gone);
     log("removed context stream " + std::to_string(killed.context) + " '" +
         context_gone->info.name + "': its last event is gone");
     for (auto& client : clients_)
@@ -368,6 +435,7 @@ Status Broker::open_context(LiveEvent& context) {
   context.info.page_size = sys::page_size();
   context.info.buffer_start = now();
   context.buffers = std::move(opened.buffers);
+  read_perf_ids(context);
   return ok_status();
 }
 
@@ -393,6 +461,7 @@ Result<uint64_t> Broker::context_for(const sys::EventAttr& served,
   context.json = dump_json(event_to_json(info));
   log("created context stream " + std::to_string(id) + " '" + info.name + "' on CPUs " +
       format_cpu_list(info.cpus) + ", " + std::to_string(info.pages) + " pages each");
+  store_fds(context);
   events_.emplace(id, std::move(context));
   return id;
 }
@@ -400,21 +469,31 @@ Result<uint64_t> Broker::context_for(const sys::EventAttr& served,
 void Broker::drop_unused_contexts() {
   std::vector<EventInfo> all = infos();
   std::erase_if(events_, [&](const auto& entry) {
-    return entry.second.info.is_context && !context_in_use(all, entry.first);
+    bool unused = entry.second.info.is_context && !context_in_use(all, entry.first);
+    if (unused)
+      remove_stored_fds(entry.second);
+    return unused;
   });
 }
 
 int Broker::readers_of(uint64_t id) const {
   int n = 0;
   for (const auto& client : clients_)
-    n += client->opened.count(id) ? 1 : 0;
+    n += !client->keeper && client->opened.count(id) ? 1 : 0;
   return n;
 }
 
+bool Broker::kept(uint64_t id) const {
+  return std::any_of(clients_.begin(), clients_.end(), [&](const auto& client) {
+    return client->keeper && client->socket.valid() && client->opened.count(id);
+  });
+}
+
 std::string Broker::holders_of(uint64_t id) const {
+  // The keeper maps read-only and never touches an event: no suspect.
   std::string out;
   for (const auto& client : clients_)
-    if (client->opened.count(id))
+    if (!client->keeper && client->opened.count(id))
       out += (out.empty() ? "" : ", ") + describe_peer(client->peer);
   return out;
 }
@@ -457,6 +536,7 @@ EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) const {
       info.counts->push_back({buffer.cpu, count.ok() ? count->value : 0});
     }
     info.readers = readers_of(info.id);
+    info.kept = kept(info.id);
   }
   return info;
 }
@@ -544,6 +624,9 @@ const Broker::Operation Broker::kOperations[] = {
     {Op::kCreate, Privilege::kPerfmon, &Broker::handle_create},
     {Op::kKill, Privilege::kPerfmon, &Broker::handle_kill},
     {Op::kOpen, Privilege::kPerfmon, &Broker::handle_open},
+    {Op::kReload, Privilege::kPerfmon, &Broker::handle_reload},
+    {Op::kHandover, Privilege::kPerfmon, &Broker::handle_handover},
+    {Op::kHandoverDone, Privilege::kPerfmon, &Broker::handle_handover_done},
 };
 
 void Broker::handle_request(Client& client, std::string_view payload) {
@@ -621,6 +704,7 @@ Result<Broker::Answer> Broker::handle_list(Client& /*client*/, const Request& re
 }
 
 Result<Broker::Answer> Broker::handle_create(Client& client, const Request& request) {
+  PP_RETURN_IF_ERROR(check_not_frozen("create"));
   std::string note;
   const sys::PeerCredentials& creator =
       client.senders.empty() ? client.peer : client.senders.back().creds;
@@ -637,6 +721,7 @@ Result<Broker::Answer> Broker::handle_create(Client& client, const Request& requ
 }
 
 Result<Broker::Answer> Broker::handle_kill(Client& client, const Request& request) {
+  PP_RETURN_IF_ERROR(check_not_frozen("kill"));
   PP_ASSIGN_OR_RETURN(EventInfo killed, kill_event(request.reference));
   log("killed event " + std::to_string(killed.id) + " '" + killed.name + "' for " +
       describe_peer(client.peer));
@@ -661,6 +746,11 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
   client.opened.insert(event.info.id);
+  if (request.keep && !client.keeper) {
+    client.keeper = true;
+    log("the keeper " + describe_peer(client.peer) +
+        " holds buffers mapped across restarts (it counts as no reader)");
+  }
   Answer answer{.body = {{"id", event.info.id},
                          {"cpu", buffer->cpu},
                          {"mmap_bytes", buffer->mapping.size()},
@@ -824,7 +914,8 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   std::vector<pollfd> fds;
   fds.push_back({stop_fd, POLLIN, 0});
   int64_t start_ms = monotonic_ms();
-  bool accepting = start_ms >= accept_paused_until_ms_;
+  // During a handover new connections wait in the backlog for the new broker.
+  bool accepting = start_ms >= accept_paused_until_ms_ && !handover_client_ && !handover_done_;
   fds.push_back({accepting ? listener_.fd() : -1, POLLIN, 0});  // poll skips a negative fd
   bool any_stalled = false;
   int64_t next_idle_ms = -1;  // when the next idle connection times out
@@ -843,8 +934,11 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   };
   if (any_stalled)
     wake_by(500);
-  if (!accepting)
+  if (!accepting && !handover_client_ && !handover_done_)
     wake_by(accept_paused_until_ms_ - start_ms);
+  // The watchdog: never longer than half its interval between two pings.
+  if (watchdog_interval_ms_ > 0)
+    wake_by(next_watchdog_ms_ - start_ms);
   if (next_idle_ms >= 0)
     wake_by(next_idle_ms - start_ms + 1);
   if (!events_.empty())
@@ -853,6 +947,10 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
     return false;
+  if (watchdog_interval_ms_ > 0 && monotonic_ms() >= next_watchdog_ms_) {
+    notify("WATCHDOG=1");
+    next_watchdog_ms_ = monotonic_ms() + watchdog_interval_ms_;
+  }
   // Clients first: the ones accepted now have no poll result yet.
   for (size_t i = 0; i < clients_.size(); i++) {
     Client& client = *clients_[i];
@@ -880,7 +978,21 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
       client->socket.close();
     }
   }
+  // A handover whose new broker went away before it finished: carry on.
+  if (handover_client_ && !handover_done_ &&
+      std::none_of(clients_.begin(), clients_.end(), [&](const auto& c) {
+        return c.get() == handover_client_ && c->socket.valid();
+      })) {
+    log("the handover was abandoned (the new broker closed its connection); serving on");
+    handover_client_ = nullptr;
+    handover_fds_.clear();
+    handover_sizes_.clear();
+  }
   std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
+  if (handover_done_ && std::none_of(clients_.begin(), clients_.end(), [](const auto& c) {
+        return !c->out.empty();
+      }))
+    return false;  // the last reply is out: the new broker serves from here
   if (now_ms >= next_guard_ms_) {
     guard_events();
     next_guard_ms_ = now_ms + kGuardIntervalMs;

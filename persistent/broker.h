@@ -23,6 +23,22 @@
 // effective set (/proc/<pid>/status), uid 0 or not. What the broker bounds
 // (connections, idle time, event size, registry size, log growth) is in
 // persistent/limits.h.
+//
+// Restarts (Documentation/perf-persistent-daemon.txt, RESTARTS): under
+// systemd (BrokerConfig::systemd notifying) the broker says READY=1 once it
+// listens, pings the watchdog from its loop, and stores every event's and
+// context stream's per-CPU fd, and its listening socket, in systemd's fd
+// store (persistent/fd_store.h names them). A broker that starts takes back
+// what the store holds, or what the broker it replaces handed over
+// (`daemon --replace`: the handover operation), and adopts each saved event
+// whose fds all came back and still are that event (PERF_EVENT_IOC_ID
+// against the saved perf ids) instead of opening it anew; every fd it did
+// not adopt is closed and removed from the store. Whether the samples
+// survive is up to whoever else kept the buffers mapped meanwhile: the
+// keeper (persistent/keeper.h), the replacing broker, a reader.
+//
+// Reload (reload(), SIGHUP, the reload operation): the config file again,
+// and only the difference applied (broker_config.cpp).
 #pragma once
 
 #include <algorithm>
@@ -38,15 +54,18 @@
 
 #include "base/result.h"
 #include "persistent/broker_log.h"
+#include "persistent/config_file.h"
 #include "persistent/create.h"
 #include "persistent/event.h"
 #include "persistent/event_open.h"
+#include "persistent/fd_store.h"
 #include "persistent/guard.h"
 #include "persistent/limits.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
+#include "sys/systemd.h"
 #include "sys/tree.h"
 #include "sys/unix_socket.h"
 
@@ -56,10 +75,19 @@ struct BrokerConfig {
   std::string run_dir = kDefaultRunDir;
   std::string sysfs_root = sys::kDefaultSysfsRoot;
   std::string proc_root = sys::kDefaultProcRoot;
-  // Events to create at start (persistent/config_file.h); "" for none. A
-  // missing file is an error only when `config_required`.
+  // Events to create at start and at every reload (persistent/config_file.h);
+  // "" for none. A missing file is an error only when `config_required`.
   std::string config_file;
   bool config_required = false;
+  // The service manager (sys/systemd.h): readiness, the watchdog and the fd
+  // store; null, or one that is not notifying, for none.
+  sys::Systemd* systemd = nullptr;
+  // Descriptors the broker this one replaces handed over (daemon
+  // --replace), by name (persistent/fd_store.h); start() takes them. May be null.
+  std::vector<sys::NamedFd>* handed_over = nullptr;
+  // How long to wait for the run directory's lock, for a replacing broker
+  // whose predecessor is exiting; 0: fail at once (EBUSY).
+  int lock_wait_ms = 0;
   sys::Kernel* kernel = nullptr;      // required
   EventResolver* resolver = nullptr;  // required
   std::function<int64_t()> clock;     // unix seconds; the system clock when empty
@@ -87,6 +115,8 @@ class Broker {
 
   // Closes every event and connection and removes the published events/
   // entries and the socket; the state file stays, so a new broker restores it.
+  // After a handover (daemon --replace) it removes nothing: the published
+  // entries and the socket are its successor's.
   ~Broker();
 
   Broker(const Broker&) = delete;
@@ -108,6 +138,26 @@ class Broker {
   size_t client_count() const { return clients_.size(); }
   // "3 events restored (1 failed), 1 created from /etc/perf-persistent.conf".
   const std::string& start_summary() const { return start_summary_; }
+
+  // What a reload did, by event name.
+  struct ReloadReport {
+    std::vector<std::string> created, killed, recreated, retried, unchanged, left_alone;
+    std::vector<std::pair<std::string, std::string>> failed;  // name, why (not optional ones)
+    std::vector<std::pair<std::string, std::string>> unavailable;  // optional ones
+    json to_json() const;
+    std::string summary() const;  // "1 created, 1 killed, 2 unchanged"
+  };
+  // Reads the config file again and applies the difference: config events
+  // gone from it are killed, new ones created, changed ones (event string,
+  // filter, pages, CPUs) killed and created again under a new id; unchanged
+  // ones keep their buffers; events `create` made are left alone; every
+  // failed event is tried again. A config file that cannot be read or
+  // parsed changes nothing: its error (kind kConfig).
+  Result<ReloadReport> reload();
+
+  // True once a handover completed: the daemon exits, leaving the run
+  // directory to the broker that took over.
+  bool handed_over() const { return handover_done_; }
 
  private:
   struct LiveEvent {
@@ -138,6 +188,7 @@ class Broker {
     std::vector<sys::Fd> out_fds;  // ride with the reply's first byte
     bool close_after_reply = false;
     std::set<uint64_t> opened;  // events this client holds fds of: it is their reader
+    bool keeper = false;        // it opens with "keep": a keeper, not a reader
     // Since when the client has kept half a request unfinished, or a reply
     // unread: after stall_timeout_ms it is dropped.
     int64_t stalled_since_ms = -1;
@@ -146,6 +197,33 @@ class Broker {
   explicit Broker(BrokerConfig config);
 
   Status restore();
+  // Whether the service manager listens (BrokerConfig::systemd).
+  bool notifying() const { return config_.systemd && config_.systemd->notifying(); }
+  void notify(const std::string& state) const;
+  // The fd store: `event`'s per-CPU fds stored (unless they came from the
+  // store), or removed.
+  void store_fds(const LiveEvent& event);
+  void remove_stored_fds(const LiveEvent& event);
+  // Takes the saved `event` back from inherited_ when every CPU's fd came
+  // back and is still the event (PERF_EVENT_IOC_ID), mapping each. Its
+  // samples survived when someone else kept the buffers mapped meanwhile:
+  // then buffer_start stays, else it is now, with the reason.
+  enum class Adoption { kNone, kEventOnly, kWithSamples };
+  Result<Adoption> adopt(LiveEvent& event);
+  // The perf ids of `event`'s buffers (PERF_EVENT_IOC_ID).
+  void read_perf_ids(LiveEvent& event);
+  // Closes what start did not adopt, removing it from the store.
+  void drop_leftovers();
+  // The config file: its events, or a kConfig error.
+  Result<std::vector<ConfigEvent>> read_config() const;
+  // `retry_failed`: also try again the failed events `create` made (a
+  // reload does; at start they were just tried).
+  Result<ReloadReport> apply_config(const std::vector<ConfigEvent>& wanted, bool retry_failed);
+  // Tries a failed event again, in place (same id and name).
+  Status retry(LiveEvent& event);
+  // A config event that cannot be made now: listed failed (or unavailable
+  // when optional), tried again at every reload.
+  void add_failed(const ConfigEvent& wanted, const Error& why);
   int64_t now() const;
   // A change or a start message: never suppressed.
   void log(const std::string& line) const;
@@ -154,8 +232,9 @@ class Broker {
   Status save() const;
 
   // Creates one event; `creator` is who asked.
+  // `from_config`: the config file's section it comes from (null for `create`).
   Result<EventInfo> create_event(const CreateRequest& request, const sys::PeerCredentials& creator,
-                                 std::string* note);
+                                 std::string* note, const ConfigEvent* from_config = nullptr);
   CreateContext create_context() const;
   Status open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note);
   // Context streams (persistent/tracking.h): the one that serves `served`,
@@ -199,6 +278,12 @@ class Broker {
   Result<Answer> handle_create(Client& client, const Request& request);
   Result<Answer> handle_kill(Client& client, const Request& request);
   Result<Answer> handle_open(Client& client, const Request& request);
+  Result<Answer> handle_reload(Client& client, const Request& request);
+  Result<Answer> handle_handover(Client& client, const Request& request);
+  Result<Answer> handle_handover_done(Client& client, const Request& request);
+  // While a handover is under way the registry is frozen: a change is
+  // refused with EAGAIN, to be tried again once the new broker serves.
+  Status check_not_frozen(std::string_view what) const;
 
   void handle_request(Client& client, std::string_view payload);
   Result<Answer> answer_request(Client& client, std::string_view payload);
@@ -210,7 +295,8 @@ class Broker {
   bool idle(const Client& client) const;
   // The same definition under the same name: the existing event, or null.
   const LiveEvent* same_event(const CreateRequest& request) const;
-  int readers_of(uint64_t id) const;
+  int readers_of(uint64_t id) const;  // the keeper not counted
+  bool kept(uint64_t id) const;       // a keeper holds its fds
   // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
   std::string holders_of(uint64_t id) const;
   // The periodic check of every event (persistent/guard.h), every
@@ -231,6 +317,16 @@ class Broker {
   mutable BrokerLog log_;
   int64_t accept_paused_until_ms_ = 0;  // out of fds: not accepting until then
   int64_t next_guard_ms_ = 0;
+  InheritedFds inherited_;          // at start: what the store or a predecessor gave back
+  bool listener_stored_ = false;    // the listening socket is in systemd's fd store
+  int64_t watchdog_interval_ms_ = 0;  // half WATCHDOG_USEC; 0 for no watchdog
+  int64_t next_watchdog_ms_ = 0;
+  // The handover (daemon --replace): the client taking over, and the fds
+  // being handed to it, page by page.
+  const Client* handover_client_ = nullptr;
+  std::vector<std::pair<std::string, sys::Fd>> handover_fds_;
+  std::vector<uint64_t> handover_sizes_;
+  bool handover_done_ = false;
 };
 
 }  // namespace pp::persistent

@@ -94,12 +94,32 @@ Status BrokerBackend::start_broker() {
                   "only root or a process with CAP_PERFMON may create persistent events, and no "
                   "broker runs for %s (uid %u has no CAP_PERFMON)",
                   dir_.root().c_str(), unsigned(self->effective_uid));
+  if (options_.systemd) {
+    // Where systemd manages the broker, only systemd starts it: a second
+    // broker beside the unit's would fight it for the run directory.
+    auto managed = systemd_manages_broker(*options_.systemd, dir_.root(), options_.systemd_run_dir);
+    if (!managed.ok())
+      return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                   "the broker is not running for " + dir_.root() +
+                       ", and whether systemd manages it is unknown (" +
+                       managed.error().message() +
+                       "): start it with 'systemctl start " + kBrokerUnit + "'");
+    if (*managed)
+      return start_through_systemd();
+  }
+  if (options_.daemon_command.empty())
+    return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                 "the broker is not running for " + dir_.root() +
+                     " and this command starts none: start it with 'perf persistent daemon "
+                     "--run-dir " +
+                     dir_.root() + "'");
   if (options_.notes)
     *options_.notes << "perf persistent: no broker runs for " << dir_.root() << "; starting one ("
                     << join(options_.daemon_command, " ") << ")" << std::endl;
   auto status = sys::run_and_wait(options_.daemon_command);
   if (!status.ok())
-    return Error(ECONNREFUSED, "cannot start the broker: " + status.error().message());
+    return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                 "the broker is not running and cannot be started: " + status.error().message());
   // Another create may have started one at the same moment: then this one
   // said so and gave up, and the other one answers.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
@@ -111,13 +131,44 @@ Status BrokerBackend::start_broker() {
     }
     if (*status == 0 || std::chrono::steady_clock::now() > deadline) {
       if (*status != 0)
-        return errorf(ECONNREFUSED,
-                      "the broker did not start (it exited with status %d; its messages are above, "
-                      "and in %s)",
+        return errorf(ErrorKind::kBrokerDown, ECONNREFUSED,
+                      "the broker is not running: it did not start (it exited with status %d; its "
+                      "messages are above, and in %s)",
                       *status, dir_.log().c_str());
-      return Error(ECONNREFUSED,
-                   "the broker started but does not answer: " + connected.error().message());
+      return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                   "the broker is not running: it started but does not answer: " +
+                       connected.error().message());
     }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Status BrokerBackend::start_through_systemd() {
+  if (options_.notes)
+    *options_.notes << "perf persistent: no broker runs for " << dir_.root()
+                    << "; asking systemd to start " << kBrokerUnit << std::endl;
+  PP_RETURN_IF_ERROR(options_.systemd->start_unit(kBrokerUnit));
+  // Under a slow machine a unit can take seconds to be ready.
+  return wait_for_broker(
+      30000, [] { return false; },
+      std::string("systemd started ") + kBrokerUnit +
+          " but its broker does not answer; see 'systemctl status " + kBrokerUnit +
+          "' and 'journalctl -u " + kBrokerUnit + "'");
+}
+
+Status BrokerBackend::wait_for_broker(int timeout_ms, const std::function<bool()>& give_up,
+                                      const std::string& why_not) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  for (;;) {
+    auto connected = BrokerConnection::connect(dir_);
+    if (connected.ok()) {
+      connection_.emplace(std::move(*connected));
+      return ok_status();
+    }
+    if (give_up() || std::chrono::steady_clock::now() > deadline)
+      return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
+                   "the broker is not running: " + why_not + " (" + connected.error().message() +
+                       ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -130,7 +181,8 @@ Result<BrokerConnection*> BrokerBackend::connection(bool start) {
     connection_.emplace(std::move(*connected));
     return &*connection_;
   }
-  if (connected.error().code() != ECONNREFUSED || !start || options_.daemon_command.empty())
+  if (connected.error().code() != ECONNREFUSED || !start ||
+      (options_.daemon_command.empty() && !options_.systemd))
     return connected.error();
   PP_RETURN_IF_ERROR(start_broker());
   return &*connection_;
@@ -224,6 +276,7 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   request.op = Op::kOpen;
   request.id = id;
   request.cpu = cpu;
+  request.keep = options_.keep;
   std::vector<sys::Fd> fds;
   PP_ASSIGN_OR_RETURN(json body, conn->call(request, &fds));
   if (fds.size() != 1)

@@ -6,6 +6,7 @@
 // event it opened.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,11 @@ class BrokerBackend final : public Backend {
   // The connection; with `start` set, a broker is started when none answers.
   Result<BrokerConnection*> connection(bool start);
   Status start_broker();
+  // Asks systemd to start the broker's unit and waits for its socket.
+  Status start_through_systemd();
+  // Connects once the broker answers, waiting up to `timeout_ms`.
+  Status wait_for_broker(int timeout_ms, const std::function<bool()>& give_up,
+                         const std::string& why_not);
 
   BackendOptions options_;
   RunDir dir_;

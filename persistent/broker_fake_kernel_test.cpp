@@ -117,7 +117,9 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 // write_backward and the default clock (CLOCK_MONOTONIC), per CPU, each
 // buffer mapped read-only (1 + 128 pages); then its context stream: perf
 // record's tracking event (comm, task, no mmap for a tracepoint) on the same
-// clock, per CPU, 1 + 32 pages.
+// clock, per CPU, 1 + 32 pages. After each, PERF_EVENT_IOC_ID of every
+// CPU's fd: the perf ids the registry saves, by which a restarted broker
+// knows the fds handed back to it.
 TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   start();
   create(*client(), kGetppidRequest);
@@ -137,10 +139,14 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
                 "ioctl(fd#1, " + pass_all + "mmap(fd#1, " + length + ", PROT_READ) = map#1\n" +
                 "perf_event_open(" + attr + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" +
                 "ioctl(fd#2, " + pass_all + "mmap(fd#2, " + length + ", PROT_READ) = map#2\n" +
+                "ioctl(fd#1, PERF_EVENT_IOC_ID, &id) = 0 (id 1)\n" +
+                "ioctl(fd#2, PERF_EVENT_IOC_ID, &id) = 0 (id 2)\n" +
                 "perf_event_open(" + context + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" +
                 "mmap(fd#3, " + context_length + ", PROT_READ) = map#3\n" + "perf_event_open(" +
                 context + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " +
-                context_length + ", PROT_READ) = map#4\n");
+                context_length + ", PROT_READ) = map#4\n" +
+                "ioctl(fd#3, PERF_EVENT_IOC_ID, &id) = 0 (id 3)\n" +
+                "ioctl(fd#4, PERF_EVENT_IOC_ID, &id) = 0 (id 4)\n");
 }
 
 // --no-context: the event alone reaches the kernel.

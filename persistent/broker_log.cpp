@@ -7,6 +7,10 @@
 
 namespace pp::persistent {
 
+std::string describe_peer(const sys::PeerCredentials& peer) {
+  return "uid " + std::to_string(peer.uid) + " (pid " + std::to_string(peer.pid) + ")";
+}
+
 int64_t BrokerLog::now_ms() const {
   if (options_.clock_ms)
     return options_.clock_ms();

@@ -21,8 +21,12 @@
 
 #include "base/result.h"
 #include "persistent/limits.h"
+#include "sys/unix_socket.h"
 
 namespace pp::persistent {
+
+// Who a peer is, in every log line and message: "uid 0 (pid 42)".
+std::string describe_peer(const sys::PeerCredentials& peer);
 
 struct BrokerLogOptions {
   std::ostream* out = nullptr;  // none: every line is dropped

@@ -441,21 +441,47 @@ TEST_F(BrokerTest, CorruptStateStopsTheStartAndSaysWhere) {
       << broker.error().message();
 }
 
+// A config event the kernel refuses never stops the broker: it is listed
+// as failed with the kernel's reason (or unavailable when optional). A
+// config file that cannot be read or parsed is a config error (exit 9).
 TEST_F(BrokerTest, ConfigFileEventsAreCreatedAtStart) {
-  tmp_.write("pp.conf", "[ras]\nevent = mce:mce_record\n");
+  tmp_.write("pp.conf", "[ras]\nevent = mce:mce_record\n[opt]\nevent = x:y\noptional = yes\n");
   config_.config_file = tmp_.path("pp.conf");
-  auto broker = Broker::start(config_);
-  ASSERT_FALSE(broker.ok()) << "the refusing kernel must fail it";
-  EXPECT_NE(broker.error().message().find(tmp_.path("pp.conf") + ", event 'ras'"),
-            std::string::npos)
-      << broker.error().message();
-  EXPECT_EQ(kernel_.opens, 1);
+  {
+    auto broker = start();
+    ASSERT_TRUE(broker) << "a failing event does not stop the broker";
+    EXPECT_EQ(kernel_.opens, 2);
+    EXPECT_EQ(broker->start_summary(), "0 events restored, 1 failed, 1 unavailable (optional) from " +
+                                           tmp_.path("pp.conf"));
+    auto s = connect();
+    send_request(s, "{\"op\": \"list\"}");
+    auto listed = reply(*broker, s);
+    ASSERT_TRUE(listed.ok()) << listed.error().message();
+    const json& events = (*listed)["events"];
+    ASSERT_EQ(events.size(), 2u) << listed->dump();
+    EXPECT_EQ(events[0]["name"], "ras");
+    EXPECT_EQ(events[0]["state"], "failed");
+    EXPECT_EQ(events[0]["origin"], "config");
+    EXPECT_NE(events[0]["error"].get<std::string>().find("perf_event_open"), std::string::npos)
+        << events[0].dump();
+    EXPECT_EQ(events[1]["name"], "opt");
+    EXPECT_EQ(events[1]["state"], "unavailable");
+    EXPECT_EQ(events[1]["optional"], true);
+  }
 
   config_.config_file = tmp_.path("missing.conf");
   EXPECT_TRUE(start()) << "a missing default config file is no events";
   config_.config_required = true;
   auto required = Broker::start(config_);
   ASSERT_FALSE(required.ok());
+  EXPECT_EQ(required.error().kind(), ErrorKind::kConfig);
+  tmp_.write("bad.conf", "[ras]\nevent = mce:mce_record\ncolour = red\n");
+  config_.config_file = tmp_.path("bad.conf");
+  auto bad = Broker::start(config_);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kConfig);
+  EXPECT_NE(bad.error().message().find("bad.conf:3: unknown key 'colour'"), std::string::npos)
+      << bad.error().message();
 }
 
 // An unprivileged process reaches the socket (the run directory is opened up

@@ -22,18 +22,19 @@ std::string_view strip_comment(std::string_view line) {
 
 }  // namespace
 
-Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path) {
-  std::vector<CreateRequest> events;
+Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string_view path) {
+  std::vector<ConfigEvent> events;
   std::set<std::string> names;
   std::map<std::string, int> keys_seen;  // in the current section: key -> line
   int number = 0, section_line = 0;
   auto fail_at = [&](int line, const std::string& why) {
-    return errorf(ErrorKind::kUsage, EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line,
+    return errorf(ErrorKind::kConfig, EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line,
                   why.c_str());
   };
   auto fail = [&](const std::string& why) { return fail_at(number, why); };
   auto no_event = [&]() {
-    return fail_at(section_line, "section [" + events.back().name + "] has no 'event = ...' line");
+    return fail_at(section_line,
+                   "section [" + events.back().request.name + "] has no 'event = ...' line");
   };
   for (std::string_view raw : split(text, '\n')) {
     number++;
@@ -48,12 +49,13 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
         return fail(s.error().message());
       if (!names.insert(name).second)
         return fail("a second section [" + name + "]; each event has one");
-      if (!events.empty() && events.back().event.empty())
+      if (!events.empty() && events.back().request.event.empty())
         return no_event();
       section_line = number;
       keys_seen.clear();
       events.push_back({});
-      events.back().name = name;
+      events.back().request.name = name;
+      events.back().line = number;
       continue;
     }
     size_t eq = line.find('=');
@@ -63,7 +65,7 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
       return fail("'" + std::string(line) + "' comes before any [NAME] section");
     std::string key(trim(line.substr(0, eq)));
     std::string value(trim(line.substr(eq + 1)));
-    CreateRequest& e = events.back();
+    CreateRequest& e = events.back().request;
     // A repeated key would silently win over the first: refuse it.
     if (auto [first, inserted] = keys_seen.emplace(key, number); !inserted)
       return fail("a second '" + key + "' in section [" + e.name + "] (the first is on line " +
@@ -83,13 +85,18 @@ Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::stri
       e.cpus = value;
     } else if (key == "filter") {
       e.filter = value;
+    } else if (key == "optional") {
+      if (value != "yes" && value != "no")
+        return fail("'optional' is 'yes' or 'no', not '" + value + "'");
+      events.back().optional = value == "yes";
     } else {
-      return fail("unknown key '" + key + "'; the keys are event, pages, cpus and filter");
+      return fail("unknown key '" + key +
+                  "'; the keys are event, pages, cpus, filter and optional");
     }
     if (Status s = check_create_limits(e); !s.ok())
       return fail(s.error().message());
   }
-  if (!events.empty() && events.back().event.empty())
+  if (!events.empty() && events.back().request.event.empty())
     return no_event();
   return events;
 }

@@ -8,10 +8,13 @@
 //   pages = 64            # optional: data pages per CPU, a power of two
 //   cpus = 0-3            # optional: default every online CPU
 //   filter = bank == 4    # optional: a tracepoint filter
+//   optional = yes        # optional: yes when this host may lack the event
+//                         # (a VM without mce): then it is "unavailable",
+//                         # no failure (default no)
 //
 // '#' starts a comment (a whole line, or after a space). Keys and values are
-// trimmed. An event already in the registry (restored from state.json) is
-// left as it is.
+// trimmed. The broker makes the events at start and at every reload
+// (persistent/broker.h says how a reload applies the difference).
 #pragma once
 
 #include <string_view>
@@ -24,7 +27,15 @@ namespace pp::persistent {
 
 inline constexpr const char* kDefaultConfigFile = "/etc/perf-persistent.conf";
 
-// Pure: a usage error (EINVAL) names `path`, the line and what is wrong.
-Result<std::vector<CreateRequest>> parse_config(std::string_view text, std::string_view path);
+// One section.
+struct ConfigEvent {
+  CreateRequest request;  // its name is the section's
+  bool optional = false;
+  int line = 0;  // of the section header
+};
+
+// Pure: an error of kind kConfig (EINVAL) names `path`, the line and what
+// is wrong.
+Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string_view path);
 
 }  // namespace pp::persistent

@@ -19,14 +19,14 @@ TEST(ConfigFile, SectionsBecomeCreateRequests) {
       "/etc/perf-persistent.conf");
   ASSERT_TRUE(r.ok()) << r.error().message();
   ASSERT_EQ(r->size(), 2u);
-  EXPECT_EQ((*r)[0].name, "mce_record");
-  EXPECT_EQ((*r)[0].event, "mce:mce_record");
-  EXPECT_EQ((*r)[0].pages, 0u) << "the default";
-  EXPECT_EQ((*r)[1].name, "ctxsw");
-  EXPECT_EQ((*r)[1].event, "sched:sched_switch");
-  EXPECT_EQ((*r)[1].pages, 64u);
-  EXPECT_EQ((*r)[1].cpus, "0-1");
-  EXPECT_EQ((*r)[1].filter, "prev_pid != 0");
+  EXPECT_EQ((*r)[0].request.name, "mce_record");
+  EXPECT_EQ((*r)[0].request.event, "mce:mce_record");
+  EXPECT_EQ((*r)[0].request.pages, 0u) << "the default";
+  EXPECT_EQ((*r)[1].request.name, "ctxsw");
+  EXPECT_EQ((*r)[1].request.event, "sched:sched_switch");
+  EXPECT_EQ((*r)[1].request.pages, 64u);
+  EXPECT_EQ((*r)[1].request.cpus, "0-1");
+  EXPECT_EQ((*r)[1].request.filter, "prev_pid != 0");
 }
 
 TEST(ConfigFile, EmptyFileIsNoEvents) {
@@ -91,6 +91,31 @@ TEST(ConfigFile, OverlongFilterIsAnErrorNamingTheLine) {
   EXPECT_NE(r.error().message().find("f:3: the filter is 5000 bytes, over the limit of 4095"),
             std::string::npos)
       << r.error().message();
+}
+
+}  // namespace
+}  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+// `optional = yes` marks an event this host may lack; a bad value, and any
+// other error, is a config error (its own exit status, 9).
+TEST(ConfigFile, OptionalKeyAndTheConfigKind) {
+  auto r = parse_config("[mce]\nevent = mce:mce_record\noptional = yes\n[b]\nevent = x:y\n", "f");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_TRUE((*r)[0].optional);
+  EXPECT_EQ((*r)[0].line, 1);
+  EXPECT_FALSE((*r)[1].optional);
+  EXPECT_EQ((*r)[1].line, 4);
+  auto bad = parse_config("[mce]\nevent = mce:mce_record\noptional = maybe\n", "f");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kConfig);
+  EXPECT_EQ(exit_status_of(bad.error().kind()), 9);
+  EXPECT_NE(bad.error().message().find("f:3: 'optional' is 'yes' or 'no', not 'maybe'"),
+            std::string::npos)
+      << bad.error().message();
 }
 
 }  // namespace

@@ -5,13 +5,83 @@
 
 #include "persistent/backend.h"
 #include "persistent/broker.h"
+#include "persistent/broker_client.h"
 #include "persistent/config_file.h"
+#include "persistent/handover.h"
+#include "persistent/keeper.h"
 #include "persistent/parser_resolver.h"
 #include "sys/dir_watch.h"
 #include "sys/log_file.h"
 #include "sys/process.h"
+#include "sys/systemd.h"
 
 namespace pp::persistent {
+namespace {
+
+Status run_keeper(const std::string& run_dir, bool foreground, std::ostream& log) {
+  std::optional<sys::Detached> detached;
+  if (!foreground) {
+    PP_ASSIGN_OR_RETURN(sys::Detached d, sys::Detached::detach());
+    detached.emplace(std::move(d));
+  }
+  PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGTERM, SIGINT, SIGHUP}));
+  ::signal(SIGPIPE, SIG_IGN);
+  sys::raise_fd_limit();
+  PP_ASSIGN_OR_RETURN(auto keeper, Keeper::start({.run_dir = run_dir, .log = &log}));
+  if (detached)
+    PP_RETURN_IF_ERROR(detached->ready(RunDir(run_dir).root() + "/keeper.log"));
+  log << "perf persistent keeper: watching " << RunDir(run_dir).pmu() << "/events (pid "
+      << ::getpid() << ")" << std::endl;
+  for (;;) {
+    PP_RETURN_IF_ERROR(keeper->run(signals.fd()));
+    auto signal = signals.read();
+    if (signal.ok() && *signal == SIGHUP) {
+      (void)keeper->sync();
+      continue;
+    }
+    log << "perf persistent keeper: stopping; releasing " << keeper->kept_buffers()
+        << " buffer mapping(s) of " << keeper->kept_events() << " event(s)" << std::endl;
+    return ok_status();
+  }
+}
+
+}  // namespace
+
+Result<json> request_reload(const std::string& run_dir) {
+  RunDir dir(run_dir.empty() ? default_run_dir() : run_dir);
+  PP_ASSIGN_OR_RETURN(BrokerConnection connection, BrokerConnection::connect(dir, 120000));
+  Request request;
+  request.op = Op::kReload;
+  return connection.call(request);
+}
+
+void print_reload_report(std::ostream& out, const json& reply) {
+  const json& r = reply.value("reload", json::object());
+  std::string parts;
+  auto part = [&](const char* key, const char* what) {
+    size_t n = r.contains(key) ? r[key].size() : 0;
+    if (n)
+      parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  part("created", "created");
+  part("killed", "killed");
+  part("recreated", "re-created (changed)");
+  part("retried", "created after failing before");
+  part("failed", "failed");
+  part("unavailable", "unavailable (optional)");
+  part("left_alone", "left alone (made by create)");
+  part("unchanged", "unchanged");
+  out << "reloaded " << reply.value("config_file", std::string("the config file")) << ": "
+      << (parts.empty() ? "no config events" : parts) << "\n";
+  for (const char* key : {"created", "killed", "recreated", "retried"})
+    if (r.contains(key))
+      for (const json& name : r[key])
+        out << "  " << key << " " << name.get<std::string>() << "\n";
+  for (const char* key : {"failed", "unavailable"})
+    if (r.contains(key))
+      for (const json& f : r[key])
+        out << "  " << key << " " << f.value("name", "") << ": " << f.value("error", "") << "\n";
+}
 
 Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   std::string run_dir = options.run_dir.empty() ? default_run_dir() : options.run_dir;
@@ -23,6 +93,8 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
                   "the broker holds perf events for every user, so it must run as root or with "
                   "CAP_PERFMON (this is uid %u without it)",
                   unsigned(self->effective_uid));
+  if (options.keeper)
+    return run_keeper(run_dir, options.foreground, log);
 
   std::optional<sys::Detached> detached;
   if (!options.foreground) {
@@ -42,6 +114,7 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   config.kernel = &sys::real_kernel();
   config.resolver = resolver.get();
   config.log = &log;
+  config.systemd = &sys::real_systemd();
   if (detached) {
     // broker.log is bounded: full, it becomes broker.log.1 (persistent/limits.h).
     std::string log_path = RunDir(run_dir).log();
@@ -49,7 +122,29 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
                         sys::rotate_log_if_over(log_path, config.log_limits.max_bytes));
     config.log_limits.rotate = [log_path] { return sys::rotate_log(log_path); };
   }
+  // --replace: the running broker's events, every buffer mapped here
+  // before it goes; then it releases the run directory to this one.
+  std::optional<Handover> handover;
+  if (options.replace) {
+    auto received = Handover::receive(RunDir(run_dir), sys::real_kernel());
+    if (received.ok()) {
+      handover.emplace(std::move(*received));
+      PP_ASSIGN_OR_RETURN(int old_pid, handover->finish());
+      log << "perf persistent daemon: took " << handover->events
+          << " buffer(s) over from the broker (pid " << old_pid << "), which exits now"
+          << std::endl;
+      config.handed_over = &handover->fds;
+      config.lock_wait_ms = 10000;
+    } else if (received.error().kind() == ErrorKind::kBrokerDown) {
+      log << "perf persistent daemon: --replace: no broker runs for " << run_dir
+          << "; starting a new one" << std::endl;
+    } else {
+      return received.error().with_context("taking over from the running broker");
+    }
+  }
   PP_ASSIGN_OR_RETURN(auto broker, Broker::start(config));
+  if (handover)
+    handover->mappings.clear();  // the broker maps the same buffers now
   std::string started = "serving " + broker->run_dir().socket() + " (pid " +
                         std::to_string(::getpid()) + "); " + broker->start_summary();
   if (detached) {
@@ -66,6 +161,11 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   PP_ASSIGN_OR_RETURN(sys::FdUnion wake, sys::FdUnion::open({signals.fd(), watch.fd()}));
   for (;;) {
     PP_RETURN_IF_ERROR(broker->serve(wake.fd()));
+    if (broker->handed_over()) {
+      log << "perf persistent daemon: handed every event over to the new broker; exiting"
+          << std::endl;
+      return ok_status();
+    }
     PP_ASSIGN_OR_RETURN(std::string gone, watch.read());
     if (!gone.empty()) {
       log << "perf persistent daemon: " << gone << "; stopping, and closing its "
@@ -79,9 +179,7 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
     if (!signal.ok() && signal.error().code() == EAGAIN)
       continue;  // a change in the run directory that does not matter
     if (signal.ok() && *signal == SIGHUP) {
-      log << "perf persistent daemon: SIGHUP ignored (the registry lives in state.json; "
-             "restart the daemon to re-read the config file)"
-          << std::endl;
+      (void)broker->reload();  // it logs what it did, or why nothing changed
       continue;
     }
     log << "perf persistent daemon: stopping on signal "

@@ -68,12 +68,21 @@ struct Tampering {
 // The most tampering entries an event keeps (the newest); tamper_count has all.
 inline constexpr size_t kMaxTamperings = 16;
 
+// Where a broker event came from (EventInfo::origin): `perf persistent
+// create`, or the broker's config file (which a reload follows).
+inline constexpr const char* kOriginCreate = "create";
+inline constexpr const char* kOriginConfig = "config";
+
 struct EventInfo {
   uint64_t id = 0;
   std::string name;
   std::string event;              // the event string given to create; "" when unknown
   std::string backend;            // "broker" or "kernel"
-  std::string state = "running";  // or "failed": a restored event could not be re-created
+  // "running"; "failed": the broker could not create or re-create it (error
+  // says why; retried at every reload); "unavailable": the same for an
+  // event the config marks optional, which is no failure; "down": the
+  // registry holds it but no broker runs.
+  std::string state = "running";
   std::string error;              // why it failed
   sys::EventAttr attr;            // what is open on each CPU (all zero when unknown)
   std::vector<int> cpus;
@@ -94,10 +103,23 @@ struct EventInfo {
   // when the event was created with --no-context).
   bool is_context = false;
   uint64_t context = 0;
+  // The broker's own bookkeeping, saved in its registry:
+  std::string origin = kOriginCreate;  // kOriginCreate or kOriginConfig
+  bool optional = false;               // a config event marked `optional = yes`
+  // The kernel's PERF_EVENT_IOC_ID of each CPU's event: how a restarted
+  // broker knows that an fd handed back to it (systemd's fd store, or the
+  // broker it replaces) is still this event.
+  std::vector<CpuId> perf_ids;
+  // Why the buffers restarted at buffer_start ("" when they never did):
+  // what list says of the samples lost then.
+  std::string lost_reason;
 
   // Filled by list(verbose = true) only.
   std::optional<std::vector<CpuCount>> counts;
   std::optional<int> readers;  // connected readers (broker only)
+  // Whether a keeper holds its buffers mapped (perf-persistent-daemon(1),
+  // RESTARTS), so they survive a broker restart (broker only).
+  std::optional<bool> kept;
 
   uint64_t buffer_bytes() const { return pages * page_size; }
   // The clock that stamps its records (attr.use_clockid), when it has one:

@@ -23,6 +23,16 @@ json event_to_json(const EventInfo& e) {
   j["created"] = e.created;
   j["buffer_start"] = e.buffer_start;
   j["restarted"] = e.restarted();
+  // When and why the buffers restarted: what samples were lost.
+  if (e.restarted())
+    j["buffers_lost"] = {{"time", e.buffer_start},
+                         {"reason", e.lost_reason.empty() ? "broker restart" : e.lost_reason}};
+  else
+    j["buffers_lost"] = nullptr;
+  if (e.backend == "broker") {
+    j["origin"] = e.origin;
+    j["optional"] = e.optional;
+  }
   j["creator"] = {{"uid", e.creator_uid}, {"pid", e.creator_pid}};
   j["attr"] = json::array();
   for (uint64_t w : e.attr.words)
@@ -33,6 +43,11 @@ json event_to_json(const EventInfo& e) {
     j["cpu_ids"] = json::array();
     for (const CpuId& c : e.cpu_ids)
       j["cpu_ids"].push_back({{"cpu", c.cpu}, {"id", c.id}});
+  }
+  if (!e.perf_ids.empty()) {
+    j["perf_ids"] = json::array();
+    for (const CpuId& c : e.perf_ids)
+      j["perf_ids"].push_back({{"cpu", c.cpu}, {"id", c.id}});
   }
   if (e.tamper_count) {
     j["tamper_count"] = e.tamper_count;
@@ -46,6 +61,8 @@ json event_to_json(const EventInfo& e) {
     for (const CpuCount& c : *e.counts)
       j["counts"].push_back({{"cpu", c.cpu}, {"count", c.count}});
     j["readers"] = e.readers ? json(*e.readers) : json(nullptr);
+    if (e.kept)
+      j["kept"] = *e.kept;
   }
   return j;
 }
@@ -117,16 +134,26 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
   if (g.has("context") && !value.at("context").is_null()) {
     PP_ASSIGN_OR_RETURN(e.context, g.u64("context"));
   }
-  if (g.has("cpu_ids")) {
-    PP_ASSIGN_OR_RETURN(const json* ids, g.array("cpu_ids"));
-    for (const json& item : *ids) {
-      JsonFields c(item, where + ", cpu_ids");
+  for (auto [key, ids] : {std::pair{"cpu_ids", &e.cpu_ids}, std::pair{"perf_ids", &e.perf_ids}}) {
+    if (!g.has(key))
+      continue;
+    PP_ASSIGN_OR_RETURN(const json* items, g.array(key));
+    for (const json& item : *items) {
+      JsonFields c(item, where + ", " + key);
       PP_ASSIGN_OR_RETURN(int64_t cpu, c.i64("cpu"));
       PP_ASSIGN_OR_RETURN(uint64_t id, c.u64("id"));
       if (cpu < 0 || cpu >= kMaxCpu)
-        return errorf(EINVAL, "%s: cpu_ids has CPU %lld", where.c_str(), (long long)cpu);
-      e.cpu_ids.push_back({int(cpu), id});
+        return errorf(EINVAL, "%s: %s has CPU %lld", where.c_str(), key, (long long)cpu);
+      ids->push_back({int(cpu), id});
     }
+  }
+  PP_ASSIGN_OR_RETURN(e.origin, g.str_or("origin", kOriginCreate));
+  if (e.origin != kOriginCreate && e.origin != kOriginConfig)
+    return errorf(EINVAL, "%s: \"origin\" must be \"create\" or \"config\"", where.c_str());
+  PP_ASSIGN_OR_RETURN(e.optional, g.boolean_or("optional", false));
+  if (g.has("buffers_lost") && !value.at("buffers_lost").is_null()) {
+    PP_ASSIGN_OR_RETURN(const json* lost, g.object("buffers_lost"));
+    PP_ASSIGN_OR_RETURN(e.lost_reason, JsonFields(*lost, where + ", buffers_lost").str_or("reason", ""));
   }
   if (g.has("tampered")) {
     PP_ASSIGN_OR_RETURN(e.tamper_count, g.u64_or("tamper_count", 0));
@@ -156,9 +183,13 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
         return errorf(EINVAL, "%s: counts has CPU %lld", where.c_str(), (long long)cpu);
       e.counts->push_back({int(cpu), count});
     }
-    if (g.has("readers")) {
+    if (g.has("readers") && !value.at("readers").is_null()) {
       PP_ASSIGN_OR_RETURN(uint64_t readers, g.u64("readers"));
       e.readers = int(std::min<uint64_t>(readers, INT32_MAX));
+    }
+    if (g.has("kept")) {
+      PP_ASSIGN_OR_RETURN(bool kept, g.boolean("kept"));
+      e.kept = kept;
     }
   }
   return e;

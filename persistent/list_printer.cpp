@@ -57,6 +57,7 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     rows[0].push_back("CONTEXT");
     rows[0].push_back("CLOCK");
     rows[0].push_back("READERS");
+    rows[0].push_back("KEPT");
     rows[0].push_back("COUNTS");
   }
   std::vector<std::string> footnotes;
@@ -64,16 +65,22 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
     if (e.is_context && !verbose)
       continue;
     bool failed = e.state == "failed";
+    bool unavailable = e.state == "unavailable";
     bool down = e.state == "down";
     std::string age = e.created > 0 ? format_age(now - e.created) : "-";
-    if (e.restarted() && e.created > 0) {
+    if (e.restarted() && e.created > 0 && !failed && !unavailable) {
       age += "*";
       footnotes.push_back("* " + e.name + ": the buffers restarted " +
-                          format_age(now - e.buffer_start) +
-                          " ago (broker restart); samples from before are gone");
+                          format_age(now - e.buffer_start) + " ago (" +
+                          (e.lost_reason.empty() ? "broker restart" : e.lost_reason) +
+                          "); samples from before are gone");
     }
     if (failed)
-      footnotes.push_back(e.name + ": could not be re-created: " + e.error);
+      footnotes.push_back(e.name + ": failed: " + e.error +
+                          " (tried again at every reload: 'perf persistent daemon --reload')");
+    if (unavailable)
+      footnotes.push_back(e.name + ": unavailable on this host (optional in the config): " +
+                          e.error);
     if (e.tamper_count) {
       footnotes.push_back("! " + e.name + ": tampered with " + std::to_string(e.tamper_count) +
                           " time" + (e.tamper_count == 1 ? "" : "s") +
@@ -89,15 +96,17 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     : e.event.empty() ? "-"
                                                       : e.event,
                                     e.cpus.empty() ? "-" : format_cpu_list(e.cpus),
-                                    failed ? "failed"
-                                    : down ? "down"
-                                           : format_bytes(e.buffer_bytes()),
+                                    failed        ? "failed"
+                                    : unavailable ? "n/a"
+                                    : down        ? "down"
+                                                  : format_bytes(e.buffer_bytes()),
                                     e.backend,
                                     age + (e.tamper_count ? "!" : "")};
     if (verbose) {
       row.push_back(context_column(events, e));
       row.push_back(e.clock().empty() ? "-" : e.clock());
       row.push_back(e.readers ? std::to_string(*e.readers) : "-");
+      row.push_back(e.kept ? (*e.kept ? "yes" : "no") : "-");
       std::string counts;
       if (e.counts)
         for (const CpuCount& c : *e.counts)

@@ -7,12 +7,15 @@
 //
 // -v adds the context streams (persistent/tracking.h; EVENT "context
 // stream"), CONTEXT (the name of the event's context stream, "-" for none),
-// READERS (connected readers; "-" where the backend cannot tell) and
-// COUNTS ("0:1000,1:3": CPU:count, events counted since the buffers started).
+// READERS (connected readers; "-" where the backend cannot tell), KEPT
+// ("yes" when the keeper holds its buffers across broker restarts, "-"
+// where the backend has none) and COUNTS ("0:1000,1:3": CPU:count, events
+// counted since the buffers started).
 // An empty registry prints the header only. AGE is since the event was
 // created; "*" marks an event whose buffers restarted later (a broker
-// restart) and a note says when; BUFFER is "failed" for an event the broker
-// could not re-create, with the reason in a note. Notes go to their own
+// restart) and a note says when and why; BUFFER is "failed" for an event
+// the broker could not create or re-create, "n/a" for an optional one
+// (state "unavailable"), each with the reason in a note. Notes go to their own
 // stream (stderr), so the table stays clean for scripts.
 //
 // JSON: {"events": [<event_to_json()>...]} on one line (persistent/event_json.h);

@@ -66,6 +66,7 @@ TEST(ListPrinter, VerboseAddsClockReadersAndCounts) {
   std::vector<EventInfo> events = {event(1, "a", "syscalls:sys_enter_getppid")};
   events[0].counts = std::vector<CpuCount>{{0, 1000}, {1, 3}};
   events[0].readers = 2;
+  events[0].kept = true;
   events[0].attr.attr.use_clockid = 1;
   events[0].attr.attr.clockid = 7;
   EventInfo kernel = event(106, "mce_record", "");
@@ -78,11 +79,11 @@ TEST(ListPrinter, VerboseAddsClockReadersAndCounts) {
   EXPECT_EQ(
       out.str(),
       "ID   NAME        EVENT                       CPUS  BUFFER  BACKEND  AGE    CONTEXT  CLOCK  "
-      "   READERS  COUNTS\n"
+      "   READERS  KEPT  COUNTS\n"
       "1    a           syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  -        "
-      "boottime  2        0:1000,1:3\n"
+      "boottime  2        yes   0:1000,1:3\n"
       "106  mce_record  -                           0-1   512KiB  kernel   -      -        -  "
-      "       -        -\n");
+      "       -        -     -\n");
 }
 
 // The context stream: hidden from a plain list (text and JSON), shown by -v,
@@ -101,13 +102,13 @@ TEST(ListPrinter, ContextStreamsOnlyWithVerbose) {
   print_list_text(verbose, notes, events, true, kNow);
   EXPECT_EQ(verbose.str(),
             "ID             NAME       EVENT                       CPUS  BUFFER  BACKEND  AGE    "
-            "CONTEXT    CLOCK  READERS  COUNTS\n"
+            "CONTEXT    CLOCK  READERS  KEPT  COUNTS\n"
             "1              a          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
-            "[context]  -      -        -\n"
+            "[context]  -      -        -     -\n"
             "2              b          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
-            "-          -      -        -\n"
+            "-          -      -        -     -\n"
             "1099511627776  [context]  context stream              0-1   128KiB  broker   3m12s  "
-            "-          -      -        -\n");
+            "-          -      -        -     -\n");
   std::ostringstream json_plain, json_verbose;
   print_list_json(json_plain, events, false);
   print_list_json(json_verbose, events, true);
@@ -120,20 +121,43 @@ TEST(ListPrinter, ContextStreamsOnlyWithVerbose) {
   EXPECT_EQ(all[0]["role"], "event");
 }
 
+// Which buffers were lost, when and why (text notes and JSON
+// "buffers_lost"), and failed and optional events with their reasons.
 TEST(ListPrinter, RestartedAndFailedEventsGetNotes) {
-  std::vector<EventInfo> events = {event(1, "a", "x:y"), event(2, "b", "x:z")};
+  std::vector<EventInfo> events = {event(1, "a", "x:y"), event(2, "b", "x:z"),
+                                   event(3, "c", "mce:mce_record"), event(4, "d", "x:w")};
   events[0].buffer_start = kNow - 10;
   events[1].state = "failed";
   events[1].error = "no tracepoint x:z";
+  events[2].state = "unavailable";
+  events[2].optional = true;
+  events[2].error = "no tracepoint mce:mce_record";
+  events[3].buffer_start = kNow - 5;
+  events[3].lost_reason = "broker restart: nothing kept its buffers mapped";
   std::ostringstream out, notes;
   print_list_text(out, notes, events, false, kNow);
   EXPECT_EQ(out.str(),
-            "ID  NAME  EVENT  CPUS  BUFFER  BACKEND  AGE\n"
-            "1   a     x:y    0-1   512KiB  broker   3m12s*\n"
-            "2   b     x:z    0-1   failed  broker   3m12s\n");
+            "ID  NAME  EVENT           CPUS  BUFFER  BACKEND  AGE\n"
+            "1   a     x:y             0-1   512KiB  broker   3m12s*\n"
+            "2   b     x:z             0-1   failed  broker   3m12s\n"
+            "3   c     mce:mce_record  0-1   n/a     broker   3m12s\n"
+            "4   d     x:w             0-1   512KiB  broker   3m12s*\n");
   EXPECT_EQ(notes.str(),
             "* a: the buffers restarted 10s ago (broker restart); samples from before are gone\n"
-            "b: could not be re-created: no tracepoint x:z\n");
+            "b: failed: no tracepoint x:z (tried again at every reload: 'perf persistent daemon "
+            "--reload')\n"
+            "c: unavailable on this host (optional in the config): no tracepoint mce:mce_record\n"
+            "* d: the buffers restarted 5s ago (broker restart: nothing kept its buffers mapped); "
+            "samples from before are gone\n");
+  std::ostringstream js;
+  print_list_json(js, events, false);
+  json j = json::parse(js.str())["events"];
+  EXPECT_EQ(j[0]["buffers_lost"]["time"], kNow - 10);
+  EXPECT_EQ(j[0]["buffers_lost"]["reason"], "broker restart");
+  EXPECT_EQ(j[3]["buffers_lost"]["reason"], "broker restart: nothing kept its buffers mapped");
+  EXPECT_TRUE(j[1]["buffers_lost"].is_null());
+  EXPECT_EQ(j[2]["optional"], true);
+  EXPECT_EQ(j[2]["state"], "unavailable");
 }
 
 TEST(ListPrinter, AgesAndSizes) {

@@ -106,6 +106,12 @@ std::string_view op_name(Op op) {
       return "kill";
     case Op::kOpen:
       return "open";
+    case Op::kReload:
+      return "reload";
+    case Op::kHandover:
+      return "handover";
+    case Op::kHandoverDone:
+      return "handover-done";
   }
   return "?";
 }
@@ -135,6 +141,14 @@ std::string encode_request(const Request& r) {
     case Op::kOpen:
       j["id"] = r.id;
       j["cpu"] = r.cpu;
+      if (r.keep)
+        j["keep"] = true;
+      break;
+    case Op::kReload:
+    case Op::kHandoverDone:
+      break;
+    case Op::kHandover:
+      j["after"] = r.after;
       break;
   }
   if (r.deadline_ms)
@@ -180,9 +194,18 @@ Result<Request> decode_request_fields(std::string_view payload) {
       return errorf(EINVAL, "the open request: \"cpu\" %llu is not a CPU number (0 to %d)",
                     (unsigned long long)cpu, kMaxCpu - 1);
     r.cpu = int(cpu);
+    PP_ASSIGN_OR_RETURN(r.keep, o.boolean_or("keep", false));
+  } else if (op == "reload") {
+    r.op = Op::kReload;
+  } else if (op == "handover") {
+    r.op = Op::kHandover;
+    PP_ASSIGN_OR_RETURN(r.after, f.u64_or("after", 0));
+  } else if (op == "handover-done") {
+    r.op = Op::kHandoverDone;
   } else {
     return Error(EINVAL, "unknown request \"" + op.substr(0, 64) +
-                             "\"; the broker knows ping, list, create, kill and open");
+                             "\"; the broker knows ping, list, create, kill, open, reload, "
+                             "handover and handover-done");
   }
   return r;
 }

@@ -15,7 +15,12 @@
 //            {"op": "create", "event": "sched:sched_switch", "name": "ctxsw",
 //             "pages": 128, "cpus": "0-3", "filter": ""}
 //            {"op": "kill", "ref": "ctxsw"}
-//            {"op": "open", "id": 7, "cpu": 0}
+//            {"op": "open", "id": 7, "cpu": 0, "keep": false}
+//                 ("keep": true: the keeper's, which holds buffers mapped
+//                 across broker restarts and is no reader)
+//            {"op": "reload"}
+//            {"op": "handover", "after": 0}   (daemon --replace, page by page)
+//            {"op": "handover-done"}
 //            Any request may carry "deadline_ms": the wall-clock time (ms since
 //            the epoch) after which the client no longer waits; a broker that
 //            gets to it later answers ETIMEDOUT and does nothing.
@@ -78,19 +83,20 @@ class FrameReader {
   size_t offset_ = 0;
 };
 
-enum class Op { kPing, kList, kCreate, kKill, kOpen };
+enum class Op { kPing, kList, kCreate, kKill, kOpen, kReload, kHandover, kHandoverDone };
 
 std::string_view op_name(Op op);
 
 struct Request {
   Op op = Op::kPing;
   bool verbose = false;     // list
-  uint64_t after = 0;       // list: only the events with larger ids
+  uint64_t after = 0;       // list: only the events with larger ids; handover: fds sent so far
   int64_t deadline_ms = 0;  // any: 0 for none (see above)
   CreateRequest create;     // create
   std::string reference;    // kill: an id or a name (persistent/names.h)
   uint64_t id = 0;          // open
   int cpu = 0;              // open
+  bool keep = false;        // open: the keeper's (no reader)
 };
 
 // The JSON payload of a request.

@@ -3,6 +3,7 @@
 //
 //   broker.sock                     the broker's socket (Documentation/protocol.txt)
 //   broker.lock                     flock'ed by the running broker; holds its pid
+//   keeper.lock                     flock'ed by the keeper (persistent/keeper.h)
 //   broker.log                      the detached broker's stdout and stderr
 //   state.json                      the broker's registry (below), 0600
 //   devices/persistent/type         "4294901760\n" (kBrokerPmuType)
@@ -43,6 +44,7 @@ class RunDir {
   const std::string& root() const { return root_; }
   std::string socket() const { return root_ + "/broker.sock"; }
   std::string lock() const { return root_ + "/broker.lock"; }
+  std::string keeper_lock() const { return root_ + "/keeper.lock"; }
   std::string log() const { return root_ + "/broker.log"; }
   std::string state() const { return root_ + "/state.json"; }
   std::string pmu() const { return root_ + "/devices/persistent"; }

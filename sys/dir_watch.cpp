@@ -46,6 +46,41 @@ Result<std::string> DirWatch::read() {
   }
 }
 
+Result<DirChanges> DirChanges::open(const std::string& dir) {
+  Fd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "inotify_init1");
+  uint32_t mask = IN_CREATE | IN_DELETE | IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE |
+                  IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW;
+  if (::inotify_add_watch(fd.get(), dir.c_str(), mask) < 0)
+    return error_from_errno(errno, "cannot watch " + dir);
+  return DirChanges(std::move(fd), dir);
+}
+
+Result<DirChanges::Drained> DirChanges::read() {
+  Drained drained;
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN)
+      return drained;
+    if (n <= 0)
+      return error_from_errno(n < 0 ? errno : EIO, "reading the watch on " + dir_);
+    for (char* p = buf; p < buf + n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + e->len;
+      if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+        drained.gone = true;
+      else
+        drained.changed = true;
+      if (e->mask & IN_Q_OVERFLOW)
+        drained.changed = true;
+    }
+  }
+}
+
 Result<FdUnion> FdUnion::open(std::initializer_list<int> fds) {
   Fd ep(::epoll_create1(EPOLL_CLOEXEC));
   if (!ep)

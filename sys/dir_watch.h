@@ -39,6 +39,29 @@ class DirWatch {
   std::vector<std::string> vital_;
 };
 
+// Changes to the entries of one directory (inotify): an entry created,
+// removed, renamed or rewritten. What the keeper follows the broker's
+// published registry with, so that it never has to ask the broker.
+class DirChanges {
+ public:
+  // ENOENT when `dir` does not exist (yet).
+  static Result<DirChanges> open(const std::string& dir);
+
+  int fd() const { return fd_.get(); }
+
+  struct Drained {
+    bool changed = false;  // an entry changed
+    bool gone = false;     // the directory itself went: open it again
+  };
+  // Reads what is pending, never blocking.
+  Result<Drained> read();
+
+ private:
+  DirChanges(Fd fd, std::string dir) : fd_(std::move(fd)), dir_(std::move(dir)) {}
+  Fd fd_;
+  std::string dir_;
+};
+
 // One descriptor that is readable when any of `fds` is (an epoll set).
 class FdUnion {
  public:

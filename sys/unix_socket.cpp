@@ -266,6 +266,34 @@ Status UnixSocket::set_timeouts(int ms) {
   return ok_status();
 }
 
+Result<UnixListener> UnixListener::adopt(Fd fd, const std::string& path) {
+  auto not_ours = [&](const std::string& why) {
+    return Error(EINVAL, "the descriptor handed over for " + path + " " + why);
+  };
+  int type = 0;
+  socklen_t len = sizeof(type);
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_STREAM)
+    return not_ours("is not a stream socket");
+  int listening = 0;
+  len = sizeof(listening);
+  if (::getsockopt(fd.get(), SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+    return not_ours("is not listening");
+  sockaddr_un addr{};
+  socklen_t addr_len = sizeof(addr);
+  if (::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&addr), &addr_len) != 0 ||
+      addr.sun_family != AF_UNIX ||
+      std::string(addr.sun_path, strnlen(addr.sun_path, sizeof(addr.sun_path))) != path)
+    return not_ours("is bound elsewhere");
+  int flags = ::fcntl(fd.get(), F_GETFL);
+  if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags | O_NONBLOCK) != 0)
+    return error_from_errno(errno, "cannot make the socket of " + path + " non-blocking");
+  (void)::fcntl(fd.get(), F_SETFD, FD_CLOEXEC);
+  UnixListener listener;
+  listener.fd_ = std::move(fd);
+  listener.path_ = path;
+  return listener;
+}
+
 UnixListener::~UnixListener() {
   if (fd_ && !path_.empty())
     ::unlink(path_.c_str());

@@ -122,6 +122,15 @@ class UnixListener {
   // stale socket only once it knows no other listener owns it.
   static Result<UnixListener> listen(const std::string& path, mode_t mode, int backlog = 64);
 
+  // A listening socket another process made and passed on (SCM_RIGHTS, or
+  // systemd's fd store), bound at `path`: made non-blocking. EINVAL when
+  // `fd` is no listening Unix stream socket.
+  static Result<UnixListener> adopt(Fd fd, const std::string& path);
+
+  // Leaves the socket file in place when this listener goes: another
+  // process holds the same socket and serves it on.
+  void keep_path() { path_.clear(); }
+
   // The next pending connection, or EAGAIN when there is none.
   Result<UnixSocket> accept();
 

@@ -11,6 +11,7 @@
 // never links sys/testing/.
 #include "sys/testing/fake_kernel.h"
 
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -663,6 +664,23 @@ void FakeKernel::munmap(void* addr, size_t length) {
   if (--event->maps == 0 && !event->persistent() && !event->redirected)
     event->buffer.reset();
   release_if_dead_locked(event);
+}
+
+Result<Fd> FakeKernel::duplicate(int fd) {
+  std::lock_guard lock(mutex_);
+  auto it = fds_.find(fd);
+  if (it == fds_.end())
+    return fake_error(EBADF, "dup", "fd " + std::to_string(fd) + " is not the fake's");
+  int copy = ::fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  if (copy < 0)
+    return error_from_errno(errno, "dup (fake kernel)");
+  auto entry = std::make_unique<OpenFd>();
+  entry->fd = copy;
+  entry->handle = next_handle_++;
+  entry->event = it->second->event;
+  ++entry->event->fds;
+  fds_[copy] = std::move(entry);
+  return Fd(copy, this);
 }
 
 void FakeKernel::close(int fd) {

@@ -200,6 +200,10 @@ class FakeKernel final : public Kernel {
   // The event's count on `cpu`, as read(2) gives it; ENOENT when absent.
   Result<uint64_t> persistent_count(uint64_t id, int cpu) const;
   bool is_fake_fd(int fd) const;
+  // dup(2) of one of the fake's fds: a second fd of the same open file (what
+  // SCM_RIGHTS or systemd's fd store hands back), known to the fake. EBADF
+  // for an fd the fake did not make.
+  Result<Fd> duplicate(int fd);
   bool is_persistent_fd(int fd) const;
   std::optional<EventAttr> event_attr(int fd) const;  // with bit 23 set while persistent
   std::string filter(int fd) const;
