@@ -197,8 +197,8 @@ Status Broker::restore() {
     }
     if (opened.ok() && !adopted_now) {
       event.info.lost_reason =
-          "broker restart: no descriptor of the event came back (no fd store, no --replace), "
-          "so it was created again";
+          "broker restart: its fds did not come back (no fd store, no --replace) or were not "
+          "this event any more, so it was created again";
       if (never_ran) {
         event.info.created = event.info.buffer_start;
         event.info.lost_reason.clear();

@@ -119,6 +119,14 @@ std::vector<std::string> FakeSystemd::units_started() const {
   return started_;
 }
 
+Result<Fd> FakeSystemd::stored_copy(const std::string& name) const {
+  std::lock_guard lock(mutex_);
+  for (const NamedFd& f : store_)
+    if (f.name == name)
+      return copy(f.fd.get());
+  return Error(ENOENT, "no fd named " + name + " in the fake store");
+}
+
 void FakeSystemd::add_to_store(const std::string& name, Fd fd) {
   std::lock_guard lock(mutex_);
   store_.push_back({name, std::move(fd)});

@@ -64,6 +64,9 @@ class FakeSystemd final : public Systemd {
   size_t duplicates_ignored() const;
   std::vector<std::string> units_started() const;
 
+  // A copy of the first stored fd named `name` (ENOENT when none), e.g. to
+  // map a buffer as a keeper would.
+  Result<Fd> stored_copy(const std::string& name) const;
   // Adds an fd to the store as if a service had stored it (a stale fd, a
   // second fd under a name), bypassing the duplicate check.
   void add_to_store(const std::string& name, Fd fd);
