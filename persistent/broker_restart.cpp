@@ -123,8 +123,8 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
   if (!samples_kept) {
     info.buffer_start = now();
     info.lost_reason =
-        "broker restart: the event went on counting (its fds came back), but nothing kept its "
-        "buffers mapped meanwhile (no keeper, no reader), so its samples from before are gone";
+        "broker restart: the event came back with its fds, but nothing kept its buffers mapped "
+        "meanwhile (no keeper, no reader)";
   }
   int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())

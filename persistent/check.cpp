@@ -367,6 +367,7 @@ class Checker {
     if (!in_.backend) {
       add("event-failed", CheckStatus::kUnknown, "no backend to ask for the events", source);
       add("event-tampered", CheckStatus::kUnknown, "no backend to ask for the events", source);
+      add("buffers-lost", CheckStatus::kUnknown, "no backend to ask for the events", source);
     } else {
       std::string note;
       auto listed = in_.backend->list(true, &note);
@@ -376,6 +377,7 @@ class Checker {
         events_ = in_.backend->down_events();
         failed(source);
         tampered(source);
+        buffers_lost(source);
       } else if (!listed.ok()) {
         add("event-failed", CheckStatus::kUnknown,
             "cannot list the events: " + listed.error().message(), source,
@@ -383,11 +385,15 @@ class Checker {
         add("event-tampered", CheckStatus::kUnknown,
             "cannot list the events: " + listed.error().message(), source,
             "run check as root (or as the broker's user)");
+        add("buffers-lost", CheckStatus::kUnknown,
+            "cannot list the events: " + listed.error().message(), source,
+            "run check as root (or as the broker's user)");
       } else {
         listed_ = true;
         events_ = std::move(*listed);
         failed(source);
         tampered(source);
+        buffers_lost(source);
       }
     }
     for (const EventInfo& e : events_)
@@ -448,6 +454,32 @@ class Checker {
       }
     if (bad == 0)
       add("event-tampered", CheckStatus::kOk, "no event was tampered with", source);
+  }
+
+  // Buffers that restarted (a broker restart that kept the events but not
+  // their samples, or re-created them) within kBuffersLostWindowSeconds.
+  void buffers_lost(const std::string& source) {
+    size_t bad = 0;
+    for (const EventInfo& e : events_) {
+      if (e.is_context || e.state != "running" || !e.restarted() || e.created <= 0)
+        continue;
+      int64_t ago = in_.now > 0 ? in_.now - e.buffer_start : 0;
+      if (ago > kBuffersLostWindowSeconds)
+        continue;
+      bad++;
+      add("buffers-lost", CheckStatus::kWarning,
+          label(e) + " lost the samples its buffers held before " + std::to_string(ago) +
+              " s ago (" + (e.lost_reason.empty() ? "broker restart" : e.lost_reason) + ")",
+          source,
+          "run the broker under systemd with the keeper (perf-persistent-keeper.service), and "
+          "upgrade with 'perf persistent daemon --replace'; see RESTARTS in "
+          "perf-persistent-daemon(1)");
+    }
+    if (bad == 0)
+      add("buffers-lost", CheckStatus::kOk,
+          "no event lost its buffers in the last " + std::to_string(kBuffersLostWindowSeconds / 3600) +
+              " h",
+          source);
   }
 
   void no_mce_event(const std::string& source) {

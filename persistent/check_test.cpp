@@ -145,6 +145,7 @@ const char* const kIds[] = {
     "broker-not-under-systemd",
     "event-failed",
     "event-tampered",
+    "buffers-lost",
     "no-mce-event",
     "ras-cec-absorbs-corrected",
     "mce-polling-disabled",
@@ -172,7 +173,7 @@ TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
   }
   EXPECT_EQ(report.findings.size(), std::size(kIds));
   std::string text = text_of(report, false);
-  EXPECT_EQ(text.rfind("PERSISTENT OK - 18 checks passed, 1 event(s) held | critical=0 "
+  EXPECT_EQ(text.rfind("PERSISTENT OK - 19 checks passed, 1 event(s) held | critical=0 "
                        "warning=0 unknown=0 events=1\n",
                        0),
             0u)
@@ -264,6 +265,17 @@ const Cause kCauses[] = {
        t.backend.events[0].tampered = {{kNow - 5, 1, "disabled; re-enabled", "uid 1000 (pid 77)"}};
      },
      nullptr, "3 time(s); the last on CPU 1: disabled; re-enabled, held by uid 1000 (pid 77)"},
+    {"buffers-lost", CheckStatus::kWarning,
+     [](CheckTest& t) {
+       t.backend.events[0].buffer_start = kNow - 30;
+       t.backend.events[0].lost_reason = "broker restart: nothing kept its buffers mapped";
+     },
+     [](CheckTest& t) {
+       t.backend.events[0].buffer_start = kNow - 2 * kBuffersLostWindowSeconds;
+       t.backend.events[0].lost_reason = "broker restart";
+     },
+     "lost the samples its buffers held before 30 s ago (broker restart: nothing kept its "
+     "buffers mapped)"},
     {"no-mce-event", CheckStatus::kCritical,
      [](CheckTest& t) { t.backend.events[0].state = "failed"; }, nullptr,
      "no persistent event holds mce:mce_record"},
