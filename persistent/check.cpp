@@ -464,7 +464,7 @@ class Checker {
       if (e.is_context || e.state != "running" || !e.restarted() || e.created <= 0)
         continue;
       int64_t ago = in_.now > 0 ? in_.now - e.buffer_start : 0;
-      if (ago > kBuffersLostWindowSeconds)
+      if (ago >= kBuffersLostWindowSeconds)
         continue;
       bad++;
       add("buffers-lost", CheckStatus::kWarning,

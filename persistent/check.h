@@ -91,7 +91,7 @@ CheckInputs check_inputs_from_env();
 // A buffer that holds less history than this at the rate it sees is too
 // small (events-losing).
 inline constexpr int64_t kMinHistorySeconds = 3600;
-// A restart that lost an event's samples is a WARNING for this long.
+// A restart that lost an event's samples is a WARNING for less than this long.
 inline constexpr int64_t kBuffersLostWindowSeconds = 24 * 3600;
 // The share of a limit past which fd-limit and mlock-limit warn, in percent.
 inline constexpr uint64_t kLimitWarnPercent = 80;

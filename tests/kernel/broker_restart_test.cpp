@@ -10,12 +10,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sched.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
@@ -36,21 +39,65 @@ namespace {
 using json = nlohmann::json;
 constexpr int kCalls = 1000;
 
-class PersistentRestart : public PrivateBrokerTest {
- protected:
-  void SetUp() override {
-    PrivateBrokerTest::SetUp();
-    if (IsSkipped())
+// A child pinned to CPU 0 that makes exactly `calls` getppid(2) calls once
+// released: its pid is known first, so the event can filter on it (other
+// processes on a shared machine call getppid too, and would overwrite the
+// samples a test counts).
+class GatedCaller {
+ public:
+  explicit GatedCaller(int calls) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0)
       return;
-    self_ = sys::self_executable().value_or("");
-    ASSERT_FALSE(self_.empty());
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::close(p[1]);
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(0, &set);
+      char go;
+      if (::sched_setaffinity(0, sizeof(set), &set) != 0 || ::read(p[0], &go, 1) != 1)
+        ::_exit(2);
+      for (int i = 0; i < calls; i++)
+        ::syscall(SYS_getppid);
+      ::_exit(0);
+    }
+    ::close(p[0]);
+    gate_ = p[1];
+  }
+  ~GatedCaller() {
+    if (gate_ >= 0)
+      ::close(gate_);
+    if (pid_ > 0 && !waited_) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  pid_t pid() const { return pid_; }
+  std::string filter() const { return "common_pid == " + std::to_string(pid_); }
+  // Releases the child and waits: true when it made every call.
+  bool run() {
+    if (pid_ <= 0 || ::write(gate_, "g", 1) != 1)
+      return false;
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    waited_ = true;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
 
-  // `calls` getppid(2) calls on CPU 0 by a fresh process: its pid.
-  pid_t calls(int n = kCalls) {
-    CommandResult r = run_command({self_, "--getppid", std::to_string(n)});
-    EXPECT_EQ(r.status, 0) << r.err;
-    return workload_pid(r.err);
+ private:
+  pid_t pid_ = -1;
+  int gate_ = -1;
+  bool waited_ = false;
+};
+
+class PersistentRestart : public PrivateBrokerTest {
+ protected:
+
+  // Makes the caller's calls: its pid.
+  static pid_t calls(GatedCaller& caller) {
+    EXPECT_TRUE(caller.run());
+    return caller.pid();
   }
 
   // The getppid samples of `pid` that the event `name`'s buffers hold now.
@@ -87,7 +134,6 @@ class PersistentRestart : public PrivateBrokerTest {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
-  std::string self_;
   int snapshots_ = 0;
 };
 
@@ -95,11 +141,15 @@ class PersistentRestart : public PrivateBrokerTest {
 // maps every buffer before the old one exits. Same ids and names, and the
 // N samples made before are all there after.
 TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"}).status, 0);
+  GatedCaller gated(kCalls);
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
+                gated.filter()})
+                .status,
+            0);
   ASSERT_EQ(pp({"create", "-e", "cpu-clock", "-m", "8", "-C", "1"}).status, 0);
   json before = events();
   ASSERT_EQ(before.size(), 2u);
-  pid_t caller = calls();
+  pid_t caller = calls(gated);
   ASSERT_EQ(samples_now("gp", caller), kCalls);
   pid_t old = broker_pid();
 
@@ -133,12 +183,16 @@ TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
 // creates the events again, empty; list (text and JSON) and check say which
 // buffers were lost and when.
 TEST_F(PersistentRestart, KilledWithoutSystemdTheEventsComeBackEmptyAndListSaysSo) {
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"}).status, 0);
-  pid_t caller = calls();
+  GatedCaller gated(kCalls);
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
+                gated.filter()})
+                .status,
+            0);
+  pid_t caller = calls(gated);
   ASSERT_EQ(samples_now("gp", caller), kCalls);
   int64_t created = event("gp")["created"].get<int64_t>();
   std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // so the restart's second differs
-  EXPECT_TRUE(stop_broker(run_dir_, SIGKILL) || true);
+  (void)stop_broker(run_dir_, SIGKILL);
   ASSERT_EQ(pp({"daemon"}).status, 0);
   json gp = event("gp");
   EXPECT_EQ(gp["id"], 1);
@@ -170,14 +224,16 @@ TEST_F(PersistentRestart, KilledWithoutSystemdTheEventsComeBackEmptyAndListSaysS
 TEST_F(PersistentRestart, ReloadKeepsAnUnchangedEventsSamples) {
   std::string conf = tmp_.path("pp.conf");
   auto write = [&](const std::string& text) { std::ofstream(conf) << text; };
-  write("[gp]\nevent = syscalls:sys_enter_getppid\n[other]\nevent = syscalls:sys_enter_getpid\n"
+  GatedCaller gated(kCalls);
+  std::string gp_section = "[gp]\nevent = syscalls:sys_enter_getppid\nfilter = " + gated.filter() + "\n";
+  write(gp_section + "[other]\nevent = syscalls:sys_enter_getpid\n"
         "[mce]\nevent = mce:mce_record\noptional = yes\n");
   CommandResult started = pp({"daemon", "--config=" + conf});
   ASSERT_EQ(started.status, 0) << started.err;
   json gp = event("gp");
   EXPECT_EQ(gp["origin"], "config");
-  pid_t caller = calls();
-  write("[gp]\nevent = syscalls:sys_enter_getppid\n[new]\nevent = syscalls:sys_enter_getsid\n");
+  pid_t caller = calls(gated);
+  write(gp_section + "[new]\nevent = syscalls:sys_enter_getsid\n");
   CommandResult reload = pp({"daemon", "--reload"});
   ASSERT_EQ(reload.status, 0) << reload.err;
   EXPECT_NE(reload.out.find("1 created, 2 killed, 1 unchanged"), std::string::npos) << reload.out;
@@ -187,13 +243,13 @@ TEST_F(PersistentRestart, ReloadKeepsAnUnchangedEventsSamples) {
   EXPECT_EQ(samples_now("gp", caller), kCalls) << "the unchanged event kept its buffer";
   ASSERT_EQ(events().size(), 2u);
 
-  write("[gp]\nevent = syscalls:sys_enter_getppid\nbogus\n");
+  write(gp_section + "bogus\n");
   CommandResult bad = pp({"daemon", "--reload"});
   EXPECT_EQ(bad.status, 9) << bad.err;
-  EXPECT_NE(bad.err.find("pp.conf:3"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("pp.conf:4"), std::string::npos) << bad.err;
   EXPECT_EQ(events().size(), 2u) << "nothing changed";
   // SIGHUP does the same as --reload, reporting in the log.
-  write("[gp]\nevent = syscalls:sys_enter_getppid\n");
+  write(gp_section);
   ASSERT_EQ(::kill(broker_pid(), SIGHUP), 0);
   for (int i = 0; i < 500 && events().size() != 1; i++)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -346,7 +402,11 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
   auto keeper = sys::Child::spawn(
       {binary_path(), "daemon", "--keeper", "--foreground", "--run-dir=" + run_dir_});
   ASSERT_TRUE(keeper.ok()) << keeper.error().message();
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"}).status, 0);
+  GatedCaller gated(kCalls);
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
+                gated.filter()})
+                .status,
+            0);
   auto kept = [&] {
     for (int i = 0; i < 1000; i++) {
       json gp = event("gp");
@@ -362,7 +422,7 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
   manager.drain();
   EXPECT_TRUE(manager.store.count("pp-event-1-cpu-0")) << "stored by name, FDPOLL=0";
   EXPECT_TRUE(manager.store.count("pp-listener"));
-  pid_t caller = calls();
+  pid_t caller = calls(gated);
   ASSERT_EQ(samples_now("gp", caller), kCalls);
 
   pid_t current = first;

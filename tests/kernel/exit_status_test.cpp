@@ -77,6 +77,31 @@ TEST_F(ExitStatusKernel, Status2ABrokerAlreadyServesTheRunDirectory) {
   EXPECT_NE(r.err.find("a broker already serves"), std::string::npos) << r.err;
 }
 
+// create when no broker runs and none can be started (its saved state is
+// corrupt, so the broker it starts exits 2): broker-down (8), in text and
+// JSON, never "refused". A bad config file stops the broker with 9.
+TEST_F(ExitStatusKernel, Status8CreateWhenNoBrokerCanStartAnd9ForABadConfig) {
+  EXPECT_TRUE(stop_broker(run_dir_));
+  ASSERT_TRUE(sys::Tree(run_dir_).exists("state.json"));
+  tmp_.write("run/state.json", "{\"version\": 1, \"next_id\": \"x\"}");
+  CommandResult r = pp({"create", "-e", "syscalls:sys_enter_getpid"});
+  EXPECT_EQ(r.status, 8) << r.err;
+  EXPECT_NE(r.err.find("the broker is not running"), std::string::npos) << r.err;
+  r = pp({"create", "--json", "-e", "syscalls:sys_enter_getpid"});
+  EXPECT_EQ(r.status, 8) << r.err;
+  json j = json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  EXPECT_EQ(j["error"]["kind"], "broker-down");
+  EXPECT_EQ(j["error"]["exit_status"], 8);
+  // daemon --reload with no broker: 8 as well.
+  EXPECT_EQ(run_pp({"daemon", "--reload", "--run-dir", run_dir_}).status, 8);
+  ::unlink((run_dir_ + "/state.json").c_str());
+  tmp_.write("bad.conf", "[a]\nevent = syscalls:sys_enter_getpid\ncolour = red\n");
+  r = run_pp({"daemon", "--run-dir", run_dir_, "--config", tmp_.path("bad.conf")});
+  EXPECT_EQ(r.status, 9) << r.err;
+  EXPECT_NE(r.err.find("bad.conf:3: unknown key 'colour'"), std::string::npos) << r.err;
+}
+
 TEST_F(ExitStatusKernel, Status3NameTaken) {
   CommandResult r = pp({"create", "--json", "-e", "syscalls:sys_enter_getpid", "--name", "gp"});
   EXPECT_EQ(r.status, 3) << r.err;
