@@ -92,8 +92,8 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   PP_RETURN_IF_ERROR(dir.prepare());
   auto lock = sys::LockFile::acquire(dir.lock());
   // A predecessor that handed over exits at once: its lock goes with it.
-  for (int waited = 0; !lock.ok() && lock.error().code() == EBUSY &&
-                       waited < broker->config_.lock_wait_ms;
+  for (int waited = 0;
+       !lock.ok() && lock.error().code() == EBUSY && waited < broker->config_.lock_wait_ms;
        waited += 10) {
     ::usleep(10000);
     lock = sys::LockFile::acquire(dir.lock());
@@ -119,8 +119,10 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
     broker->config_.handed_over->clear();
     broker->config_.handed_over = nullptr;
   }
-  int64_t watchdog_usec = broker->notifying() ? int64_t(broker->config_.systemd->watchdog_usec()) : 0;
-  broker->watchdog_interval_ms_ = watchdog_usec > 0 ? std::max<int64_t>(1, watchdog_usec / 2000) : 0;
+  int64_t watchdog_usec =
+      broker->notifying() ? int64_t(broker->config_.systemd->watchdog_usec()) : 0;
+  broker->watchdog_interval_ms_ =
+      watchdog_usec > 0 ? std::max<int64_t>(1, watchdog_usec / 2000) : 0;
   broker->notify("STATUS=restoring the registry");
   // A fresh publication: whatever a dead broker left in events/ goes.
   PP_RETURN_IF_ERROR(dir.publish_pmu());
@@ -148,9 +150,9 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   // sender too.
   PP_RETURN_IF_ERROR(broker->listener_.pass_credentials());
   if (broker->notifying()) {
-    Status stored = from_store ? ok_status()
-                               : broker->config_.systemd->store_fd(kListenerFdName,
-                                                                   broker->listener_.fd());
+    Status stored =
+        from_store ? ok_status()
+                   : broker->config_.systemd->store_fd(kListenerFdName, broker->listener_.fd());
     if (stored.ok())
       broker->listener_stored_ = true;
     else
@@ -989,9 +991,8 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     handover_sizes_.clear();
   }
   std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
-  if (handover_done_ && std::none_of(clients_.begin(), clients_.end(), [](const auto& c) {
-        return !c->out.empty();
-      }))
+  if (handover_done_ &&
+      std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
   if (now_ms >= next_guard_ms_) {
     guard_events();

@@ -142,7 +142,7 @@ class Broker {
   // What a reload did, by event name.
   struct ReloadReport {
     std::vector<std::string> created, killed, recreated, retried, unchanged, left_alone;
-    std::vector<std::pair<std::string, std::string>> failed;  // name, why (not optional ones)
+    std::vector<std::pair<std::string, std::string>> failed;       // name, why (not optional ones)
     std::vector<std::pair<std::string, std::string>> unavailable;  // optional ones
     json to_json() const;
     std::string summary() const;  // "1 created, 1 killed, 2 unchanged"
@@ -317,8 +317,8 @@ class Broker {
   mutable BrokerLog log_;
   int64_t accept_paused_until_ms_ = 0;  // out of fds: not accepting until then
   int64_t next_guard_ms_ = 0;
-  InheritedFds inherited_;          // at start: what the store or a predecessor gave back
-  bool listener_stored_ = false;    // the listening socket is in systemd's fd store
+  InheritedFds inherited_;            // at start: what the store or a predecessor gave back
+  bool listener_stored_ = false;      // the listening socket is in systemd's fd store
   int64_t watchdog_interval_ms_ = 0;  // half WATCHDOG_USEC; 0 for no watchdog
   int64_t next_watchdog_ms_ = 0;
   // The handover (daemon --replace): the client taking over, and the fds

@@ -101,8 +101,7 @@ Status BrokerBackend::start_broker() {
     if (!managed.ok())
       return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
                    "the broker is not running for " + dir_.root() +
-                       ", and whether systemd manages it is unknown (" +
-                       managed.error().message() +
+                       ", and whether systemd manages it is unknown (" + managed.error().message() +
                        "): start it with 'systemctl start " + kBrokerUnit + "'");
     if (*managed)
       return start_through_systemd();
@@ -166,9 +165,9 @@ Status BrokerBackend::wait_for_broker(int timeout_ms, const std::function<bool()
       return ok_status();
     }
     if (give_up() || std::chrono::steady_clock::now() > deadline)
-      return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
-                   "the broker is not running: " + why_not + " (" + connected.error().message() +
-                       ")");
+      return Error(
+          ErrorKind::kBrokerDown, ECONNREFUSED,
+          "the broker is not running: " + why_not + " (" + connected.error().message() + ")");
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }

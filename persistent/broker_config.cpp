@@ -254,8 +254,8 @@ Result<Broker::ReloadReport> Broker::reload() {
   auto report = apply_config(*wanted, true);
   std::string status = report.ok() ? report->summary() : report.error().message();
   log("reloaded " + config_.config_file + ": " + (status.empty() ? "no config events" : status));
-  notify("READY=1\nSTATUS=serving " + std::to_string(event_count()) + " event(s); reloaded: " +
-         status);
+  notify("READY=1\nSTATUS=serving " + std::to_string(event_count()) +
+         " event(s); reloaded: " + status);
   return report;
 }
 

@@ -140,12 +140,11 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
                 "perf_event_open(" + attr + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#2\n" +
                 "ioctl(fd#2, " + pass_all + "mmap(fd#2, " + length + ", PROT_READ) = map#2\n" +
                 "ioctl(fd#1, PERF_EVENT_IOC_ID, &id) = 0 (id 1)\n" +
-                "ioctl(fd#2, PERF_EVENT_IOC_ID, &id) = 0 (id 2)\n" +
-                "perf_event_open(" + context + ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" +
-                "mmap(fd#3, " + context_length + ", PROT_READ) = map#3\n" + "perf_event_open(" +
-                context + ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " +
-                context_length + ", PROT_READ) = map#4\n" +
-                "ioctl(fd#3, PERF_EVENT_IOC_ID, &id) = 0 (id 3)\n" +
+                "ioctl(fd#2, PERF_EVENT_IOC_ID, &id) = 0 (id 2)\n" + "perf_event_open(" + context +
+                ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#3\n" + "mmap(fd#3, " + context_length +
+                ", PROT_READ) = map#3\n" + "perf_event_open(" + context +
+                ", pid=-1, cpu=1, group_fd=-1, flags=0) = fd#4\n" + "mmap(fd#4, " + context_length +
+                ", PROT_READ) = map#4\n" + "ioctl(fd#3, PERF_EVENT_IOC_ID, &id) = 0 (id 3)\n" +
                 "ioctl(fd#4, PERF_EVENT_IOC_ID, &id) = 0 (id 4)\n");
 }
 

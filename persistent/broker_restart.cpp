@@ -26,8 +26,8 @@ void Broker::store_fds(const LiveEvent& event) {
   if (!notifying())
     return;
   for (const CpuBuffer& buffer : event.buffers)
-    if (Status s = config_.systemd->store_fd(event_fd_name(event.info.id, buffer.cpu),
-                                             buffer.fd.get());
+    if (Status s =
+            config_.systemd->store_fd(event_fd_name(event.info.id, buffer.cpu), buffer.fd.get());
         !s.ok())
       log_.write("systemd", "cannot store event " + std::to_string(event.info.id) +
                                 "'s fd in systemd's fd store: " + s.error().message() +
@@ -176,6 +176,13 @@ Result<Broker::Answer> Broker::handle_handover(Client& client, const Request& re
     return Error(EBUSY, "another broker is taking over already");
   if (handover_done_)
     return Error(EBUSY, "this broker has handed over already");
+  // systemd would restart a main process that exits, and that broker would
+  // find the run directory taken: under systemd, systemd restarts it.
+  if (notifying())
+    return Error(EPERM,
+                 "this broker runs under systemd, which would start another one when it exits: "
+                 "restart it with 'systemctl restart perf-persistent' instead (the fd store and "
+                 "the keeper keep its events and samples)");
   if (!handover_client_) {
     // From now on the registry is frozen and nothing new is accepted: the
     // new broker takes exactly what state.json says.

@@ -10,8 +10,8 @@
 
 #include <chrono>
 #include <future>
-#include <sstream>
 #include <gtest/gtest.h>
+#include <sstream>
 #include <thread>
 
 #include "persistent/broker.h"
@@ -42,8 +42,7 @@ size_t count_prefix(const std::vector<std::string>& v, const std::string& prefix
 class BrokerSystemdTest : public ::testing::Test {
  protected:
   BrokerSystemdTest()
-      : kernel_({.cpus = 2}),
-        systemd_({.duplicate = [this](int fd) {
+      : kernel_({.cpus = 2}), systemd_({.duplicate = [this](int fd) {
           return kernel_.is_fake_fd(fd) ? kernel_.duplicate(fd) : sys::duplicate(fd);
         }}) {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
@@ -103,10 +102,9 @@ class BrokerSystemdTest : public ::testing::Test {
   }
 
   size_t opens() const {
-    return size_t(std::count_if(kernel_.calls().begin(), kernel_.calls().end(),
-                                [](const sys::KernelCall& c) {
-                                  return c.kind == sys::KernelCall::Kind::kOpen;
-                                }));
+    return size_t(std::count_if(
+        kernel_.calls().begin(), kernel_.calls().end(),
+        [](const sys::KernelCall& c) { return c.kind == sys::KernelCall::Kind::kOpen; }));
   }
 
   // Holds event `id`'s buffer on `cpu` mapped, as the keeper does.
@@ -511,6 +509,68 @@ TEST_F(BrokerSystemdTest, CreateAsksSystemdToStartTheBrokerWhereItManagesOne) {
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().kind(), ErrorKind::kBrokerDown);
   EXPECT_TRUE(plain.units_started().empty());
+}
+
+}  // namespace
+}  // namespace pp::persistent
+
+namespace pp::persistent {
+namespace {
+
+// The handover of daemon --replace, the old broker's side: every fd by
+// name, page by page, the registry frozen meanwhile (a create gets EAGAIN),
+// and a handover whose new broker goes away is abandoned. A broker under
+// systemd refuses it: systemd restarts it instead.
+TEST_F(BrokerSystemdTest, HandoverFreezesHandsEveryFdByNameAndCanBeAbandoned) {
+  start();
+  create(kGetppidRequest);
+  auto refused = BrokerConnection::connect(RunDir(config_.run_dir));
+  ASSERT_TRUE(refused.ok());
+  Request handover;
+  handover.op = Op::kHandover;
+  auto no = refused->call(handover);
+  ASSERT_FALSE(no.ok());
+  EXPECT_EQ(no.error().code(), EPERM);
+  EXPECT_NE(no.error().message().find("systemctl restart perf-persistent"), std::string::npos);
+  stop();
+
+  config_.systemd = nullptr;
+  start();
+  auto early = client();  // connected before the handover: served during it
+  ASSERT_TRUE(early->list(false, nullptr).ok());
+  {
+    auto taker = BrokerConnection::connect(RunDir(config_.run_dir));
+    ASSERT_TRUE(taker.ok());
+    std::vector<sys::Fd> fds;
+    auto reply = taker->call(handover, &fds);
+    ASSERT_TRUE(reply.ok()) << reply.error().message();
+    std::vector<std::string> names;
+    for (const json& f : (*reply)["fds"])
+      names.push_back(f["name"].get<std::string>());
+    std::string ctx = std::to_string(kFirstContextId);
+    EXPECT_EQ(names, (std::vector<std::string>{"pp-event-1-cpu-0", "pp-event-1-cpu-1",
+                                               "pp-event-" + ctx + "-cpu-0",
+                                               "pp-event-" + ctx + "-cpu-1", "pp-listener"}));
+    EXPECT_EQ(fds.size(), 5u);
+    EXPECT_EQ((*reply)["fds"][0]["mmap_bytes"], (1 + kDefaultPages) * sys::page_size());
+    EXPECT_EQ((*reply)["fds"][4]["mmap_bytes"], 0);
+    EXPECT_EQ((*reply)["more"], false) << "every fd fits one page";
+    // Frozen: a change waits for the new broker. (New connections wait in
+    // the backlog for it.)
+    EXPECT_TRUE(early->list(false, nullptr).ok());
+    auto frozen = early->create({"cpu-clock", "c", 0, "", ""}, nullptr);
+    ASSERT_FALSE(frozen.ok());
+    EXPECT_EQ(frozen.error().code(), EAGAIN);
+    EXPECT_NE(frozen.error().message().find("try again in a moment"), std::string::npos);
+  }
+  // The taker went away before handover-done: the broker serves on.
+  for (int i = 0; i < 100; i++) {
+    auto again = client()->create({"cpu-clock", "c", 0, "", ""}, nullptr);
+    if (again.ok())
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ADD_FAILURE() << "the abandoned handover still freezes the registry";
 }
 
 }  // namespace

@@ -451,8 +451,8 @@ TEST_F(BrokerTest, ConfigFileEventsAreCreatedAtStart) {
     auto broker = start();
     ASSERT_TRUE(broker) << "a failing event does not stop the broker";
     EXPECT_EQ(kernel_.opens, 2);
-    EXPECT_EQ(broker->start_summary(), "0 events restored, 1 failed, 1 unavailable (optional) from " +
-                                           tmp_.path("pp.conf"));
+    EXPECT_EQ(broker->start_summary(),
+              "0 events restored, 1 failed, 1 unavailable (optional) from " + tmp_.path("pp.conf"));
     auto s = connect();
     send_request(s, "{\"op\": \"list\"}");
     auto listed = reply(*broker, s);

@@ -477,8 +477,8 @@ class Checker {
     }
     if (bad == 0)
       add("buffers-lost", CheckStatus::kOk,
-          "no event lost its buffers in the last " + std::to_string(kBuffersLostWindowSeconds / 3600) +
-              " h",
+          "no event lost its buffers in the last " +
+              std::to_string(kBuffersLostWindowSeconds / 3600) + " h",
           source);
   }
 

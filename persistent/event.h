@@ -76,15 +76,15 @@ inline constexpr const char* kOriginConfig = "config";
 struct EventInfo {
   uint64_t id = 0;
   std::string name;
-  std::string event;              // the event string given to create; "" when unknown
-  std::string backend;            // "broker" or "kernel"
+  std::string event;    // the event string given to create; "" when unknown
+  std::string backend;  // "broker" or "kernel"
   // "running"; "failed": the broker could not create or re-create it (error
   // says why; retried at every reload); "unavailable": the same for an
   // event the config marks optional, which is no failure; "down": the
   // registry holds it but no broker runs.
   std::string state = "running";
-  std::string error;              // why it failed
-  sys::EventAttr attr;            // what is open on each CPU (all zero when unknown)
+  std::string error;    // why it failed
+  sys::EventAttr attr;  // what is open on each CPU (all zero when unknown)
   std::vector<int> cpus;
   uint64_t pages = 0;      // data pages per CPU
   uint64_t page_size = 0;  // bytes

@@ -153,7 +153,8 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
   PP_ASSIGN_OR_RETURN(e.optional, g.boolean_or("optional", false));
   if (g.has("buffers_lost") && !value.at("buffers_lost").is_null()) {
     PP_ASSIGN_OR_RETURN(const json* lost, g.object("buffers_lost"));
-    PP_ASSIGN_OR_RETURN(e.lost_reason, JsonFields(*lost, where + ", buffers_lost").str_or("reason", ""));
+    PP_ASSIGN_OR_RETURN(e.lost_reason,
+                        JsonFields(*lost, where + ", buffers_lost").str_or("reason", ""));
   }
   if (g.has("tampered")) {
     PP_ASSIGN_OR_RETURN(e.tamper_count, g.u64_or("tamper_count", 0));

@@ -32,9 +32,9 @@ class Handover {
   // exits. Returns its pid.
   Result<int> finish();
 
-  std::vector<sys::NamedFd> fds;         // by name (persistent/fd_store.h)
-  std::vector<sys::Mapping> mappings;    // held until the new broker maps them too
-  size_t events = 0;                     // buffers handed over (fds less the socket)
+  std::vector<sys::NamedFd> fds;       // by name (persistent/fd_store.h)
+  std::vector<sys::Mapping> mappings;  // held until the new broker maps them too
+  size_t events = 0;                   // buffers handed over (fds less the socket)
 
  private:
   explicit Handover(BrokerConnection connection) : connection_(std::move(connection)) {}

@@ -53,8 +53,8 @@ Result<std::unique_ptr<Keeper>> Keeper::start(KeeperOptions options) {
   auto lock = sys::LockFile::acquire(keeper->dir_.keeper_lock());
   if (!lock.ok()) {
     if (lock.error().code() == EBUSY)
-      return Error(EBUSY, lock.error().message() + ": a keeper already runs for " +
-                              keeper->dir_.root());
+      return Error(EBUSY,
+                   lock.error().message() + ": a keeper already runs for " + keeper->dir_.root());
     return lock.error();
   }
   keeper->lock_.emplace(std::move(*lock));
@@ -118,8 +118,8 @@ Status Keeper::sync() {
   }
   if (synced.ok()) {
     if (retry_ms_ > 0)
-      log("the broker answers again; keeping " + std::to_string(kept_buffers()) +
-          " buffer(s) of " + std::to_string(kept_events()) + " event(s)");
+      log("the broker answers again; keeping " + std::to_string(kept_buffers()) + " buffer(s) of " +
+          std::to_string(kept_events()) + " event(s)");
     retry_ms_ = 0;
     return synced;
   }
@@ -164,10 +164,9 @@ Status Keeper::sync_once(bool* lost) {
     bool same = found != kept_.end() && found->second.size() == event->cpus.size() &&
                 !event->perf_ids.empty() &&
                 std::all_of(event->perf_ids.begin(), event->perf_ids.end(), [&](const CpuId& c) {
-                  return std::any_of(found->second.begin(), found->second.end(),
-                                     [&](const KeptBuffer& b) {
-                                       return b.cpu == c.cpu && b.perf_id == c.id;
-                                     });
+                  return std::any_of(
+                      found->second.begin(), found->second.end(),
+                      [&](const KeptBuffer& b) { return b.cpu == c.cpu && b.perf_id == c.id; });
                 });
     if (same && registered_)
       continue;
@@ -204,9 +203,9 @@ Status Keeper::sync_once(bool* lost) {
       now.push_back({cpu, perf_id.ok() ? *perf_id : 0, std::move(buffer->fd), std::move(*mapping)});
     }
     if (renewed)
-      log(std::string(found == kept_.end() ? "keeping" : "keeping anew (re-created)") +
-          " event " + std::to_string(id) + " '" + event->name + "': " +
-          std::to_string(now.size()) + " buffer(s)");
+      log(std::string(found == kept_.end() ? "keeping" : "keeping anew (re-created)") + " event " +
+          std::to_string(id) + " '" + event->name + "': " + std::to_string(now.size()) +
+          " buffer(s)");
     kept_[id] = std::move(now);
   }
   registered_ = true;

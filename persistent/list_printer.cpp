@@ -79,8 +79,8 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
       footnotes.push_back(e.name + ": failed: " + e.error +
                           " (tried again at every reload: 'perf persistent daemon --reload')");
     if (unavailable)
-      footnotes.push_back(e.name + ": unavailable on this host (optional in the config): " +
-                          e.error);
+      footnotes.push_back(e.name +
+                          ": unavailable on this host (optional in the config): " + e.error);
     if (e.tamper_count) {
       footnotes.push_back("! " + e.name + ": tampered with " + std::to_string(e.tamper_count) +
                           " time" + (e.tamper_count == 1 ? "" : "s") +

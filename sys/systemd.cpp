@@ -1,11 +1,11 @@
 #include "sys/systemd.h"
 
 #include <fcntl.h>
-#include <systemd/sd-bus.h>
-#include <systemd/sd-daemon.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
 
 namespace pp::sys {
 namespace {
@@ -75,8 +75,8 @@ class RealSystemd final : public Systemd {
     PP_RETURN_IF_ERROR(bus.open());
     sd_bus_error error = SD_BUS_ERROR_NULL;
     sd_bus_message* reply = nullptr;
-    int r = sd_bus_call_method(bus.get(), kDestination, kPath, kManager, "GetUnitFileState",
-                               &error, &reply, "s", unit.c_str());
+    int r = sd_bus_call_method(bus.get(), kDestination, kPath, kManager, "GetUnitFileState", &error,
+                               &reply, "s", unit.c_str());
     bool known = r >= 0;
     bool missing = r < 0 && sd_bus_error_has_name(&error, "org.freedesktop.systemd1.NoSuchUnit");
     std::string why = r < 0 ? bus_error_text(error, r) : "";
@@ -98,9 +98,8 @@ class RealSystemd final : public Systemd {
     sd_bus_error_free(&error);
     sd_bus_message_unref(reply);
     if (r < 0)
-      return Error(-r, "asking systemd to start " + unit + ": " + why +
-                           " (try 'systemctl start " + unit + "' and 'journalctl -u " + unit +
-                           "')");
+      return Error(-r, "asking systemd to start " + unit + ": " + why + " (try 'systemctl start " +
+                           unit + "' and 'journalctl -u " + unit + "')");
     return ok_status();
   }
 

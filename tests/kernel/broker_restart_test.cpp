@@ -9,8 +9,8 @@
 // test then confirms it under the real thing.
 #include <fcntl.h>
 #include <poll.h>
-#include <signal.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
@@ -93,7 +93,6 @@ class GatedCaller {
 
 class PersistentRestart : public PrivateBrokerTest {
  protected:
-
   // Makes the caller's calls: its pid.
   static pid_t calls(GatedCaller& caller) {
     EXPECT_TRUE(caller.run());
@@ -142,10 +141,10 @@ class PersistentRestart : public PrivateBrokerTest {
 // N samples made before are all there after.
 TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
   GatedCaller gated(kCalls);
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
-                gated.filter()})
-                .status,
-            0);
+  ASSERT_EQ(
+      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
+          .status,
+      0);
   ASSERT_EQ(pp({"create", "-e", "cpu-clock", "-m", "8", "-C", "1"}).status, 0);
   json before = events();
   ASSERT_EQ(before.size(), 2u);
@@ -184,10 +183,10 @@ TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
 // buffers were lost and when.
 TEST_F(PersistentRestart, KilledWithoutSystemdTheEventsComeBackEmptyAndListSaysSo) {
   GatedCaller gated(kCalls);
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
-                gated.filter()})
-                .status,
-            0);
+  ASSERT_EQ(
+      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
+          .status,
+      0);
   pid_t caller = calls(gated);
   ASSERT_EQ(samples_now("gp", caller), kCalls);
   int64_t created = event("gp")["created"].get<int64_t>();
@@ -225,8 +224,10 @@ TEST_F(PersistentRestart, ReloadKeepsAnUnchangedEventsSamples) {
   std::string conf = tmp_.path("pp.conf");
   auto write = [&](const std::string& text) { std::ofstream(conf) << text; };
   GatedCaller gated(kCalls);
-  std::string gp_section = "[gp]\nevent = syscalls:sys_enter_getppid\nfilter = " + gated.filter() + "\n";
-  write(gp_section + "[other]\nevent = syscalls:sys_enter_getpid\n"
+  std::string gp_section =
+      "[gp]\nevent = syscalls:sys_enter_getppid\nfilter = " + gated.filter() + "\n";
+  write(gp_section +
+        "[other]\nevent = syscalls:sys_enter_getpid\n"
         "[mce]\nevent = mce:mce_record\noptional = yes\n");
   CommandResult started = pp({"daemon", "--config=" + conf});
   ASSERT_EQ(started.status, 0) << started.err;
@@ -395,7 +396,8 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
     ::waitpid(pid, &status, 0);
   };
   pid_t first = manager.start(broker, log);
-  ASSERT_TRUE(manager.wait_for("READY=1")) << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
+  ASSERT_TRUE(manager.wait_for("READY=1"))
+      << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
   size_t ready_at = manager.messages.size();
   EXPECT_TRUE(manager.wait_for("WATCHDOG=1", ready_at)) << "pinged at half of 400 ms";
 
@@ -403,10 +405,10 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
       {binary_path(), "daemon", "--keeper", "--foreground", "--run-dir=" + run_dir_});
   ASSERT_TRUE(keeper.ok()) << keeper.error().message();
   GatedCaller gated(kCalls);
-  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter",
-                gated.filter()})
-                .status,
-            0);
+  ASSERT_EQ(
+      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
+          .status,
+      0);
   auto kept = [&] {
     for (int i = 0; i < 1000; i++) {
       json gp = event("gp");
@@ -432,7 +434,8 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
     manager.drain();
     size_t at = manager.messages.size();
     current = manager.start(broker, log);
-    ASSERT_TRUE(manager.wait_for("READY=1", at)) << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
+    ASSERT_TRUE(manager.wait_for("READY=1", at))
+        << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
     json now = event("gp");
     EXPECT_EQ(now["id"], gp["id"]);
     EXPECT_EQ(now["name"], "gp");
