@@ -17,6 +17,7 @@
 #include "persistent/broker.h"
 #include "persistent/broker_client.h"
 #include "persistent/daemon.h"
+#include "persistent/event_json.h"
 #include "persistent/fd_store.h"
 #include "persistent/testing/test_doubles.h"
 #include "persistent/tracking.h"
@@ -264,6 +265,25 @@ TEST_F(BrokerSystemdTest, RestartWithoutAKeeperKeepsTheEventsButNotTheSamples) {
   EXPECT_EQ(events[0].buffer_start, now_.load());
   EXPECT_NE(events[0].lost_reason.find("nothing kept its buffers mapped"), std::string::npos)
       << events[0].lost_reason;
+}
+
+// The same within the second the event was created (times are in seconds):
+// the restart still shows, in list and in its JSON.
+TEST_F(BrokerSystemdTest, ARestartWithinTheSameSecondStillShows) {
+  start();
+  create(kGetppidRequest);
+  kernel_.emit(0, {PERF_TYPE_TRACEPOINT, kGetppid}, {.pid = 42});
+  stop();
+  start();
+  std::vector<EventInfo> events = list();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].buffer_start, events[0].created) << "the clock did not move";
+  EXPECT_TRUE(events[0].restarted());
+  json j = event_to_json(events[0]);
+  EXPECT_TRUE(j["restarted"].get<bool>());
+  EXPECT_NE(j["buffers_lost"]["reason"].get<std::string>().find("nothing kept its buffers"),
+            std::string::npos)
+      << j.dump();
 }
 
 // `systemctl stop` releases the store: the next start re-creates the events

@@ -128,8 +128,9 @@ struct EventInfo {
     return attr.attr.use_clockid ? sys::clock_name(attr.attr.clockid) : std::string();
   }
   // The buffers restarted after the event was created (a broker restart):
-  // samples from before are gone.
-  bool restarted() const { return buffer_start != created; }
+  // samples from before are gone. Times are in seconds, so a restart within
+  // the second the event was created shows only in lost_reason.
+  bool restarted() const { return buffer_start != created || !lost_reason.empty(); }
 };
 
 // What `create` asks for.

@@ -455,7 +455,8 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
   ASSERT_TRUE(manager.wait_for("READY=1", at));
   json now = event("gp");
   EXPECT_EQ(now["perf_ids"], gp["perf_ids"]) << "still the same kernel event";
-  EXPECT_TRUE(now["restarted"].get<bool>());
+  ASSERT_TRUE(now["restarted"].get<bool>())
+      << now.dump() << "\n" << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
   EXPECT_NE(now["buffers_lost"]["reason"].get<std::string>().find("nothing kept its buffers"),
             std::string::npos)
       << now.dump();
