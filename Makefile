@@ -8,7 +8,10 @@
 #   make doc          man pages from Documentation/perf-persistent*.txt
 #   make lint         clang-format check and clang-tidy
 #   make layers       check every #include against the allowed module graph
-#   make install      binary into perf's exec path, man pages under the man path
+#   make install      binary into perf's exec path, man pages under the man path,
+#                     the systemd units, /etc/perf-persistent.conf, bash completion
+#   make uninstall    remove what install installed (an edited config stays)
+#   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make ci           everything CI runs: layers, check-binary, lint, doc, asan,
 #                     fuzz, check-mce, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
@@ -120,7 +123,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
-	lint format install uninstall ci bench check-mce clean setup FORCE
+	lint format install uninstall deb ci bench check-mce clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -274,16 +277,67 @@ format:
 
 EXEC_PATH = $(shell $(PERF) --exec-path 2>/dev/null || echo /usr/lib/perf-core)
 
+# What install adds besides the program and the man pages: the units (their
+# ExecStart naming the exec path the program went to), the default config
+# file (only where none is, and left on uninstall when edited), the bash
+# completion, and its hook that completes `perf persistent` (bash-completion
+# reads /etc/bash_completion.d/ at start; perf's own completion is loaded
+# later). The package (debian/rules) sets PREFIX=/usr and
+# UNITDIR=/lib/systemd/system.
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
+UNITS := perf-persistent.service perf-persistent-keeper.service
+PP_VERSION := $(shell cat VERSION)
+
 install: $(BIN) doc
 	install -D -m 0755 $(BIN) $(DESTDIR)$(EXEC_PATH)/perf-persistent
 	install -d $(DESTDIR)$(PREFIX)/bin
 	ln -sf $(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -d $(DESTDIR)$(UNITDIR)
+	for u in $(UNITS); do \
+		sed 's|/usr/lib/perf-core/perf-persistent|$(EXEC_PATH)/perf-persistent|g' contrib/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	test -e $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf || \
+		install -D -m 0644 contrib/perf-persistent.conf $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf
+	install -D -m 0644 contrib/bash-completion/perf-persistent \
+		$(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent
+	install -d $(DESTDIR)$(SYSCONFDIR)/bash_completion.d
+	sed 's|/usr/share/bash-completion/completions/perf-persistent|$(BASH_COMPLETION_DIR)/perf-persistent|' \
+		contrib/bash-completion/perf-persistent.perf-hook \
+		>$(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
+	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
+ifeq ($(DESTDIR),)
+	@echo "installed; to start the broker at boot: systemctl daemon-reload && systemctl enable --now perf-persistent"
+endif
 
 uninstall:
 	rm -f $(DESTDIR)$(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
+	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent $(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
+	if cmp -s contrib/perf-persistent.conf $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf; \
+	elif [ -e $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf ]; then \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf (edited)"; \
+	fi
+ifeq ($(DESTDIR),)
+	@echo "uninstalled; if the units were enabled: systemctl disable --now perf-persistent perf-persistent-keeper; systemctl daemon-reload"
+endif
+
+# The Debian package, from the tree as built (debian/rules runs `make all`,
+# which rebuilds nothing when $(BUILD) is up to date, and never cleans it):
+# the .deb and the rest of dpkg-buildpackage's output, which it writes next
+# to the tree, are moved into $(BUILD)/deb/.
+deb: $(BIN) doc
+	$(quiet) DEB "$(BUILD)/deb/perf-persistent_$(PP_VERSION)_$(shell dpkg --print-architecture).deb"
+	$(Q)rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb
+	$(Q)dpkg-buildpackage -us -uc -b --post-clean $(if $(Q),>$(BUILD)/deb/build.log 2>&1 || { cat $(BUILD)/deb/build.log; exit 1; })
+	$(Q)mv $(foreach e,deb ddeb buildinfo changes,../perf-persistent*_$(PP_VERSION)_*.$(e)) $(BUILD)/deb/ 2>/dev/null; \
+		ls $(BUILD)/deb/*.deb >/dev/null
 
 # Steps one after the other (each builds with the -j it was given), the tests
 # last so the output ends with the test runner's summary.
