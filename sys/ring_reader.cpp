@@ -48,14 +48,30 @@ Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
   reader.offsets_.reserve(geometry.data_size / sizeof(perf_event_header));
   // Both writers start at 0: the oldest position there can be.
   reader.position_ = options.start == RingStart::kOldest ? 0 : load_data_head(reader.page_);
+  reader.last_read_ns_ = reader.now_ns();
   return reader;
 }
 
-uint64_t RingReader::max_step() const {
+int64_t RingReader::now_ns() const {
+  if (hooks_.now_ns)
+    return hooks_.now_ns();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t RingReader::max_step(int64_t now_ns) const {
   // A snapshot's first read may find everything since the buffer was made.
   if (first_read_ && options_.start == RingStart::kOldest)
     return kMaxSnapshotBytes;
-  return kMaxLapBuffers * data_size_;
+  uint64_t laps = kMaxLapBuffers * data_size_;
+  int64_t elapsed = now_ns - last_read_ns_;
+  if (elapsed <= 0)
+    return laps;
+  double by_time = double(kMaxWriteBytesPerSecond) * double(elapsed) / 1e9;
+  if (by_time >= double(kMaxSnapshotBytes))
+    return kMaxSnapshotBytes;
+  return std::max(laps, uint64_t(by_time));
 }
 
 bool RingReader::has_new_data() const {
@@ -93,14 +109,16 @@ bool RingReader::quiet_after_settling(uint64_t head) {
 const RingBatch& RingReader::read() {
   batch_ = RingBatch();
   offsets_.clear();
+  int64_t now = now_ns();
   uint64_t head = load_data_head(page_);
   if (head != position_) {
     ++stats_.reads;
     if (options_.layout == RingLayout::kForward)
-      read_forward(head);
+      read_forward(head, max_step(now));
     else
-      read_backward(head);
+      read_backward(head, max_step(now));
   }
+  last_read_ns_ = now;
   first_read_ = false;
   finish_batch();
   return batch_;
@@ -108,7 +126,7 @@ const RingBatch& RingReader::read() {
 
 // Forward: records occupy [position_, head); the oldest bytes are the ones
 // the writer overwrites first.
-void RingReader::read_forward(uint64_t head) {
+void RingReader::read_forward(uint64_t head, uint64_t max_step) {
   uint64_t available = head - position_;
   if (is_negative(available)) {
     ++stats_.head_regressions;
@@ -116,7 +134,7 @@ void RingReader::read_forward(uint64_t head) {
     position_ = head;
     return;
   }
-  if (available > max_step()) {  // a scribbled head: start over there
+  if (available > max_step) {  // a scribbled head: start over there
     ++stats_.corrupt_heads;
     position_ = head - data_size_;
     available = data_size_;
@@ -158,7 +176,7 @@ void RingReader::read_forward(uint64_t head) {
 
 // Backward: records occupy [head, position_), newest first; the oldest bytes
 // (nearest position_) are the ones the writer overwrites first.
-void RingReader::read_backward(uint64_t head) {
+void RingReader::read_backward(uint64_t head, uint64_t max_step) {
   uint64_t available = position_ - head;
   if (is_negative(available)) {
     ++stats_.head_regressions;
@@ -166,7 +184,7 @@ void RingReader::read_backward(uint64_t head) {
     position_ = head;
     return;
   }
-  if (available > max_step()) {  // a scribbled head: start over there
+  if (available > max_step) {  // a scribbled head: start over there
     ++stats_.corrupt_heads;
     position_ = head + data_size_;
     available = data_size_;

@@ -19,10 +19,13 @@
 //     PERF_RECORD_LOST_SAMPLES from the kernel are emitted like any record
 //     and summed in stats().
 //   - data_head is trusted no further than a writer could move it: a head
-//     that moved against the layout, or more than kMaxLapBuffers buffers
-//     since the last read, was written by someone else (a writable mapping
-//     of the control page); the reader resynchronises there and counts it in
-//     stats().corrupt_heads, never as a loss.
+//     that moved against the layout, or further since the last read than
+//     max_step() allows (kMaxLapBuffers buffers, or kMaxWriteBytesPerSecond
+//     for the time since the last read, whichever is more), was written by
+//     someone else (a writable mapping of the control page); the reader
+//     resynchronises there and counts it in stats().corrupt_heads, never as
+//     a loss. A reader that was stopped or starved for a while is lapped
+//     for real, and counts all it missed as lost.
 //   - Backward layout: data_head always points at the newest record, so
 //     every record boundary is known. Forward layout: once the writer has
 //     lapped the reader the boundary at the tail is lost; the reader then
@@ -131,11 +134,16 @@ struct RingStats {
 };
 
 // A data_head that moved more than this many buffers since the previous
-// read() is corruption, not a writer that lapped the reader: no CPU writes a
-// 512 KiB buffer 64 times over between two reads of a live reader.
+// read(), and faster than kMaxWriteBytesPerSecond over the time between the
+// two reads, is corruption, not a writer that lapped the reader. The rate is
+// above what one CPU can write into its buffer (memory bandwidth), so a
+// reader descheduled for a long time on a loaded machine, or stopped with
+// SIGSTOP, is lapped for real and counts what it missed as lost; a head
+// scribbled to an absurd value is still found.
 // The first read of a snapshot (RingStart::kOldest) allows 1 TiB: all a
 // buffer may have seen since it was created.
 inline constexpr uint64_t kMaxLapBuffers = 64;
+inline constexpr uint64_t kMaxWriteBytesPerSecond = uint64_t(16) << 30;
 inline constexpr uint64_t kMaxSnapshotBytes = uint64_t(1) << 40;
 
 // The records of one read(), oldest first.
@@ -214,22 +222,31 @@ class RingReader {
 
   // For tests, to act out a writer that moves at the worst moments:
   // `after_copy` runs after a batch is copied and before data_head is
-  // re-read; `settle`, when set, runs instead of the settle_us sleep.
+  // re-read; `settle`, when set, runs instead of the settle_us sleep;
+  // `now_ns`, when set, is the clock max_step() measures time with
+  // (nanoseconds; CLOCK_MONOTONIC otherwise).
   struct TestHooks {
     std::function<void()> after_copy{};
     std::function<void()> settle{};
+    std::function<int64_t()> now_ns{};
   };
-  void set_test_hooks(TestHooks hooks) { hooks_ = std::move(hooks); }
+  void set_test_hooks(TestHooks hooks) {
+    hooks_ = std::move(hooks);
+    if (hooks_.now_ns)
+      last_read_ns_ = hooks_.now_ns();
+  }
 
  private:
   RingReader() = default;
 
-  // The furthest data_head may move between two reads before it is corruption.
-  uint64_t max_step() const;
+  // The furthest data_head may move between the previous read and `now_ns`
+  // before it is corruption.
+  uint64_t max_step(int64_t now_ns) const;
+  int64_t now_ns() const;
   void copy_out(uint64_t from, size_t length);
   bool quiet_after_settling(uint64_t head);
-  void read_forward(uint64_t head);
-  void read_backward(uint64_t head);
+  void read_forward(uint64_t head, uint64_t max_step);
+  void read_backward(uint64_t head, uint64_t max_step);
   // Walks records in scratch_[begin, end); returns where the walk stopped.
   RecordWalk walk(size_t begin, size_t end);
   size_t resync(size_t begin, size_t end);
@@ -243,6 +260,7 @@ class RingReader {
   RingReaderOptions options_;
   uint64_t position_ = 0;  // forward: next byte to read; backward: the head we read up to
   bool first_read_ = true;
+  int64_t last_read_ns_ = 0;  // when the head was last seen at position_
 
   std::vector<uint8_t> scratch_;   // the batch's bytes, linear
   std::vector<uint32_t> offsets_;  // record starts in scratch_

@@ -225,6 +225,35 @@ TEST_P(BothLayouts, ALapOfSomeBuffersIsStillALoss) {
   EXPECT_EQ(reader.stats().corrupt_heads, 0u);
 }
 
+// A reader starved for a second (a loaded machine, SIGSTOP) finds the writer
+// hundreds of buffers on: a real lap, counted as lost to the byte. The same
+// jump within a microsecond is more than any CPU writes: corruption.
+TEST_P(BothLayouts, AReaderStarvedForASecondCountsTheWholeLapAsLost) {
+  for (int64_t pause_ns : {int64_t(1'000'000'000), int64_t(1'000)}) {
+    SCOPED_TRACE(pause_ns);
+    MemoryRing ring(256, GetParam());
+    RingReader reader = make_reader(ring, GetParam(), RingStart::kNow);
+    int64_t now = 5'000'000'000;
+    reader.set_test_hooks({.now_ns = [&] { return now; }});
+    ring.write_n(2, 40);
+    (void)reader.read();
+    ring.write_n(1000, 40);  // 40,000 bytes: 156 buffers, more than kMaxLapBuffers
+    now += pause_ns;
+    const RingBatch& batch = reader.read();
+    if (pause_ns >= 1'000'000) {
+      EXPECT_EQ(batch.lost.bytes + batch.bytes, 40000u);
+      EXPECT_EQ(reader.stats().corrupt_heads, 0u);
+    } else {
+      EXPECT_EQ(reader.stats().corrupt_heads, 1u);
+      EXPECT_LE(batch.lost.bytes, ring.writer().data_size()) << "never an absurd loss";
+    }
+    ring.write_n(3, 40);
+    std::vector<uint64_t> after = ring.check(reader.read());
+    ASSERT_EQ(after.size(), 3u);
+    EXPECT_EQ(after.back(), ring.next_seq() - 1);
+  }
+}
+
 // The flight recorder: a snapshot of a buffer lapped many times over.
 TEST_P(BothLayouts, SnapshotOfALappedBufferHoldsTheNewestRecords) {
   MemoryRing ring(1024, GetParam());

@@ -456,7 +456,8 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
   json now = event("gp");
   EXPECT_EQ(now["perf_ids"], gp["perf_ids"]) << "still the same kernel event";
   ASSERT_TRUE(now["restarted"].get<bool>())
-      << now.dump() << "\n" << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
+      << now.dump() << "\n"
+      << sys::Tree(tmp_.path("")).read("broker.log").value_or("");
   EXPECT_NE(now["buffers_lost"]["reason"].get<std::string>().find("nothing kept its buffers"),
             std::string::npos)
       << now.dump();
