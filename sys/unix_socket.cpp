@@ -55,7 +55,12 @@ Status enable_credentials(int fd) {
 }  // namespace
 
 bool pidfd_alive(int pidfd) {
-  return ::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0;
+  // Signal 0 checks without sending. EPERM means the process is there but
+  // this one may not signal it (another uid, and no CAP_KILL: the broker's
+  // unit keeps only CAP_PERFMON); only ESRCH means it has exited.
+  if (::syscall(SYS_pidfd_send_signal, pidfd, 0, nullptr, 0) == 0)
+    return true;
+  return errno == EPERM;
 }
 
 Status UnixSocket::pass_credentials() {

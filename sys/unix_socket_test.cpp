@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -156,6 +158,39 @@ TEST(UnixSocket, TooManyDescriptorsIsRefused) {
   auto n = pair->first.send_some(bytes("x"), fds);
   ASSERT_FALSE(n.ok());
   EXPECT_EQ(n.error().code(), EINVAL);
+}
+
+// A process that may not signal another (another uid, no CAP_KILL: the
+// broker under its unit) still sees it alive; a process that exited is not.
+TEST(PidfdAlive, AliveEvenWhenSignallingItIsNotAllowed) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root, to become another uid";
+  int self = int(::syscall(SYS_pidfd_open, ::getpid(), 0));
+  ASSERT_GE(self, 0);
+  EXPECT_TRUE(pidfd_alive(self));
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // uid 65534 has no capabilities and may not signal root's process.
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+      ::_exit(2);
+    bool denied = ::syscall(SYS_pidfd_send_signal, self, 0, nullptr, 0) != 0 && errno == EPERM;
+    ::_exit(!denied ? 3 : pidfd_alive(self) ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: called dead; 2: setuid failed; 3: not denied";
+  pid_t exited = ::fork();
+  ASSERT_GE(exited, 0);
+  if (exited == 0)
+    ::_exit(0);
+  int pidfd = int(::syscall(SYS_pidfd_open, exited, 0));
+  ASSERT_GE(pidfd, 0);
+  ASSERT_EQ(::waitpid(exited, &status, 0), exited);
+  EXPECT_FALSE(pidfd_alive(pidfd));
+  ::close(pidfd);
+  ::close(self);
 }
 
 }  // namespace
