@@ -12,8 +12,9 @@
 #                     the systemd units, /etc/perf-persistent.conf, bash completion
 #   make uninstall    remove what install installed (an edited config stays)
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
-#   make ci           everything CI runs: layers, check-binary, lint, doc, asan,
-#                     fuzz, check-mce, test
+#   make check-completion  the bash completion against the built program
+#   make ci           everything CI runs: layers, check-binary, lint, doc,
+#                     check-completion, asan, fuzz, check-mce, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
 #   V=1               show full commands
@@ -123,7 +124,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
-	lint format install uninstall deb ci bench check-mce clean setup FORCE
+	lint format install uninstall deb ci bench check-mce check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -347,6 +348,7 @@ ci:
 	$(Q)$(MAKE) --no-print-directory check-binary
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory doc
+	$(Q)$(MAKE) --no-print-directory check-completion
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory check-mce
@@ -354,6 +356,12 @@ ci:
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
+
+# `perf-persistent <TAB>` and `perf persistent <TAB>` in a fresh bash with
+# contrib/bash-completion/ installed as the package installs it.
+check-completion: $(BIN)
+	$(quiet) TEST "bash completion"
+	$(Q)PP_BINARY=$(abspath $(BIN)) tests/completion-test
 
 # A real machine check under QEMU, end to end (root; downloads a Debian
 # kernel into $(BUILD)/qemu/ on its first run): the product's first promise,
