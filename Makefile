@@ -14,9 +14,11 @@
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make check-completion  the bash completion against the built program
 #   make ci           everything CI runs: layers, check-binary, lint, doc,
-#                     check-completion, asan, fuzz, check-mce, test
+#                     check-completion, asan, fuzz, check-mce, check-systemd, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
+#   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
+#                     restarts that keep samples, removal (builds a Debian rootfs)
 #   V=1               show full commands
 #
 # Sources are found by directory: every <module>/*.cpp is library code (one
@@ -124,7 +126,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
-	lint format install uninstall deb ci bench check-mce check-completion clean setup FORCE
+	lint format install uninstall deb ci bench check-mce check-systemd check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -352,6 +354,7 @@ ci:
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory check-mce
+	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory test
 
 bench: $(BIN)
@@ -369,6 +372,16 @@ check-completion: $(BIN)
 check-mce: $(BIN)
 	$(quiet) TEST "a real machine check under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/mce-test
+
+# The package as an ops team runs it (root; on its first run builds a Debian
+# root file system with mmdebstrap into $(BUILD)/qemu/, and downloads the
+# kernel as check-mce does): dpkg -i in a guest whose PID 1 is Debian's
+# systemd, the broker started at boot, samples and a machine check kept
+# across systemctl restart and kill -9, dpkg -r, reinstall, purge.
+check-systemd: deb
+	$(quiet) TEST "the package under systemd in QEMU"
+	$(Q)PP_DEB=$(abspath $(BUILD)/deb/perf-persistent_$(PP_VERSION)_$(shell dpkg --print-architecture).deb) \
+		tests/qemu/systemd-test
 
 setup:
 	./scripts/setup
