@@ -39,62 +39,10 @@ namespace {
 using json = nlohmann::json;
 constexpr int kCalls = 1000;
 
-// A child pinned to CPU 0 that makes exactly `calls` getppid(2) calls once
-// released: its pid is known first, so the event can filter on it (other
-// processes on a shared machine call getppid too, and would overwrite the
-// samples a test counts).
-class GatedCaller {
- public:
-  explicit GatedCaller(int calls) {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0)
-      return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(p[1]);
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(0, &set);
-      char go;
-      if (::sched_setaffinity(0, sizeof(set), &set) != 0 || ::read(p[0], &go, 1) != 1)
-        ::_exit(2);
-      for (int i = 0; i < calls; i++)
-        ::syscall(SYS_getppid);
-      ::_exit(0);
-    }
-    ::close(p[0]);
-    gate_ = p[1];
-  }
-  ~GatedCaller() {
-    if (gate_ >= 0)
-      ::close(gate_);
-    if (pid_ > 0 && !waited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  std::string filter() const { return "common_pid == " + std::to_string(pid_); }
-  // Releases the child and waits: true when it made every call.
-  bool run() {
-    if (pid_ <= 0 || ::write(gate_, "g", 1) != 1)
-      return false;
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    waited_ = true;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int gate_ = -1;
-  bool waited_ = false;
-};
-
 class PersistentRestart : public PrivateBrokerTest {
  protected:
   // Makes the caller's calls: its pid.
-  static pid_t calls(GatedCaller& caller) {
+  static pid_t calls(GetppidCaller& caller) {
     EXPECT_TRUE(caller.run());
     return caller.pid();
   }
@@ -140,7 +88,7 @@ class PersistentRestart : public PrivateBrokerTest {
 // maps every buffer before the old one exits. Same ids and names, and the
 // N samples made before are all there after.
 TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
-  GatedCaller gated(kCalls);
+  GetppidCaller gated(kCalls);
   ASSERT_EQ(
       pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
           .status,
@@ -182,7 +130,7 @@ TEST_F(PersistentRestart, ReplaceKeepsEveryEventAndItsSamples) {
 // creates the events again, empty; list (text and JSON) and check say which
 // buffers were lost and when.
 TEST_F(PersistentRestart, KilledWithoutSystemdTheEventsComeBackEmptyAndListSaysSo) {
-  GatedCaller gated(kCalls);
+  GetppidCaller gated(kCalls);
   ASSERT_EQ(
       pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
           .status,
@@ -223,7 +171,7 @@ TEST_F(PersistentRestart, KilledWithoutSystemdTheEventsComeBackEmptyAndListSaysS
 TEST_F(PersistentRestart, ReloadKeepsAnUnchangedEventsSamples) {
   std::string conf = tmp_.path("pp.conf");
   auto write = [&](const std::string& text) { std::ofstream(conf) << text; };
-  GatedCaller gated(kCalls);
+  GetppidCaller gated(kCalls);
   std::string gp_section =
       "[gp]\nevent = syscalls:sys_enter_getppid\nfilter = " + gated.filter() + "\n";
   write(gp_section +
@@ -404,7 +352,7 @@ TEST_F(PersistentRestart, KeeperAndTheFdStoreKeepSamplesAcrossRestarts) {
   auto keeper = sys::Child::spawn(
       {binary_path(), "daemon", "--keeper", "--foreground", "--run-dir=" + run_dir_});
   ASSERT_TRUE(keeper.ok()) << keeper.error().message();
-  GatedCaller gated(kCalls);
+  GetppidCaller gated(kCalls);
   ASSERT_EQ(
       pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp", "--filter", gated.filter()})
           .status,

@@ -1,5 +1,12 @@
 #include "tests/kernel/kernel_env.h"
 
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <regex>
 #include <sstream>
@@ -63,6 +70,61 @@ int perf_script_count(const std::string& file, pid_t pid, std::string* err) {
     *err = r.err;
   EXPECT_EQ(r.status, 0) << "perf script -i " << file << ": " << r.err;
   return count_getppid(r.out, pid);
+}
+
+GetppidCaller::GetppidCaller(long calls) {
+  int p[2];
+  if (::pipe2(p, O_CLOEXEC) != 0)
+    return;
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::close(p[1]);
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(0, &set);
+    if (::sched_setaffinity(0, sizeof(set), &set) != 0)
+      ::_exit(2);
+    char go;
+    if (::read(p[0], &go, 1) != 1)
+      ::_exit(3);
+    for (long i = 0; i < calls; i++)
+      ::syscall(SYS_getppid);
+    ::_exit(0);
+  }
+  ::close(p[0]);
+  if (pid_ < 0)
+    ::close(p[1]);
+  else
+    gate_ = p[1];
+}
+
+GetppidCaller::~GetppidCaller() {
+  if (gate_ >= 0)
+    ::close(gate_);
+  if (pid_ > 0 && !reaped_) {
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+  }
+}
+
+std::string GetppidCaller::filter() const {
+  return "common_pid == " + std::to_string(pid_);
+}
+
+bool GetppidCaller::go() {
+  return pid_ > 0 && ::write(gate_, "g", 1) == 1;
+}
+
+bool GetppidCaller::wait() {
+  if (!reaped_)
+    reaped_ = pid_ > 0 && ::waitpid(pid_, &status_, 0) == pid_;
+  return reaped_ && WIFEXITED(status_) && WEXITSTATUS(status_) == 0;
+}
+
+bool GetppidCaller::done() {
+  if (!reaped_)
+    reaped_ = pid_ > 0 && ::waitpid(pid_, &status_, WNOHANG) == pid_;
+  return reaped_;
 }
 
 void PrivateBrokerTest::SetUp() {

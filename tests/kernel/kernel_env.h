@@ -6,10 +6,9 @@
 // this user, so a broken environment never passes as green.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <sys/types.h>
 
+#include <gtest/gtest.h>
 #include <string>
 #include <vector>
 
@@ -40,6 +39,36 @@ int count_getppid(const std::string& script, pid_t pid);
 // (a failing perf script fails the test; its stderr goes to `err`).
 int perf_script_count(const std::string& file, pid_t pid, std::string* err = nullptr);
 
+// A child pinned to CPU 0 that makes `calls` getppid(2) calls once released:
+// the load whose samples a test counts. Until go() it waits on a pipe, so
+// events and readers can be set up first with its pid (a filter on it:
+// filter()). The destructor kills and reaps a child not waited for.
+class GetppidCaller {
+ public:
+  explicit GetppidCaller(long calls);
+  ~GetppidCaller();
+  GetppidCaller(const GetppidCaller&) = delete;
+  GetppidCaller& operator=(const GetppidCaller&) = delete;
+
+  pid_t pid() const { return pid_; }
+  // "common_pid == PID": a tracepoint filter that keeps only its calls.
+  std::string filter() const;
+  // Releases it; false when it could not be told.
+  bool go();
+  // Waits for it: true when it made every call.
+  bool wait();
+  // go() then wait().
+  bool run() { return go() && wait(); }
+  // Whether it has exited, without waiting (reaps it if so).
+  bool done();
+
+ private:
+  pid_t pid_ = -1;
+  int gate_ = -1;
+  bool reaped_ = false;
+  int status_ = 0;
+};
+
 // A test that runs its own broker in a private run directory (run_dir_,
 // under tmp_). SetUp skips where the kernel refuses perf events or has no
 // syscalls:sys_enter_getppid (a fixture that extends it calls it first and
@@ -60,8 +89,8 @@ class PrivateBrokerTest : public ::testing::Test {
 
 }  // namespace pp::testing
 
-#define PP_SKIP_UNLESS(condition, reason)                 \
-  do {                                                    \
-    if (!(condition))                                     \
-      GTEST_SKIP() << "kernel refuses: " << (reason);     \
+#define PP_SKIP_UNLESS(condition, reason)             \
+  do {                                                \
+    if (!(condition))                                 \
+      GTEST_SKIP() << "kernel refuses: " << (reason); \
   } while (0)

@@ -35,57 +35,6 @@ namespace {
 
 using json = nlohmann::json;
 
-// A child pinned to CPU 0 that makes exactly `calls` getppid(2) calls once
-// released, so an event can be created with a filter on its pid first.
-class GetppidCaller {
- public:
-  explicit GetppidCaller(int calls) {
-    int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0)
-      return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(p[1]);
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(0, &set);
-      if (::sched_setaffinity(0, sizeof(set), &set) != 0)
-        ::_exit(2);
-      char go;
-      if (::read(p[0], &go, 1) != 1)
-        ::_exit(3);
-      for (int i = 0; i < calls; i++)
-        ::syscall(SYS_getppid);
-      ::_exit(0);
-    }
-    ::close(p[0]);
-    gate_ = p[1];
-  }
-  ~GetppidCaller() {
-    if (gate_ >= 0)
-      ::close(gate_);
-    if (pid_ > 0 && !waited_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  // Releases the child and waits for it: true when it made every call.
-  bool run() {
-    if (pid_ <= 0 || ::write(gate_, "g", 1) != 1)
-      return false;
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    waited_ = true;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int gate_ = -1;
-  bool waited_ = false;
-};
-
 class PersistentBroker : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -20,6 +20,8 @@
 namespace pp::sys {
 namespace {
 
+using testing::GetppidCaller;
+
 constexpr uint64_t kSampleType =
     PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
 // header, identifier, pid/tid, time, cpu/res, then u32 size + 20 raw bytes:
@@ -83,62 +85,6 @@ RingReader reader_for(const CpuRing& ring, const EventAttr& attr, RingStart star
   return std::move(reader).value();
 }
 
-// A child pinned to CPU 0 that makes `calls` getppid calls once told to go.
-class GetppidChild {
- public:
-  explicit GetppidChild(long calls) {
-    int go[2];
-    if (::pipe(go) != 0)
-      return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::close(go[1]);
-      cpu_set_t set;
-      CPU_ZERO(&set);
-      CPU_SET(0, &set);
-      if (::sched_setaffinity(0, sizeof(set), &set) != 0)
-        ::_exit(2);
-      char byte;
-      if (::read(go[0], &byte, 1) != 1)
-        ::_exit(3);
-      for (long i = 0; i < calls; ++i)
-        ::syscall(SYS_getppid);
-      ::_exit(0);
-    }
-    ::close(go[0]);
-    go_ = go[1];
-  }
-  ~GetppidChild() {
-    if (go_ >= 0)
-      ::close(go_);
-    if (pid_ > 0 && !reaped_) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-  pid_t pid() const { return pid_; }
-  void go() { [[maybe_unused]] ssize_t n = ::write(go_, "g", 1); }
-  // Waits for it; true when it made all its calls.
-  bool wait() {
-    int status = 0;
-    reaped_ = ::waitpid(pid_, &status, 0) == pid_;
-    return reaped_ && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }
-  // Whether it has exited, without waiting.
-  bool done() {
-    int status = 0;
-    if (::waitpid(pid_, &status, WNOHANG) != pid_)
-      return false;
-    reaped_ = true;
-    return true;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int go_ = -1;
-  bool reaped_ = false;
-};
-
 struct Tally {
   uint64_t records = 0;
   uint64_t child = 0;  // samples with the child's pid
@@ -192,7 +138,7 @@ TEST_P(RealRing, ReaderYieldsExactlyTheChildsCalls) {
   std::vector<RingReader> readers;
   for (const CpuRing& ring : rings)
     readers.push_back(reader_for(ring, event, RingStart::kNow));
-  GetppidChild child(kCalls);
+  GetppidCaller child(kCalls);
   ASSERT_GT(child.pid(), 0);
   child.go();
   ASSERT_TRUE(child.wait());
@@ -222,7 +168,7 @@ TEST_P(RealRing, ASecondReaderOnADupdFdSeesTheSameCalls) {
   CpuRing second{0, Fd(), std::move(second_map).value()};
   RingReader first_reader = reader_for(rings[0], event, RingStart::kNow);
   RingReader second_reader = reader_for(second, event, RingStart::kNow);
-  GetppidChild child(kCalls);
+  GetppidCaller child(kCalls);
   child.go();
   ASSERT_TRUE(child.wait());
   Tally first, other;
@@ -243,7 +189,7 @@ TEST_P(RealRing, SnapshotOfASmallBufferCountsWhatWasLost) {
   std::vector<CpuRing> rings = open_rings(event, 1);  // 4 KiB: 64 samples
   ASSERT_FALSE(rings.empty());
   ASSERT_EQ(rings[0].cpu, 0);
-  GetppidChild child(kCalls);
+  GetppidCaller child(kCalls);
   child.go();
   ASSERT_TRUE(child.wait());
   RingReader reader = reader_for(rings[0], event, RingStart::kOldest);
@@ -274,7 +220,7 @@ TEST_P(RealRing, AReaderOutrunByTheWriterNeverEmitsATornRecord) {
   RingReader reader = reader_for(rings[0], event, RingStart::kNow);
   const auto* page = reinterpret_cast<const perf_event_mmap_page*>(rings[0].map.data());
   uint64_t start = load_data_head(page);
-  GetppidChild child(kCalls);
+  GetppidCaller child(kCalls);
   child.go();
   Tally t;
   uint64_t lost_bytes = 0, bytes = 0;
