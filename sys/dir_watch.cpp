@@ -5,8 +5,34 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 
 namespace pp::sys {
+
+namespace {
+
+// Reads every inotify event queued on `fd` (non-blocking) and hands each to
+// `on_event`; returns once the queue is empty.
+Status drain_inotify(int fd, const std::string& dir,
+                     const std::function<void(const inotify_event&)>& on_event) {
+  alignas(inotify_event) char buf[4096];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN)
+      return ok_status();
+    if (n <= 0)
+      return error_from_errno(n < 0 ? errno : EIO, "reading the watch on " + dir);
+    for (char* p = buf; p < buf + n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(p);
+      p += sizeof(inotify_event) + e->len;
+      on_event(*e);
+    }
+  }
+}
+
+}  // namespace
 
 Result<DirWatch> DirWatch::open(const std::string& dir, std::vector<std::string> vital) {
   Fd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
@@ -20,30 +46,19 @@ Result<DirWatch> DirWatch::open(const std::string& dir, std::vector<std::string>
 
 Result<std::string> DirWatch::read() {
   std::string what;
-  alignas(inotify_event) char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && errno == EAGAIN)
-      return what;
-    if (n <= 0)
-      return error_from_errno(n < 0 ? errno : EIO, "reading the watch on " + dir_);
-    for (char* p = buf; p < buf + n;) {
-      const auto* e = reinterpret_cast<const inotify_event*>(p);
-      p += sizeof(inotify_event) + e->len;
-      if (!what.empty())
-        continue;
-      std::string name = e->len ? std::string(e->name) : std::string();
-      if (e->mask & (IN_DELETE_SELF | IN_IGNORED))
-        what = dir_ + " was removed";
-      else if (e->mask & IN_MOVE_SELF)
-        what = dir_ + " was moved or renamed";
-      else if ((e->mask & (IN_DELETE | IN_MOVED_FROM)) &&
-               std::find(vital_.begin(), vital_.end(), name) != vital_.end())
-        what = dir_ + "/" + name + ((e->mask & IN_DELETE) ? " was removed" : " was moved away");
-    }
-  }
+  PP_RETURN_IF_ERROR(drain_inotify(fd_.get(), dir_, [&](const inotify_event& e) {
+    if (!what.empty())
+      return;
+    std::string name = e.len ? std::string(e.name) : std::string();
+    if (e.mask & (IN_DELETE_SELF | IN_IGNORED))
+      what = dir_ + " was removed";
+    else if (e.mask & IN_MOVE_SELF)
+      what = dir_ + " was moved or renamed";
+    else if ((e.mask & (IN_DELETE | IN_MOVED_FROM)) &&
+             std::find(vital_.begin(), vital_.end(), name) != vital_.end())
+      what = dir_ + "/" + name + ((e.mask & IN_DELETE) ? " was removed" : " was moved away");
+  }));
+  return what;
 }
 
 Result<DirChanges> DirChanges::open(const std::string& dir) {
@@ -59,26 +74,15 @@ Result<DirChanges> DirChanges::open(const std::string& dir) {
 
 Result<DirChanges::Drained> DirChanges::read() {
   Drained drained;
-  alignas(inotify_event) char buf[4096];
-  for (;;) {
-    ssize_t n = ::read(fd_.get(), buf, sizeof(buf));
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0 && errno == EAGAIN)
-      return drained;
-    if (n <= 0)
-      return error_from_errno(n < 0 ? errno : EIO, "reading the watch on " + dir_);
-    for (char* p = buf; p < buf + n;) {
-      const auto* e = reinterpret_cast<const inotify_event*>(p);
-      p += sizeof(inotify_event) + e->len;
-      if (e->mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
-        drained.gone = true;
-      else
-        drained.changed = true;
-      if (e->mask & IN_Q_OVERFLOW)
-        drained.changed = true;
-    }
-  }
+  PP_RETURN_IF_ERROR(drain_inotify(fd_.get(), dir_, [&](const inotify_event& e) {
+    if (e.mask & (IN_DELETE_SELF | IN_MOVE_SELF | IN_IGNORED))
+      drained.gone = true;
+    else
+      drained.changed = true;
+    if (e.mask & IN_Q_OVERFLOW)
+      drained.changed = true;
+  }));
+  return drained;
 }
 
 Result<FdUnion> FdUnion::open(std::initializer_list<int> fds) {
