@@ -11,6 +11,7 @@
 #include "persistent/broker.h"
 #include "persistent/create.h"
 #include "persistent/names.h"
+#include "persistent/testing/broker_thread.h"
 #include "persistent/testing/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
@@ -31,20 +32,14 @@ class BrokerClientTest : public ::testing::Test {
     config.sysfs_root = sysfs_.path();
     config.kernel = &kernel_;
     config.resolver = &resolver_;
-    auto broker = Broker::start(config);
-    ASSERT_TRUE(broker.ok()) << broker.error().message();
-    broker_ = std::move(*broker);
-    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
-    thread_ = std::thread([this] { served_ = broker_->serve(stop_[0]); });
+    Status started = broker_.start(config);
+    ASSERT_TRUE(started.ok()) << started.error().message();
   }
 
   void TearDown() override {
-    if (thread_.joinable()) {
-      ASSERT_EQ(::write(stop_[1], "x", 1), 1);
-      thread_.join();
-      EXPECT_TRUE(served_.ok()) << served_.error().message();
-      ::close(stop_[0]);
-      ::close(stop_[1]);
+    if (broker_.running()) {
+      broker_.stop();
+      EXPECT_TRUE(broker_.served().ok()) << broker_.served().error().message();
     }
   }
 
@@ -60,10 +55,7 @@ class BrokerClientTest : public ::testing::Test {
   std::string run_dir_;
   testing::RefusingKernel kernel_{EINVAL};
   testing::TestResolver resolver_;
-  std::unique_ptr<Broker> broker_;
-  int stop_[2] = {-1, -1};
-  std::thread thread_;
-  Status served_;
+  testing::BrokerThread broker_;
   std::ostringstream notes_;
 };
 

@@ -11,6 +11,7 @@
 #include "persistent/broker.h"
 #include "persistent/broker_client.h"
 #include "persistent/kernel_backend.h"
+#include "persistent/testing/broker_thread.h"
 #include "persistent/testing/test_doubles.h"
 #include "persistent/tracking.h"
 #include "sys/testing/fake_kernel.h"
@@ -37,22 +38,11 @@ class BrokerFakeKernelTest : public ::testing::Test {
   ~BrokerFakeKernelTest() override { stop(); }
 
   void start() {
-    auto broker = Broker::start(config_);
-    ASSERT_TRUE(broker.ok()) << broker.error().message();
-    broker_ = std::move(*broker);
-    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
-    thread_ = std::thread([this] { (void)broker_->serve(stop_[0]); });
+    Status started = broker_.start(config_);
+    ASSERT_TRUE(started.ok()) << started.error().message();
   }
 
-  void stop() {
-    if (!thread_.joinable())
-      return;
-    EXPECT_EQ(::write(stop_[1], "x", 1), 1);
-    thread_.join();
-    ::close(stop_[0]);
-    ::close(stop_[1]);
-    broker_.reset();
-  }
+  void stop() { broker_.stop(); }
 
   std::unique_ptr<BrokerBackend> client() {
     BackendOptions options;
@@ -84,9 +74,7 @@ class BrokerFakeKernelTest : public ::testing::Test {
   testing::TestResolver resolver_;
   BrokerConfig config_;
   std::atomic<int64_t> now_{1700000000};
-  std::unique_ptr<Broker> broker_;
-  int stop_[2] = {-1, -1};
-  std::thread thread_;
+  testing::BrokerThread broker_;
 };
 
 const CreateRequest kGetppidRequest = {"syscalls:sys_enter_getppid", "", 0, "", ""};

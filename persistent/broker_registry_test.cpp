@@ -15,6 +15,7 @@
 #include "persistent/broker_client.h"
 #include "persistent/limits.h"
 #include "persistent/names.h"
+#include "persistent/testing/broker_thread.h"
 #include "persistent/testing/test_doubles.h"
 #include "sys/testing/fake_kernel.h"
 #include "tests/support/temp_dir.h"
@@ -36,22 +37,11 @@ class BrokerRegistryTest : public ::testing::Test {
   ~BrokerRegistryTest() override { stop(); }
 
   void start() {
-    auto broker = Broker::start(config_);
-    ASSERT_TRUE(broker.ok()) << broker.error().message();
-    broker_ = std::move(*broker);
-    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
-    thread_ = std::thread([this] { (void)broker_->serve(stop_[0]); });
+    Status started = broker_.start(config_);
+    ASSERT_TRUE(started.ok()) << started.error().message();
   }
 
-  void stop() {
-    if (!thread_.joinable())
-      return;
-    EXPECT_EQ(::write(stop_[1], "x", 1), 1);
-    thread_.join();
-    ::close(stop_[0]);
-    ::close(stop_[1]);
-    broker_.reset();
-  }
+  void stop() { broker_.stop(); }
 
   std::unique_ptr<BrokerBackend> client() {
     BackendOptions options;
@@ -63,9 +53,7 @@ class BrokerRegistryTest : public ::testing::Test {
   std::unique_ptr<sys::FakeKernel> kernel_;
   testing::TestResolver resolver_;
   BrokerConfig config_;
-  std::unique_ptr<Broker> broker_;
-  int stop_[2] = {-1, -1};
-  std::thread thread_;
+  testing::BrokerThread broker_;
 };
 
 // 280 events, each with the longest event string, name and filter allowed:

@@ -19,6 +19,7 @@
 #include "persistent/daemon.h"
 #include "persistent/event_json.h"
 #include "persistent/fd_store.h"
+#include "persistent/testing/broker_thread.h"
 #include "persistent/testing/test_doubles.h"
 #include "persistent/tracking.h"
 #include "sys/testing/fake_kernel.h"
@@ -57,22 +58,11 @@ class BrokerSystemdTest : public ::testing::Test {
   ~BrokerSystemdTest() override { stop(); }
 
   void start() {
-    auto broker = Broker::start(config_);
-    ASSERT_TRUE(broker.ok()) << broker.error().message();
-    broker_ = std::move(*broker);
-    ASSERT_EQ(::pipe2(stop_, O_CLOEXEC), 0);
-    thread_ = std::thread([this] { (void)broker_->serve(stop_[0]); });
+    Status started = broker_.start(config_);
+    ASSERT_TRUE(started.ok()) << started.error().message();
   }
 
-  void stop() {
-    if (!thread_.joinable())
-      return;
-    EXPECT_EQ(::write(stop_[1], "x", 1), 1);
-    thread_.join();
-    ::close(stop_[0]);
-    ::close(stop_[1]);
-    broker_.reset();
-  }
+  void stop() { broker_.stop(); }
 
   std::unique_ptr<BrokerBackend> client() {
     BackendOptions options;
@@ -125,10 +115,8 @@ class BrokerSystemdTest : public ::testing::Test {
   BrokerConfig config_;
   std::atomic<int64_t> now_{1700000000};
   std::unique_ptr<sys::FakeKernel> narrow_;  // a kernel of a test's own; outlives the broker
-  std::unique_ptr<Broker> broker_;
+  testing::BrokerThread broker_;
   std::vector<sys::Fd> kept_fds_;
-  int stop_[2] = {-1, -1};
-  std::thread thread_;
 };
 
 const CreateRequest kGetppidRequest = {"syscalls:sys_enter_getppid", "", 0, "", ""};
