@@ -1,3 +1,4 @@
+#include <csignal>
 #include <iostream>
 
 #include "base/cpu_list.h"
@@ -65,6 +66,9 @@ int cmd_report(int argc, const char** argv) {
   }
 
   std::ios::sync_with_stdio(false);
+  // A reader that stops early (`| head`) is a write error to report, not a
+  // death by SIGPIPE that perf's dispatcher calls a failure to run us.
+  ::signal(SIGPIPE, SIG_IGN);
   Result<report::ReportStats> stats = report::ReportStats{};
   if (!events.empty()) {
     record::LiveReportRequest request;

@@ -1,6 +1,7 @@
 #include "report/trace_report.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <ctime>
@@ -716,13 +717,20 @@ Status TraceReport::finish() {
       else
         print_text(e);
       flush_if_full();
+      if (!out_)
+        break;  // nobody reads on (`report | head`): print no more
     }
   }
   stats_.printed = options_.summary ? 0 : entries_.size();
   flush();
   out_.flush();
-  if (!out_)
+  if (!out_) {
+    // The stream keeps no errno; the write that failed just set it.
+    if (errno == EPIPE)
+      return errorf(ErrorKind::kOutput, EPIPE,
+                    "the reader of the report went away (broken pipe); stopped printing");
     return errorf(ErrorKind::kOutput, EIO, "cannot write the report to its output");
+  }
   return ok_status();
 }
 

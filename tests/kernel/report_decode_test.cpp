@@ -230,5 +230,29 @@ TEST_F(ReportLive, DecodesWhatTheBuffersHoldWithoutConsumingIt) {
   EXPECT_NE(missing.err.find("nosuch"), std::string::npos) << context(missing);
 }
 
+// `report | head`: the reader goes away after a line. report stops
+// printing, says why on stderr and exits 5 (output failed), never dies of
+// SIGPIPE (which perf's dispatcher reports as "unable to run").
+TEST(ReportDecode, AReaderThatStopsEarlyEndsTheReportCleanly) {
+  std::string why;
+  PP_SKIP_UNLESS(perf_allowed(&why), why);
+  PP_SKIP_UNLESS(tracepoint_id("sched", "sched_switch") >= 0, "no sched:sched_switch");
+  TempDir dir;
+  std::string file = dir.path("perf.data");
+  // Far more text than a pipe holds, so a write fails whatever the timing.
+  CommandResult rec =
+      run_command({perf_program(), "record", "-q", "-e", "sched:sched_switch", "-a", "-o", file,
+                   "--", perf_program(), "bench", "sched", "pipe", "-l", "20000"});
+  ASSERT_EQ(rec.status, 0) << context(rec);
+  CommandResult r = run_command(
+      {"/bin/bash", "-c",
+       "\"$1\" report -i \"$2\" | head -n 1 >/dev/null; echo \"report=${PIPESTATUS[0]}\" >&2",
+       "bash", binary_path(), file},
+      {.input = {}, .env = {}, .timeout_seconds = 60});
+  EXPECT_NE(r.err.find("report=5"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the reader of the report went away (broken pipe)"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace pp::testing
