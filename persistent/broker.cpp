@@ -22,6 +22,12 @@
 #include "sys/atomic_file.h"
 
 namespace pp::persistent {
+
+std::string unmade_state(bool optional, const Error& why) {
+  bool absent = why.code() == ENOENT || why.code() == ENODEV || why.code() == EOPNOTSUPP;
+  return optional && absent ? "unavailable" : "failed";
+}
+
 namespace {
 
 int64_t monotonic_ms() {
@@ -211,7 +217,7 @@ Status Broker::restore() {
       restored++;  // the start summary says so, once for all
     if (!opened.ok()) {
       failed += !event.info.is_context;
-      event.info.state = event.info.optional ? "unavailable" : "failed";
+      event.info.state = unmade_state(event.info.optional, opened.error());
       event.info.error = opened.error().message();
       log("could not re-create event " + std::to_string(event.info.id) + " '" + event.info.name +
           "': " + event.info.error + "; it stays listed as " + event.info.state +

@@ -71,6 +71,13 @@
 
 namespace pp::persistent {
 
+// What an event that cannot be made is listed as: "unavailable" when it is
+// optional (`optional = yes` in the config) and this host lacks it (no such
+// tracepoint, PMU or CPU: ENOENT, ENODEV, EOPNOTSUPP); "failed" otherwise.
+// An optional event refused for permissions, limits or a bad attr is a
+// failure to see, not a host without the feature.
+std::string unmade_state(bool optional, const Error& why);
+
 struct BrokerConfig {
   std::string run_dir = kDefaultRunDir;
   std::string sysfs_root = sys::kDefaultSysfsRoot;

@@ -102,7 +102,7 @@ void Broker::add_failed(const ConfigEvent& wanted, const Error& why) {
     info.cpus = *cpus;
   info.origin = kOriginConfig;
   info.optional = wanted.optional;
-  info.state = wanted.optional ? "unavailable" : "failed";
+  info.state = unmade_state(wanted.optional, why);
   info.error = why.message();
   info.created = info.buffer_start = now();
   info.creator_uid = ::geteuid();
@@ -137,7 +137,7 @@ Status Broker::retry(LiveEvent& event) {
   }
   if (!opened.ok()) {
     event.buffers.clear();
-    info.state = info.optional ? "unavailable" : "failed";
+    info.state = unmade_state(info.optional, opened.error());
     info.error = opened.error().message();
     event.json = dump_json(event_to_json(info));
     return opened;
@@ -206,7 +206,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
         } else if (Status again = retry(*existing); again.ok()) {
           report.retried.push_back(name);
         } else {
-          (w.optional ? report.unavailable : report.failed)
+          (info.state == "unavailable" ? report.unavailable : report.failed)
               .emplace_back(name, again.error().message());
         }
         continue;
@@ -225,7 +225,9 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
       continue;
     }
     add_failed(w, created.error());
-    (w.optional ? report.unavailable : report.failed).emplace_back(name, created.error().message());
+    (unmade_state(w.optional, created.error()) == "unavailable" ? report.unavailable
+                                                                : report.failed)
+        .emplace_back(name, created.error().message());
   }
   // Failed events that `create` made are tried again as well.
   for (auto& [id, event] : events_) {
@@ -235,7 +237,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
     if (Status again = retry(event); again.ok())
       report.retried.push_back(event.info.name);
     else
-      (event.info.optional ? report.unavailable : report.failed)
+      (event.info.state == "unavailable" ? report.unavailable : report.failed)
           .emplace_back(event.info.name, again.error().message());
   }
   PP_RETURN_IF_ERROR(save());

@@ -442,9 +442,10 @@ TEST_F(BrokerSystemdTest, FailedAndOptionalEventsAreRetriedAtReload) {
              "[clock]\nevent = cpu-clock\n"
              "[mce]\nevent = mce:mce_record\noptional = yes\n");
   config_.config_file = tmp_.path("pp.conf");
-  // This kernel has getppid's tracepoint and no mce one; its first open fails.
+  // This host has getppid's tracepoint and no mce one; its first open fails.
   narrow_ = std::make_unique<sys::FakeKernel>(
       sys::FakeKernelOptions{.cpus = 2, .tracepoints = {kGetppid}});
+  resolver_.absent = {"mce:mce_record"};
   config_.kernel = narrow_.get();
   config_.systemd = nullptr;
   narrow_->inject_error(sys::KernelCall::Kind::kOpen, EMFILE, 1);

@@ -442,23 +442,28 @@ TEST_F(BrokerTest, CorruptStateStopsTheStartAndSaysWhere) {
 }
 
 // A config event the kernel refuses never stops the broker: it is listed
-// as failed with the kernel's reason (or unavailable when optional). A
-// config file that cannot be read or parsed is a config error (exit 9).
+// as failed with the kernel's reason. An optional one that this host lacks
+// is unavailable; an optional one the kernel refuses (here EACCES) is
+// failed all the same: a refusal is no missing feature. A config file that
+// cannot be read or parsed is a config error (exit 9).
 TEST_F(BrokerTest, ConfigFileEventsAreCreatedAtStart) {
-  tmp_.write("pp.conf", "[ras]\nevent = mce:mce_record\n[opt]\nevent = x:y\noptional = yes\n");
+  tmp_.write("pp.conf",
+             "[ras]\nevent = mce:mce_record\n[opt]\nevent = x:y\noptional = yes\n"
+             "[refused]\nevent = a:b\noptional = yes\n");
   config_.config_file = tmp_.path("pp.conf");
+  resolver_.absent = {"x:y"};
   {
     auto broker = start();
     ASSERT_TRUE(broker) << "a failing event does not stop the broker";
-    EXPECT_EQ(kernel_.opens, 2);
+    EXPECT_EQ(kernel_.opens, 2) << "x:y never reaches the kernel";
     EXPECT_EQ(broker->start_summary(),
-              "0 events restored, 1 failed, 1 unavailable (optional) from " + tmp_.path("pp.conf"));
+              "0 events restored, 2 failed, 1 unavailable (optional) from " + tmp_.path("pp.conf"));
     auto s = connect();
     send_request(s, "{\"op\": \"list\"}");
     auto listed = reply(*broker, s);
     ASSERT_TRUE(listed.ok()) << listed.error().message();
     const json& events = (*listed)["events"];
-    ASSERT_EQ(events.size(), 2u) << listed->dump();
+    ASSERT_EQ(events.size(), 3u) << listed->dump();
     EXPECT_EQ(events[0]["name"], "ras");
     EXPECT_EQ(events[0]["state"], "failed");
     EXPECT_EQ(events[0]["origin"], "config");
@@ -467,6 +472,11 @@ TEST_F(BrokerTest, ConfigFileEventsAreCreatedAtStart) {
     EXPECT_EQ(events[1]["name"], "opt");
     EXPECT_EQ(events[1]["state"], "unavailable");
     EXPECT_EQ(events[1]["optional"], true);
+    EXPECT_EQ(events[2]["name"], "refused");
+    EXPECT_EQ(events[2]["state"], "failed") << events[2].dump();
+    EXPECT_EQ(events[2]["optional"], true);
+    EXPECT_NE(events[2]["error"].get<std::string>().find("EACCES"), std::string::npos)
+        << events[2].dump();
   }
 
   config_.config_file = tmp_.path("missing.conf");

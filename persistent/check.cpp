@@ -713,6 +713,22 @@ class Checker {
           path);
       return;
     }
+    // Debian's and Android's level 3 asks for CAP_SYS_ADMIN itself:
+    // CAP_PERFMON alone opens nothing there.
+    long level = std::strtol(value.c_str(), nullptr, 10);
+    if (level >= 3 && broker_status_->has_capability(sys::kCapPerfmon) &&
+        !broker_status_->has_capability(sys::kCapSysAdmin)) {
+      add("perf-event-paranoid", CheckStatus::kCritical,
+          "perf_event_paranoid is " + value +
+              ": this kernel lets only CAP_SYS_ADMIN open perf "
+              "events, and the broker (pid " +
+              std::to_string(broker_pid_) +
+              ") has CAP_PERFMON without it: every event it creates is refused",
+          path,
+          "give the broker CAP_SYS_ADMIN (its unit: CapabilityBoundingSet=CAP_PERFMON "
+          "CAP_SYS_ADMIN), or set 'sysctl kernel.perf_event_paranoid=2'");
+      return;
+    }
     if (broker_status_->perfmon_capable() || value == "-1") {
       add("perf-event-paranoid", CheckStatus::kOk,
           "perf_event_paranoid is " + value + ", and the broker " +

@@ -357,6 +357,17 @@ const Cause kCauses[] = {
        t.dir.write(t.pid_file("status"), "Uid:\t998\t998\t998\t998\nCapEff:\t0000004000000000\n");
      },
      "has neither CAP_PERFMON nor CAP_SYS_ADMIN"},
+    // Debian's level 3: CAP_PERFMON alone opens nothing; CAP_SYS_ADMIN does.
+    {"perf-event-paranoid", CheckStatus::kCritical,
+     [](CheckTest& t) {
+       t.dir.write("proc/sys/kernel/perf_event_paranoid", "3\n");
+       t.dir.write(t.pid_file("status"), "Uid:\t0\t0\t0\t0\nCapEff:\t0000004000000000\n");
+     },
+     [](CheckTest& t) {
+       t.dir.write("proc/sys/kernel/perf_event_paranoid", "3\n");
+       t.dir.write(t.pid_file("status"), "Uid:\t0\t0\t0\t0\nCapEff:\t0000004000200000\n");
+     },
+     "has CAP_PERFMON without it: every event it creates is refused"},
     {"mlock-limit", CheckStatus::kWarning,
      [](CheckTest& t) {
        // No CAP_IPC_LOCK; 2 CPUs x 516 KiB + 64 KiB of RLIMIT_MEMLOCK, and

@@ -165,11 +165,22 @@ std::string paranoid_meaning(long level) {
   if (level == 2)
     return "without CAP_PERFMON a user may only profile their own processes, in user space "
            "(no CPU-wide events, no kernel samples)";
-  return "without CAP_PERFMON no user may open any perf event (a distribution setting above "
-         "the kernel's 2)";
+  // Debian's and Android's kernels add this level; their check is
+  // capable(CAP_SYS_ADMIN), before and whatever CAP_PERFMON allows.
+  return "without CAP_SYS_ADMIN no process may open any perf event, CAP_PERFMON is not enough "
+         "(a distribution setting above the kernel's 2)";
 }
 
-std::string caps_line(const Facts& facts) {
+// Whether the process holds what perf_event_paranoid `level` asks of a
+// privileged opener: CAP_PERFMON or CAP_SYS_ADMIN, and CAP_SYS_ADMIN alone
+// at the distributions' level 3 and above.
+bool privileged_for(const Facts& facts, std::optional<long> level) {
+  if (level && *level >= 3)
+    return facts.has_cap(kCapSysAdmin);
+  return facts.has_cap(kCapPerfmon) || facts.has_cap(kCapSysAdmin);
+}
+
+std::string caps_line(const Facts& facts, std::optional<long> level) {
   auto caps = facts.cap_eff();
   if (!caps)
     return "";
@@ -180,13 +191,15 @@ std::string caps_line(const Facts& facts) {
   if (!perfmon && !admin)
     return std::string("this process has neither CAP_PERFMON nor CAP_SYS_ADMIN (CapEff ") + hex +
            ")";
-  return std::string("this process has ") + (perfmon ? "CAP_PERFMON" : "CAP_SYS_ADMIN") +
+  if (!privileged_for(facts, level))
+    return std::string("this process has CAP_PERFMON but not CAP_SYS_ADMIN (CapEff ") + hex +
+           "), which setting " + std::to_string(*level) + " asks for";
+  return std::string("this process has ") + (admin ? "CAP_SYS_ADMIN" : "CAP_PERFMON") +
          " (CapEff " + hex + "), so the setting is not what refused it";
 }
 
 void permission(int err, const FailedCall& call, const Facts& facts,
                 std::vector<std::string>& lines) {
-  bool privileged = facts.has_cap(kCapPerfmon) || facts.has_cap(kCapSysAdmin);
   if (call.call == PerfCall::kMmap && err == EACCES && (call.prot & PROT_WRITE)) {
     lines.push_back("a persistent event's buffer is shared by every reader and maps read-only");
     lines.push_back("try: map it with PROT_READ only");
@@ -222,7 +235,7 @@ void permission(int err, const FailedCall& call, const Facts& facts,
     lines.push_back(
         "persistent events are per CPU and need root or CAP_PERFMON "
         "(CAP_SYS_ADMIN before Linux 5.8)");
-    if (std::string caps = caps_line(facts); !caps.empty())
+    if (std::string caps = caps_line(facts, std::nullopt); !caps.empty())
       lines.push_back(caps);
     lines.push_back(
         "try: run as root, or give the program CAP_PERFMON "
@@ -233,9 +246,15 @@ void permission(int err, const FailedCall& call, const Facts& facts,
   if (level)
     lines.push_back("kernel.perf_event_paranoid is " + std::to_string(*level) + ": " +
                     paranoid_meaning(*level));
-  if (std::string caps = caps_line(facts); !caps.empty())
+  if (std::string caps = caps_line(facts, level); !caps.empty())
     lines.push_back(caps);
-  if (privileged) {
+  if (level && *level >= 3 && !privileged_for(facts, level)) {
+    lines.push_back(
+        "try: run as root with CAP_SYS_ADMIN (a systemd unit: add it to "
+        "CapabilityBoundingSet=), or lower it: sysctl kernel.perf_event_paranoid=2");
+    return;
+  }
+  if (privileged_for(facts, level)) {
     lines.push_back(
         "a security module (SELinux, AppArmor, lockdown) or a seccomp filter may "
         "be refusing perf_event_open");

@@ -1,10 +1,11 @@
 // Test doubles for persistent/'s unit tests (header only; no library code
 // uses it): a kernel that refuses every perf_event_open, and a resolver that
-// knows a few event strings without tracefs.
+// knows a few event strings without tracefs (and lacks those in `absent`).
 #pragma once
 
 #include <linux/perf_event.h>
 
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -52,12 +53,16 @@ class TestResolver final : public EventResolver {
     size_t colon = text.find(':');
     if (colon == std::string_view::npos || colon == 0 || colon + 1 == text.size())
       return usage_error("event syntax error: '" + std::string(text) + "'");
+    if (absent.count(std::string(text)))
+      return Error(ENOENT, "unknown tracepoint '" + std::string(text) + "'");
     e.attr.attr.type = PERF_TYPE_TRACEPOINT;
     e.attr.attr.config = text == "syscalls:sys_enter_getppid" ? kGetppidId : 1000;
     e.tracepoint = std::string(text);
     e.pmu = "tracepoint";
     return e;
   }
+  // Tracepoints this host lacks (ENOENT, as tracefs without them answers).
+  std::set<std::string> absent;
 };
 
 }  // namespace pp::persistent::testing
