@@ -314,7 +314,10 @@ install: $(BIN) doc
 		>$(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
 	chmod 0644 $(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
 ifeq ($(DESTDIR),)
-	@echo "installed; to start the broker at boot: systemctl daemon-reload && systemctl enable --now perf-persistent"
+	@# A running systemd learns of the new units now: `create` asks it to
+	@# start the broker where the unit is installed.
+	@if [ -d /run/systemd/system ]; then systemctl daemon-reload || true; fi
+	@echo "installed; to start the broker at boot: systemctl enable --now perf-persistent"
 endif
 
 uninstall:
