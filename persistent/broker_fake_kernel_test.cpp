@@ -105,7 +105,8 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 // write_backward and the default clock (CLOCK_MONOTONIC), per CPU, each
 // buffer mapped read-only (1 + 128 pages); then its context stream: perf
 // record's tracking event (comm, task, no mmap for a tracepoint) on the same
-// clock, per CPU, 1 + 32 pages. After each, PERF_EVENT_IOC_ID of every
+// clock, per CPU, 1 + 32 pages. Readers of both are woken at a quarter of
+// the buffer (wakeup_watermark). After each, PERF_EVENT_IOC_ID of every
 // CPU's fd: the perf ids the registry saves, by which a restarted broker
 // knows the fds handed back to it.
 TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
@@ -114,12 +115,14 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
       "sample_type=IP|TID|TIME|CPU|PERIOD|RAW|IDENTIFIER, read_format=TOTAL_TIME_ENABLED, "
-      "flags=sample_id_all|use_clockid|write_backward, clockid=1}";
+      "flags=watermark|sample_id_all|use_clockid|write_backward, wakeup_watermark=" +
+      std::to_string(32 * sys::page_size()) + ", clockid=1}";
   std::string pass_all = "PERF_EVENT_IOC_SET_FILTER, \"common_pid != -1\") = 0\n";
   std::string context =
       "{type=software, config=0x9, sample_period=1, sample_type=TID|TIME|CPU|IDENTIFIER, "
-      "flags=comm|task|sample_id_all|exclude_guest|comm_exec|use_clockid|write_backward, "
-      "clockid=1}";
+      "flags=comm|task|watermark|sample_id_all|exclude_guest|comm_exec|use_clockid|"
+      "write_backward, wakeup_watermark=" +
+      std::to_string(8 * sys::page_size()) + ", clockid=1}";
   std::string length = std::to_string(129 * sys::page_size());
   std::string context_length = std::to_string(33 * sys::page_size());
   EXPECT_EQ(kernel_->render_calls(),

@@ -3,6 +3,9 @@
 #include <linux/perf_event.h>
 #include <sys/mman.h>
 
+#include <algorithm>
+#include <cstdint>
+
 namespace pp::persistent {
 
 Error kernel_refusal(const Error& error, const sys::FailedCall& call, const sys::ExplainEnv& env) {
@@ -24,12 +27,22 @@ Status apply_filter(sys::Kernel& kernel, int fd, std::string_view filter, sys::F
   return e;
 }
 
+sys::EventAttr wakeup_watermark(const sys::EventAttr& attr, uint64_t pages) {
+  sys::EventAttr woken = attr;
+  if (attr.attr.watermark || attr.attr.wakeup_events || pages == 0)
+    return woken;
+  woken.attr.watermark = 1;
+  woken.attr.wakeup_watermark =
+      uint32_t(std::min<uint64_t>(pages * sys::page_size() / 4, UINT32_MAX));
+  return woken;
+}
+
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
                                  const std::vector<int>& cpus, uint64_t pages,
                                  std::string_view filter, std::string_view what,
                                  const sys::ExplainEnv& env) {
   OpenedEvent opened;
-  opened.attr = attr;
+  opened.attr = wakeup_watermark(attr, pages);
   opened.layout = attr.attr.write_backward ? Layout::kBackward : Layout::kForward;
   size_t length = (1 + pages) * sys::page_size();
   for (int cpu : cpus) {

@@ -36,11 +36,20 @@ struct OpenedEvent {
 // the buffer in overwrite mode. When the kernel refuses write_backward with
 // EINVAL (before Linux 4.7) it opens forward-written buffers instead and says
 // so in `note`. `what` names the event in errors; a refusal is
-// kernel_refusal()'s.
+// kernel_refusal()'s. Unless `attr` chose a wakeup of its own, readers are
+// woken each time a quarter of the buffer is new (wakeup_watermark(); the
+// kernel's default is half).
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,
                                  const std::vector<int>& cpus, uint64_t pages,
                                  std::string_view filter, std::string_view what,
                                  const sys::ExplainEnv& env = {});
+
+// `attr` with the wakeup the broker's buffers use: unless it has one already
+// (wakeup_events or watermark), watermark set and wakeup_watermark a quarter
+// of `pages` pages. The buffers are in overwrite mode, so a woken reader has
+// what is left of the buffer before the writer laps it: three quarters, not
+// the half the kernel's default watermark leaves.
+sys::EventAttr wakeup_watermark(const sys::EventAttr& attr, uint64_t pages);
 
 // Sets a tracepoint filter on `fd` (PERF_EVENT_IOC_SET_FILTER); nothing when
 // `filter` is "". A filter the kernel calls invalid is the request's fault:

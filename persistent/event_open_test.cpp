@@ -29,5 +29,22 @@ TEST(EventOpen, KernelRefusalsAreExplainedAndNeverReadAsUsageOrNotFound) {
   EXPECT_NE(acces.message().find("perf_event_paranoid is 2"), std::string::npos) << acces.message();
 }
 
+TEST(EventOpen, ReadersAreWokenAtAQuarterOfTheBufferUnlessTheAttrChoseAWakeup) {
+  sys::EventAttr plain;
+  sys::EventAttr woken = wakeup_watermark(plain, 128);
+  EXPECT_EQ(woken.attr.watermark, 1u);
+  EXPECT_EQ(woken.attr.wakeup_watermark, 128 * sys::page_size() / 4);
+
+  sys::EventAttr by_events;
+  by_events.attr.wakeup_events = 1;
+  EXPECT_EQ(wakeup_watermark(by_events, 128).attr.watermark, 0u);
+  EXPECT_EQ(wakeup_watermark(by_events, 128).attr.wakeup_events, 1u);
+
+  sys::EventAttr by_bytes;
+  by_bytes.attr.watermark = 1;
+  by_bytes.attr.wakeup_watermark = 4096;
+  EXPECT_EQ(wakeup_watermark(by_bytes, 128).attr.wakeup_watermark, 4096u);
+}
+
 }  // namespace
 }  // namespace pp::persistent

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "persistent/event_open.h"
+
 namespace pp::record {
 namespace {
 
@@ -117,6 +119,8 @@ std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events
     attr.attr.use_clockid = 1;
     attr.attr.clockid = events.front().info.attr.attr.clockid;
   }
+  // Woken at a quarter of the buffer, as the broker's buffers are.
+  attr = persistent::wakeup_watermark(attr, kTrackingPages);
   Tracking tracking;
   tracking.attr = attr;
   for (int cpu : cpus) {
