@@ -14,8 +14,11 @@
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make check-completion  the bash completion against the built program
 #   make ci           everything CI runs: layers, check-binary, lint, doc,
-#                     check-completion, asan, fuzz, check-mce, check-systemd, test
+#                     check-completion, asan, fuzz, check-mce, check-systemd,
+#                     bench-smoke, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
+#   make bench-smoke  the short form of every benchmark (in ci: a benchmark
+#                     that breaks is seen; measures nothing, asserts no time)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
 #   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
 #                     restarts that keep samples, removal (builds a Debian rootfs)
@@ -126,7 +129,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
-	lint format install uninstall deb ci bench check-mce check-systemd check-completion clean setup FORCE
+	lint format install uninstall deb ci bench bench-smoke check-mce check-systemd check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -358,10 +361,15 @@ ci:
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory check-mce
 	$(Q)$(MAKE) --no-print-directory check-systemd
+	$(Q)$(MAKE) --no-print-directory bench-smoke
 	$(Q)$(MAKE) --no-print-directory test
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
+
+bench-smoke: $(BIN)
+	$(quiet) BENCH "every benchmark, short form"
+	$(Q)$(TEST_ENV) BENCH_SMOKE=1 bench/run
 
 # `perf-persistent <TAB>` and `perf persistent <TAB>` in a fresh bash with
 # contrib/bash-completion/ installed as the package installs it.
