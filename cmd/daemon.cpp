@@ -18,7 +18,7 @@ int cmd_daemon(int argc, const char** argv) {
       .value(0, "run-dir", "dir", &options.run_dir, kRunDirHelp)
       .value(0, "config", "file", &options.config_file,
              "events to create at start and at reload (default /etc/perf-persistent.conf, if "
-             "present)")
+             "present, for the default run directory; none for another)")
       .flag(0, "reload", &reload,
             "ask the running broker to re-read its config file, and print what changed")
       .flag(0, "replace", &options.replace,

@@ -582,5 +582,14 @@ TEST_F(BrokerSystemdTest, HandoverFreezesHandsEveryFdByNameAndCanBeAbandoned) {
   ADD_FAILURE() << "the abandoned handover still freezes the registry";
 }
 
+// The host's boot config belongs to the host's broker: a broker of any
+// other run directory (a test's, a benchmark's) reads none by default.
+TEST(DefaultConfigFile, OnlyTheSystemRunDirectoryReadsTheSystemConfig) {
+  EXPECT_EQ(default_config_file(kDefaultRunDir), kDefaultConfigFile);
+  EXPECT_EQ(default_config_file(std::string(kDefaultRunDir) + "/"), kDefaultConfigFile);
+  EXPECT_EQ(default_config_file("/tmp/pp-test-x/run"), "");
+  EXPECT_EQ(default_config_file("/run/perf-persistent-other"), "");
+}
+
 }  // namespace
 }  // namespace pp::persistent

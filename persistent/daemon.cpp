@@ -83,6 +83,10 @@ void print_reload_report(std::ostream& out, const json& reply) {
         out << "  " << key << " " << f.value("name", "") << ": " << f.value("error", "") << "\n";
 }
 
+std::string default_config_file(const std::string& run_dir) {
+  return RunDir(run_dir).root() == RunDir(kDefaultRunDir).root() ? kDefaultConfigFile : "";
+}
+
 Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   std::string run_dir = options.run_dir.empty() ? default_run_dir() : options.run_dir;
   auto self = sys::read_process_status(sys::Tree(sys::kDefaultProcRoot), ::getpid());
@@ -109,7 +113,8 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
   auto resolver = make_parser_resolver(sys::kDefaultSysfsRoot, "");
   BrokerConfig config;
   config.run_dir = run_dir;
-  config.config_file = options.config_file.empty() ? kDefaultConfigFile : options.config_file;
+  config.config_file =
+      options.config_file.empty() ? default_config_file(run_dir) : options.config_file;
   config.config_required = options.config_given;
   config.kernel = &sys::real_kernel();
   config.resolver = resolver.get();

@@ -20,12 +20,19 @@ namespace pp::persistent {
 
 struct DaemonOptions {
   std::string run_dir;        // "" means default_run_dir()
-  std::string config_file;    // "" means kDefaultConfigFile, which may be missing
+  std::string config_file;    // "" means default_config_file(run_dir), which may be missing
   bool config_given = false;  // --config was given: a missing file is an error
   bool foreground = false;
   bool replace = false;  // take the running broker's events over, then let it exit
   bool keeper = false;   // run the keeper instead of a broker
 };
+
+// The config file a broker of `run_dir` reads when --config is not given:
+// kDefaultConfigFile for the system's run directory (/run/perf-persistent),
+// "" (none) for any other. A private broker (a test's, a benchmark's, one a
+// user starts with --run-dir to try something) never picks up the events
+// the host keeps from boot.
+std::string default_config_file(const std::string& run_dir);
 
 // Runs the broker (or the keeper) until a signal stops it. Messages (the
 // start line, then one per change) go to `log`: stderr in the foreground,

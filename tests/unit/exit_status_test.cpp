@@ -197,7 +197,8 @@ TEST_F(ExitStatus, Status8BrokerDown) {
            {"top", "--stdio"},
            {"report", "-e", "persistent/x/"}}) {
     std::vector<std::string> argv = args;
-    argv.push_back(run_dir());
+    // After the verb: record's COMMAND (after --) must not take it.
+    argv.insert(argv.begin() + 1, run_dir());
     CommandResult r = run_pp(argv);
     EXPECT_EQ(r.status, 8) << args[0] << " " << args[1] << ": " << r.err;
     EXPECT_NE(r.err.find("the broker is not running"), std::string::npos) << r.err;
