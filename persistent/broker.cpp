@@ -20,6 +20,7 @@
 #include "persistent/names.h"
 #include "persistent/tracking.h"
 #include "sys/atomic_file.h"
+#include "sys/clock.h"
 
 namespace pp::persistent {
 
@@ -29,12 +30,6 @@ std::string unmade_state(bool optional, const Error& why) {
 }
 
 namespace {
-
-int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 int64_t wall_clock_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -166,7 +161,7 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   }
   broker->notify("READY=1\nSTATUS=serving " + std::to_string(broker->event_count()) +
                  " event(s); " + broker->start_summary_);
-  broker->next_watchdog_ms_ = monotonic_ms();
+  broker->next_watchdog_ms_ = sys::monotonic_ms();
   return broker;
 }
 
@@ -277,7 +272,7 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   read_perf_ids(event);
   // The guard's first look, before any client can hold an fd: its baseline
   // is the event as the broker opened it.
-  int64_t now_ns = monotonic_ms() * 1000000;
+  int64_t now_ns = sys::monotonic_ns();
   for (size_t i = 0; i < event.buffers.size(); i++)
     (void)check_buffer(*config_.kernel, event.buffers[i], event.info.attr, event.info.layout,
                        event.broker_filter, event.guard[i], now_ns);
@@ -520,7 +515,7 @@ void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what
 }
 
 void Broker::guard_events() {
-  int64_t now_ns = monotonic_ms() * 1000000;
+  int64_t now_ns = sys::monotonic_ns();
   for (auto& [id, event] : events_) {
     if (event.info.state != "running")
       continue;
@@ -612,7 +607,7 @@ void Broker::flush(Client& client) {
     }
     if (*sent == 0) {  // full: poll waits for POLLOUT
       if (client.stalled_since_ms < 0)
-        client.stalled_since_ms = monotonic_ms();
+        client.stalled_since_ms = sys::monotonic_ms();
       return;
     }
     client.out_sent += *sent;
@@ -621,7 +616,7 @@ void Broker::flush(Client& client) {
   client.out_sent = 0;
   client.out_fds.clear();
   client.stalled_since_ms = -1;
-  client.last_active_ms = monotonic_ms();
+  client.last_active_ms = sys::monotonic_ms();
   if (client.close_after_reply)
     client.socket.close();
 }
@@ -781,7 +776,7 @@ void Broker::handle_frames(Client& client) {
       if (client.reader.pending() == 0)
         client.stalled_since_ms = -1;
       else if (client.stalled_since_ms < 0)
-        client.stalled_since_ms = monotonic_ms();
+        client.stalled_since_ms = sys::monotonic_ms();
       return;
     }
     client.stalled_since_ms = -1;
@@ -796,7 +791,7 @@ void Broker::read_from(Client& client) {
     client.socket.close();
     return;
   }
-  client.last_active_ms = monotonic_ms();
+  client.last_active_ms = sys::monotonic_ms();
   if (message->fds_truncated) {
     Error error = errorf(ErrorKind::kUsage, EINVAL,
                          "a request came with more descriptors than the broker receives (at most "
@@ -886,7 +881,7 @@ void Broker::accept_clients() {
       int code = socket.error().code();
       if (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM) {
         // The connection waits in the backlog; retrying at once would spin.
-        accept_paused_until_ms_ = monotonic_ms() + config_.accept_backoff_ms;
+        accept_paused_until_ms_ = sys::monotonic_ms() + config_.accept_backoff_ms;
         log_.write("accept", socket.error().message() + "; accepting again in " +
                                  std::to_string(config_.accept_backoff_ms) + " ms (" +
                                  std::to_string(clients_.size()) + " clients, " +
@@ -913,7 +908,7 @@ void Broker::accept_clients() {
     client->socket = std::move(*socket);
     client->peer = *peer;
     client->privileged = privileged;
-    client->last_active_ms = monotonic_ms();
+    client->last_active_ms = sys::monotonic_ms();
     clients_.push_back(std::move(client));
   }
 }
@@ -921,7 +916,7 @@ void Broker::accept_clients() {
 Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   std::vector<pollfd> fds;
   fds.push_back({stop_fd, POLLIN, 0});
-  int64_t start_ms = monotonic_ms();
+  int64_t start_ms = sys::monotonic_ms();
   // During a handover new connections wait in the backlog for the new broker.
   bool accepting = start_ms >= accept_paused_until_ms_ && !handover_client_ && !handover_done_;
   fds.push_back({accepting ? listener_.fd() : -1, POLLIN, 0});  // poll skips a negative fd
@@ -950,14 +945,14 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   if (next_idle_ms >= 0)
     wake_by(next_idle_ms - start_ms + 1);
   if (!events_.empty())
-    wake_by(next_guard_ms_ - monotonic_ms());
+    wake_by(next_guard_ms_ - sys::monotonic_ms());
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
     return false;
-  if (watchdog_interval_ms_ > 0 && monotonic_ms() >= next_watchdog_ms_) {
+  if (watchdog_interval_ms_ > 0 && sys::monotonic_ms() >= next_watchdog_ms_) {
     notify("WATCHDOG=1");
-    next_watchdog_ms_ = monotonic_ms() + watchdog_interval_ms_;
+    next_watchdog_ms_ = sys::monotonic_ms() + watchdog_interval_ms_;
   }
   // Clients first: the ones accepted now have no poll result yet.
   for (size_t i = 0; i < clients_.size(); i++) {
@@ -972,7 +967,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   }
   if (accepting && (fds[1].revents & POLLIN))
     accept_clients();
-  int64_t now_ms = monotonic_ms();
+  int64_t now_ms = sys::monotonic_ms();
   for (auto& client : clients_) {
     if (client->socket.valid() && client->stalled_since_ms >= 0 &&
         now_ms - client->stalled_since_ms > config_.stall_timeout_ms) {

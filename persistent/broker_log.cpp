@@ -2,8 +2,9 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <ctime>
+
+#include "sys/clock.h"
 
 namespace pp::persistent {
 
@@ -14,9 +15,7 @@ std::string describe_peer(const sys::PeerCredentials& peer) {
 int64_t BrokerLog::now_ms() const {
   if (options_.clock_ms)
     return options_.clock_ms();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return sys::monotonic_ms();
 }
 
 void BrokerLog::emit(const std::string& line) {

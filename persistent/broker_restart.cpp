@@ -4,11 +4,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <set>
 
 #include "persistent/broker.h"
 #include "persistent/event_json.h"
+#include "sys/clock.h"
 #include "sys/ring.h"
 
 namespace pp::persistent {
@@ -126,9 +126,7 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
         "broker restart: the event came back with its fds, but nothing kept its buffers mapped "
         "meanwhile (no keeper, no reader)";
   }
-  int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                       std::chrono::steady_clock::now().time_since_epoch())
-                       .count();
+  int64_t now_ns = sys::monotonic_ns();
   for (size_t i = 0; i < event.buffers.size(); i++)
     (void)check_buffer(*config_.kernel, event.buffers[i], info.attr, info.layout,
                        event.broker_filter, event.guard[i], now_ns);

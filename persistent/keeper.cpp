@@ -4,18 +4,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 
+#include "sys/clock.h"
 #include "sys/unix_socket.h"
 
 namespace pp::persistent {
 namespace {
-
-int64_t monotonic_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 constexpr int64_t kFirstRetryMs = 100;
 constexpr int64_t kMaxRetryMs = 5000;
@@ -79,7 +73,7 @@ Result<bool> Keeper::run_once(int stop_fd, int timeout_ms) {
       due = true;  // whatever happened while nothing watched
     }
   }
-  int64_t start = monotonic_ms();
+  int64_t start = sys::monotonic_ms();
   auto wake_by = [&](int64_t ms) {
     ms = std::max<int64_t>(ms, 0);
     if (timeout_ms < 0 || timeout_ms > ms)
@@ -102,7 +96,7 @@ Result<bool> Keeper::run_once(int stop_fd, int timeout_ms) {
       watch_.reset();
     due |= drained.changed || drained.gone;
   }
-  if (retry_ms_ > 0 && monotonic_ms() >= retry_at_ms_)
+  if (retry_ms_ > 0 && sys::monotonic_ms() >= retry_at_ms_)
     due = true;
   if (due)
     (void)sync();
@@ -128,7 +122,7 @@ Status Keeper::sync() {
         " buffer(s) held, trying again");
   backend_.reset();
   retry_ms_ = retry_ms_ == 0 ? kFirstRetryMs : std::min(retry_ms_ * 2, kMaxRetryMs);
-  retry_at_ms_ = monotonic_ms() + retry_ms_;
+  retry_at_ms_ = sys::monotonic_ms() + retry_ms_;
   return synced;
 }
 

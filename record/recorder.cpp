@@ -291,9 +291,7 @@ Status Session::follow() {
   auto observe = [&] {
     for (size_t i = 0; i < streams_.size(); i++)
       written[i] = writer_bytes(streams_[i].reader->stats());
-    pacer.observe(written, std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               Clock::now().time_since_epoch())
-                               .count());
+    pacer.observe(written, sys::monotonic_ns());
   };
   observe();
   for (;;) {

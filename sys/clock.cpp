@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 #include "base/strings.h"
@@ -103,6 +104,12 @@ Result<uint64_t> clock_resolution_ns(int clockid) {
   if (::clock_getres(clockid_t(clockid), &res) != 0)
     return errorf(errno, "clock_getres(%s): %s", clock_name(clockid).c_str(), std::strerror(errno));
   return uint64_t(res.tv_sec) * 1000000000ULL + uint64_t(res.tv_nsec);
+}
+
+int64_t monotonic_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace pp::sys

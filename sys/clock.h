@@ -64,4 +64,11 @@ Result<ClockPair> read_clock_pair(int clockid);
 // clock_getres(clockid) in ns: HEADER_CLOCKID.
 Result<uint64_t> clock_resolution_ns(int clockid);
 
+// CLOCK_MONOTONIC now, in ns and in ms: the clock every interval, timeout
+// and rate in the program is measured with (never steps with the wall clock).
+int64_t monotonic_ns();
+inline int64_t monotonic_ms() {
+  return monotonic_ns() / 1'000'000;
+}
+
 }  // namespace pp::sys

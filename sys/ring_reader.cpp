@@ -7,6 +7,7 @@
 #include <limits>
 #include <thread>
 
+#include "sys/clock.h"
 #include "sys/kernel.h"
 #include "sys/perf_abi_records.h"
 
@@ -55,9 +56,7 @@ Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
 int64_t RingReader::now_ns() const {
   if (hooks_.now_ns)
     return hooks_.now_ns();
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return monotonic_ns();
 }
 
 uint64_t RingReader::max_step(int64_t now_ns) const {
