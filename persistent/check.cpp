@@ -716,8 +716,8 @@ class Checker {
     // Debian's and Android's level 3 asks for CAP_SYS_ADMIN itself:
     // CAP_PERFMON alone opens nothing there.
     long level = std::strtol(value.c_str(), nullptr, 10);
-    if (level >= 3 && broker_status_->has_capability(sys::kCapPerfmon) &&
-        !broker_status_->has_capability(sys::kCapSysAdmin)) {
+    if (broker_status_->perfmon_capable() &&
+        !sys::perf_capable_at(broker_status_->cap_effective, level)) {
       add("perf-event-paranoid", CheckStatus::kCritical,
           "perf_event_paranoid is " + value +
               ": this kernel lets only CAP_SYS_ADMIN open perf "

@@ -10,14 +10,11 @@
 #include "base/strings.h"
 #include "sys/clock.h"
 #include "sys/kernel.h"
+#include "sys/process.h"
 
 namespace pp::sys {
 
 namespace {
-
-constexpr int kCapIpcLock = 14;
-constexpr int kCapSysAdmin = 21;
-constexpr int kCapPerfmon = 38;
 
 // What the system says, read once per explanation; every field may be
 // missing (a fake tree, a kernel without the file).
@@ -172,12 +169,11 @@ std::string paranoid_meaning(long level) {
 }
 
 // Whether the process holds what perf_event_paranoid `level` asks of a
-// privileged opener: CAP_PERFMON or CAP_SYS_ADMIN, and CAP_SYS_ADMIN alone
-// at the distributions' level 3 and above.
+// privileged opener (perf_capable_at()); false when its capabilities are
+// unknown.
 bool privileged_for(const Facts& facts, std::optional<long> level) {
-  if (level && *level >= 3)
-    return facts.has_cap(kCapSysAdmin);
-  return facts.has_cap(kCapPerfmon) || facts.has_cap(kCapSysAdmin);
+  auto caps = facts.cap_eff();
+  return caps && perf_capable_at(*caps, level);
 }
 
 std::string caps_line(const Facts& facts, std::optional<long> level) {

@@ -259,4 +259,10 @@ Result<LockFile> LockFile::acquire(const std::string& path) {
   return LockFile(std::move(fd));
 }
 
+bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid) {
+  bool admin = (cap_effective >> kCapSysAdmin) & 1;
+  bool perfmon = (cap_effective >> kCapPerfmon) & 1;
+  return paranoid && *paranoid >= 3 ? admin : admin || perfmon;
+}
+
 }  // namespace pp::sys

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,8 +20,17 @@
 namespace pp::sys {
 
 // Capability numbers (linux/capability.h).
+inline constexpr int kCapIpcLock = 14;
 inline constexpr int kCapSysAdmin = 21;
 inline constexpr int kCapPerfmon = 38;
+
+// Whether the capabilities `cap_effective` let a process open CPU-wide perf
+// events and read raw tracepoint data at kernel.perf_event_paranoid
+// `paranoid` (nullopt: unknown): CAP_PERFMON or CAP_SYS_ADMIN, as the
+// kernel's perfmon_capable() asks; at the level 3 that Debian's and
+// Android's kernels add, CAP_SYS_ADMIN alone (their check is
+// capable(CAP_SYS_ADMIN), whatever CAP_PERFMON allows).
+bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid);
 
 // What /proc/<pid>/status says about a process's identity:
 //

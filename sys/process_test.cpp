@@ -148,5 +148,20 @@ TEST(SignalFd, DeliversABlockedSignalAsData) {
   EXPECT_EQ(*sig, SIGUSR1);
 }
 
+// The capability a level asks: either at the kernel's levels, CAP_SYS_ADMIN
+// alone at the distributions' 3; CAP_PERFMON is bit 38, CAP_SYS_ADMIN 21.
+TEST(PerfCapableAt, Level3AsksForCapSysAdmin) {
+  constexpr uint64_t kPerfmon = uint64_t(1) << 38, kAdmin = uint64_t(1) << 21;
+  for (std::optional<long> level :
+       {std::optional<long>(), std::optional<long>(-1), std::optional<long>(2)}) {
+    EXPECT_TRUE(perf_capable_at(kPerfmon, level));
+    EXPECT_TRUE(perf_capable_at(kAdmin, level));
+    EXPECT_FALSE(perf_capable_at(0, level));
+  }
+  EXPECT_FALSE(perf_capable_at(kPerfmon, 3));
+  EXPECT_TRUE(perf_capable_at(kAdmin, 3));
+  EXPECT_TRUE(perf_capable_at(kAdmin | kPerfmon, 4));
+}
+
 }  // namespace
 }  // namespace pp::sys
