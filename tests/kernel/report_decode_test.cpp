@@ -87,17 +87,30 @@ std::string context(const CommandResult& r) {
          "\nstderr:\n" + r.err.substr(0, 2000);
 }
 
-TEST(ReportDecode, SchedSwitchFromPerfRecordMatchesPerfScript) {
-  std::string why;
-  PP_SKIP_UNLESS(perf_allowed(&why), why);
-  PP_SKIP_UNLESS(tracepoint_id("sched", "sched_switch") >= 0, "no sched:sched_switch");
+// A perf.data of sched:sched_switch, whole machine, that the real perf
+// record wrote while `workload` ran.
+class ReportDecode : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string why;
+    PP_SKIP_UNLESS(perf_allowed(&why), why);
+    PP_SKIP_UNLESS(tracepoint_id("sched", "sched_switch") >= 0, "no sched:sched_switch");
+  }
+  void record(std::vector<std::string> workload) {
+    std::vector<std::string> argv = {perf_program(), "record", "-q", "-e", "sched:sched_switch",
+                                     "-a",           "-o",     file, "--"};
+    argv.insert(argv.end(), workload.begin(), workload.end());
+    CommandResult rec = run_command(argv);
+    ASSERT_EQ(rec.status, 0) << "perf record failed (install perf with ./scripts/setup, or set "
+                                "PP_PERF to a perf binary)\n"
+                             << context(rec);
+  }
   TempDir dir;
   std::string file = dir.path("perf.data");
-  CommandResult rec = run_command({perf_program(), "record", "-q", "-e", "sched:sched_switch", "-a",
-                                   "-o", file, "--", "sleep", "1"});
-  ASSERT_EQ(rec.status, 0) << "perf record failed (install perf with ./scripts/setup, or set "
-                              "PP_PERF to a perf binary)\n"
-                           << context(rec);
+};
+
+TEST_F(ReportDecode, SchedSwitchFromPerfRecordMatchesPerfScript) {
+  ASSERT_NO_FATAL_FAILURE(record({"sleep", "1"}));
 
   CommandResult script = run_command({perf_program(), "script", "-i", file});
   ASSERT_EQ(script.status, 0) << context(script);
@@ -233,17 +246,9 @@ TEST_F(ReportLive, DecodesWhatTheBuffersHoldWithoutConsumingIt) {
 // `report | head`: the reader goes away after a line. report stops
 // printing, says why on stderr and exits 5 (output failed), never dies of
 // SIGPIPE (which perf's dispatcher reports as "unable to run").
-TEST(ReportDecode, AReaderThatStopsEarlyEndsTheReportCleanly) {
-  std::string why;
-  PP_SKIP_UNLESS(perf_allowed(&why), why);
-  PP_SKIP_UNLESS(tracepoint_id("sched", "sched_switch") >= 0, "no sched:sched_switch");
-  TempDir dir;
-  std::string file = dir.path("perf.data");
+TEST_F(ReportDecode, AReaderThatStopsEarlyEndsTheReportCleanly) {
   // Far more text than a pipe holds, so a write fails whatever the timing.
-  CommandResult rec =
-      run_command({perf_program(), "record", "-q", "-e", "sched:sched_switch", "-a", "-o", file,
-                   "--", perf_program(), "bench", "sched", "pipe", "-l", "20000"});
-  ASSERT_EQ(rec.status, 0) << context(rec);
+  ASSERT_NO_FATAL_FAILURE(record({perf_program(), "bench", "sched", "pipe", "-l", "20000"}));
   CommandResult r = run_command(
       {"/bin/bash", "-c",
        "\"$1\" report -i \"$2\" | head -n 1 >/dev/null; echo \"report=${PIPESTATUS[0]}\" >&2",
