@@ -52,7 +52,7 @@ endif
 # (scripts/check-layers) fails on an #include across any other edge, and
 # Documentation/architecture.txt draws the graph. cmd/ (the program) may use
 # every module; tests/unit, tests/kernel and bench/ anything.
-MODULES := base sys pmu parse report persistent record top
+MODULES := base sys pmu parse report persistent record top watch
 DEPS_base :=
 DEPS_sys := base
 DEPS_pmu := base sys
@@ -61,6 +61,7 @@ DEPS_report := base sys
 DEPS_persistent := base sys pmu parse
 DEPS_record := base sys pmu parse persistent report
 DEPS_top := base sys pmu parse persistent report record
+DEPS_watch := base sys pmu parse persistent report record
 # Test-only libraries, never linked into the program: <module>/testing/ holds
 # a module's test doubles (the fake kernel, ...) and may use the module, its
 # DEPS and their testing/ folders; tests/support/ holds helpers every test
@@ -70,7 +71,7 @@ DEPS_tests/support := base sys pmu report
 # Temporary exceptions to the graph, FILE:MODULE (make layers says when one
 # is no longer needed): none today.
 LAYERS_EXCEPTIONS :=
-PKGS := libtraceevent libelf nlohmann_json ncursesw readline libsystemd
+PKGS := libtraceevent libelf nlohmann_json ncursesw readline libsystemd sqlite3
 FEATURES := broker-backend kernel-backend(seed-v3-abi) systemd(notify,fdstore)
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)

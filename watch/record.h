@@ -1,0 +1,91 @@
+// `perf persistent watch`'s unit of work: one decoded record, wherever it
+// came from (a persistent event's buffer, this boot's kernel log, a previous
+// boot's panic text in pstore), as every sink sees it: the history, the
+// triggers, the Prometheus file, the journal and --ndjson.
+//
+//   WatchRecord r;                 // filled by the watcher or the harvest
+//   nlohmann::ordered_json j = record_json(r);
+//   // {"origin":"live","event":"mce_record","tracepoint":"mce:mce_record",
+//   //  "time":18970883561123,"wall_time":"2026-12-04T03:00:00.000000000Z",
+//   //  "cpu":1,"pid":0,"tid":0,"fields":{...},"mce":{...decode's object...},
+//   //  "key":"..."}
+//   const nlohmann::ordered_json* v = record_field(j, "severity");  // mce's first
+//
+// The object is report --json's line (Documentation/perf-persistent-report.txt)
+// with "origin", the persistent event's name and the identity key added;
+// Documentation/perf-persistent-watch.txt documents it.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "report/mce.h"
+
+namespace pp::watch {
+
+// Where a record came from.
+enum class Origin {
+  kLive,    // a persistent event's buffer
+  kKmsg,    // this boot's kernel log (/dev/kmsg), logged before the watcher read
+  kPstore,  // a previous boot's kernel log kept in pstore (a panic's last words)
+};
+// "live", "kmsg", "pstore".
+std::string_view origin_name(Origin origin);
+std::optional<Origin> origin_from_name(std::string_view name);
+
+struct WatchRecord {
+  Origin origin = Origin::kLive;
+  std::string event;       // the persistent event's name ("mce_record"); "" when harvested
+  std::string tracepoint;  // "mce:mce_record"
+  uint64_t time = 0;       // the sample's time on the event's clock; 0 when harvested
+  uint64_t wall_ns = 0;    // when it happened, ns since the epoch; 0 when unknown
+  int32_t cpu = -1;        // -1 when unknown
+  int32_t pid = -1, tid = -1;
+  std::string comm;
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();  // the tracepoint's
+  std::optional<report::MceDecoded> mce;  // a machine check's decoding
+  // The record's identity: two records with the same key are the same
+  // record (seen again after a restart, or in both kmsg and pstore) and are
+  // stored once. Never empty once made by the watcher or the harvest.
+  std::string key;
+};
+
+// The documented object (above).
+nlohmann::ordered_json record_json(const WatchRecord& record);
+
+// A field of a record's object by name, as triggers and --match name them:
+// the machine check's decoding first ("severity", "bank", "error_class",
+// "status", "addr"), then the tracepoint's fields ("prev_comm"), then the
+// record's own ("cpu", "pid", "event", "tracepoint", "origin"). nullptr when
+// none has it.
+const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,
+                                           std::string_view name);
+
+// Samples a buffer lost (overwritten before the watcher read them).
+struct LostNotice {
+  std::string event;  // the persistent event's name
+  int32_t cpu = -1;
+  uint64_t records = 0;
+  uint64_t wall_ns = 0;  // when the loss was seen
+};
+
+// What the watcher feeds. Each sink keeps its own state; the watcher calls
+// them in order, from one thread, and never concurrently.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // A record, decoded. An error here stops the watcher only when the sink
+  // says it is fatal (history that cannot be written); others are logged.
+  virtual Status record(const WatchRecord& record, const nlohmann::ordered_json& json) = 0;
+  virtual Status lost(const LostNotice& notice) = 0;
+  // Called at least every second, and once more before the watcher exits
+  // (`final`): commit, write the file, reap children. `now_ms` is
+  // sys::monotonic_ms().
+  virtual Status tick(uint64_t now_ms, bool final) = 0;
+};
+
+}  // namespace pp::watch
