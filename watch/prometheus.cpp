@@ -1,0 +1,337 @@
+#include "watch/prometheus.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <ctime>
+
+#include "report/mce.h"
+#include "report/mce_error_code.h"
+
+namespace pp::watch {
+
+namespace {
+
+uint64_t wall_now_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
+}
+
+// ns since the epoch as seconds, exactly: "1796285030.5", "1796285030".
+std::string seconds_text(uint64_t ns) {
+  std::string out = std::to_string(ns / 1000000000ull);
+  uint64_t frac = ns % 1000000000ull;
+  if (frac) {
+    char digits[16];
+    snprintf(digits, sizeof digits, "%09llu", static_cast<unsigned long long>(frac));
+    std::string f(digits);
+    while (!f.empty() && f.back() == '0')
+      f.pop_back();
+    out += "." + f;
+  }
+  return out;
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty())
+    return false;
+  for (char c : s)
+    if (c < '0' || c > '9')
+      return false;
+  return true;
+}
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos)
+    return ".";
+  if (slash == 0)
+    return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The temporary file: in the same directory (rename is atomic there), its
+// name starting with '.' and not ending in .prom, so the collector, which
+// reads *.prom, never reads it half written.
+std::string temp_path_for(const std::string& path) {
+  std::string dir = dir_of(path);
+  return (dir == "/" ? "" : dir) + "/." + base_of(path) + "." + std::to_string(getpid()) + ".tmp";
+}
+
+Status write_all(int fd, std::string_view text, const std::string& what) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return error_from_errno(errno, "writing " + what).with_kind(ErrorKind::kOutput);
+    }
+    text.remove_prefix(size_t(n));
+  }
+  return ok_status();
+}
+
+// Creates the temporary file (mode 0644 whatever the umask); one left by a
+// process that had our pid before is replaced.
+Result<int> create_temp(const std::string& temp) {
+  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == EEXIST) {
+    ::unlink(temp.c_str());
+    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  }
+  if (fd < 0)
+    return error_from_errno(errno, "creating " + temp).with_kind(ErrorKind::kOutput);
+  if (::fchmod(fd, 0644) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::unlink(temp.c_str());
+    return error_from_errno(err, "setting mode 0644 on " + temp).with_kind(ErrorKind::kOutput);
+  }
+  return fd;
+}
+
+struct Family {
+  const char* name;
+  const char* type;
+  const char* help;
+};
+
+constexpr Family kRecords{"perf_persistent_records_total", "counter",
+                          "Records the watcher read from a persistent event's buffer, per CPU, "
+                          "since it started."};
+constexpr Family kLost{"perf_persistent_samples_lost_total", "counter",
+                       "Samples a persistent event's buffer overwrote before the watcher read "
+                       "them, per CPU, since it started."};
+constexpr Family kMachineChecks{
+    "perf_persistent_machine_checks_total", "counter",
+    "Machine checks seen since the watcher started, by decoded severity, bank, MCA error "
+    "class, CPU and origin (live buffer, kmsg: this boot's kernel log, pstore: a previous "
+    "boot's)."};
+constexpr Family kBySeverity{
+    "perf_persistent_machine_checks_by_severity_total", "counter",
+    "Machine checks seen since the watcher started, by decoded severity; every severity is "
+    "present from the start."};
+constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
+                             "Wall-clock time of the newest record of a persistent event."};
+constexpr Family kLastMce{"perf_persistent_last_machine_check_timestamp_seconds", "gauge",
+                          "Wall-clock time of the newest machine check of a severity."};
+constexpr Family kBrokerUp{"perf_persistent_broker_up", "gauge",
+                           "1 when the broker that holds the persistent events answers, else 0."};
+constexpr Family kWatchUp{"perf_persistent_watch_up", "gauge",
+                          "1 while perf persistent watch runs; 0 in the file it leaves when it "
+                          "stops."};
+constexpr Family kStart{"perf_persistent_watch_start_time_seconds", "gauge",
+                        "Wall-clock time perf persistent watch started; the counters count "
+                        "from it."};
+
+void append_header(std::string& out, const Family& f) {
+  out += "# HELP ";
+  out += f.name;
+  out += ' ';
+  out += f.help;
+  out += "\n# TYPE ";
+  out += f.name;
+  out += ' ';
+  out += f.type;
+  out += '\n';
+}
+
+}  // namespace
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+bool PrometheusFile::LabelsLess::operator()(const std::vector<std::string>& a,
+                                            const std::vector<std::string>& b) const {
+  for (size_t i = 0; i < a.size() && i < b.size(); i++) {
+    if (a[i] == b[i])
+      continue;
+    if (all_digits(a[i]) && all_digits(b[i])) {
+      if (a[i].size() != b[i].size())
+        return a[i].size() < b[i].size();
+    }
+    return a[i] < b[i];
+  }
+  return a.size() < b.size();
+}
+
+PrometheusFile::PrometheusFile(const PrometheusOptions& options) : options_(options) {
+  if (!options_.start_wall_ns)
+    options_.start_wall_ns = wall_now_ns();
+  if (!options_.interval_ms)
+    options_.interval_ms = 1;
+  for (std::string_view s : report::mce_severity_names())
+    by_severity_[{std::string(s)}] = 0;
+}
+
+Result<std::unique_ptr<PrometheusFile>> PrometheusFile::open(const PrometheusOptions& options) {
+  const std::string& path = options.path;
+  std::string base = base_of(path);
+  if (base.size() <= 5 || base.compare(base.size() - 5, 5, ".prom") != 0 || base[0] == '.')
+    return usage_error("the Prometheus file '" + path +
+                       "' must be named <name>.prom, not starting with '.': node_exporter's "
+                       "textfile collector reads only those");
+  std::string dir = dir_of(path);
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return errorf(ErrorKind::kOutput, errno ? errno : ENOTDIR,
+                  "the Prometheus file's directory '%s' does not exist or is not a "
+                  "directory; give a file in node_exporter's --collector.textfile.directory",
+                  dir.c_str());
+  std::string temp = temp_path_for(path);
+  auto fd = create_temp(temp);
+  if (!fd.ok())
+    return Error(ErrorKind::kOutput, fd.error().code(),
+                 "cannot write in the Prometheus file's directory '" + dir +
+                     "': " + fd.error().message() +
+                     "; run as a user that may write there, or give a file in another "
+                     "directory node_exporter's textfile collector reads");
+  ::close(*fd);
+  ::unlink(temp.c_str());
+  return std::unique_ptr<PrometheusFile>(new PrometheusFile(options));
+}
+
+void PrometheusFile::add_event(const std::string& event, const std::vector<int>& cpus) {
+  for (int cpu : cpus) {
+    records_.try_emplace({event, std::to_string(cpu)}, 0);
+    lost_.try_emplace({event, std::to_string(cpu)}, 0);
+  }
+}
+
+Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& /*json*/) {
+  std::string cpu = r.cpu >= 0 ? std::to_string(r.cpu) : "unknown";
+  if (!r.event.empty()) {
+    records_[{r.event, cpu}]++;
+    if (r.wall_ns) {
+      uint64_t& last = last_record_ns_[{r.event}];
+      last = std::max(last, r.wall_ns);
+    }
+  }
+  if (r.mce) {
+    const report::MceDecoded& d = *r.mce;
+    std::string severity(report::mce_severity_name(d.severity));
+    std::string mce_cpu = d.regs.cpu ? std::to_string(*d.regs.cpu) : cpu;
+    std::string bank = d.regs.bank ? std::to_string(*d.regs.bank) : "unknown";
+    std::string error_class(report::mca_error_class_name(d.error_code.error_class));
+    machine_checks_[{severity, bank, error_class, mce_cpu, std::string(origin_name(r.origin))}]++;
+    by_severity_[{severity}]++;
+    uint64_t when = r.wall_ns;
+    if (!when && d.regs.walltime)
+      when = *d.regs.walltime * 1000000000ull;  // the kernel log's TIME, in seconds
+    if (when) {
+      uint64_t& last = last_mce_ns_[{severity}];
+      last = std::max(last, when);
+    }
+  }
+  return ok_status();
+}
+
+Status PrometheusFile::lost(const LostNotice& n) {
+  lost_[{n.event, n.cpu >= 0 ? std::to_string(n.cpu) : "unknown"}] += n.records;
+  return ok_status();
+}
+
+Status PrometheusFile::tick(uint64_t now_ms, bool final) {
+  if (final)
+    watch_up_ = false;
+  else if (written_ && now_ms - last_write_ms_ < options_.interval_ms)
+    return ok_status();
+  written_ = true;
+  last_write_ms_ = now_ms;
+  return write_file();
+}
+
+std::string PrometheusFile::text() const {
+  std::string out;
+  auto family = [&](const Family& f, std::initializer_list<const char*> labels,
+                    const Series& series, bool as_seconds) {
+    if (series.empty())
+      return;
+    append_header(out, f);
+    for (const auto& [values, value] : series) {
+      out += f.name;
+      out += '{';
+      size_t i = 0;
+      for (const char* label : labels) {
+        if (i)
+          out += ',';
+        out += label;
+        out += "=\"";
+        out += escape_label_value(values[i]);
+        out += '"';
+        i++;
+      }
+      out += "} ";
+      out += as_seconds ? seconds_text(value) : std::to_string(value);
+      out += '\n';
+    }
+  };
+  auto single = [&](const Family& f, const std::string& value) {
+    append_header(out, f);
+    out += f.name;
+    out += ' ';
+    out += value;
+    out += '\n';
+  };
+  family(kRecords, {"event", "cpu"}, records_, false);
+  family(kLost, {"event", "cpu"}, lost_, false);
+  family(kMachineChecks, {"severity", "bank", "error_class", "cpu", "origin"}, machine_checks_,
+         false);
+  family(kBySeverity, {"severity"}, by_severity_, false);
+  family(kLastRecord, {"event"}, last_record_ns_, true);
+  family(kLastMce, {"severity"}, last_mce_ns_, true);
+  single(kBrokerUp, broker_up_ ? "1" : "0");
+  single(kWatchUp, watch_up_ ? "1" : "0");
+  single(kStart, seconds_text(options_.start_wall_ns));
+  return out;
+}
+
+Status PrometheusFile::write_file() const {
+  const std::string& path = options_.path;
+  std::string temp = temp_path_for(path);
+  auto fail = [&](Error e) -> Status {
+    ::unlink(temp.c_str());
+    return Error(ErrorKind::kOutput, e.code(),
+                 "writing the Prometheus file " + path + ": " + e.message() +
+                     "; the next interval tries again");
+  };
+  auto created = create_temp(temp);
+  if (!created.ok())
+    return fail(std::move(created).error());
+  int fd = *created;
+  Status written = write_all(fd, text(), temp);
+  if (written.ok() && ::fsync(fd) != 0)
+    written = error_from_errno(errno, "fsync of " + temp);
+  if (::close(fd) != 0 && written.ok())
+    written = error_from_errno(errno, "closing " + temp);
+  if (!written.ok())
+    return fail(std::move(written).error());
+  if (::rename(temp.c_str(), path.c_str()) != 0)
+    return fail(error_from_errno(errno, "renaming " + temp + " to " + path));
+  return ok_status();
+}
+
+}  // namespace pp::watch

@@ -1,0 +1,101 @@
+// watch's metrics for Prometheus, as a file for node_exporter's textfile
+// collector (--collector.textfile.directory): the exposition text format,
+// rewritten every interval and once more when the watcher stops.
+//
+//   PrometheusOptions o;
+//   o.path = "/var/lib/prometheus/node-exporter/perf-persistent.prom";
+//   PP_ASSIGN_OR_RETURN(auto prom, PrometheusFile::open(o));  // the directory is writable
+//   prom->add_event("mce_record", {0, 1, 2, 3});   // its series exist at 0 from the start
+//   prom->set_broker_up(true);
+//   ... prom->record(r, j); prom->lost(n); prom->tick(now_ms, false); ...
+//   prom->tick(now_ms, true);                       // watch_up 0, written at once
+//
+// The file holds (Documentation/perf-persistent-watch.txt, PROMETHEUS, says
+// what each means):
+//
+//   # HELP perf_persistent_records_total ...
+//   # TYPE perf_persistent_records_total counter
+//   perf_persistent_records_total{event="mce_record",cpu="0"} 0
+//   perf_persistent_samples_lost_total{event,cpu}
+//   perf_persistent_machine_checks_total{severity,bank,error_class,cpu,origin}
+//   perf_persistent_machine_checks_by_severity_total{severity}   every severity, from 0
+//   perf_persistent_last_record_timestamp_seconds{event}
+//   perf_persistent_last_machine_check_timestamp_seconds{severity}
+//   perf_persistent_broker_up, perf_persistent_watch_up,
+//   perf_persistent_watch_start_time_seconds
+//
+// Families in that order, series sorted by their labels' values (numbers as
+// numbers), so the same counts always give the same text. The file is
+// replaced atomically: written as .<name>.<pid>.tmp in the same directory
+// (the collector reads only *.prom), fsynced, renamed over <name>; mode 0644.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "watch/record.h"
+
+namespace pp::watch {
+
+struct PrometheusOptions {
+  std::string path;  // the .prom file
+  uint64_t interval_ms = 10000;
+  // perf_persistent_watch_start_time_seconds, ns since the epoch; 0: now.
+  uint64_t start_wall_ns = 0;
+};
+
+class PrometheusFile final : public Sink {
+ public:
+  // Checks that `path` ends in .prom and that its directory takes a new file
+  // now (creates and removes the temporary file): a usage error or a
+  // refusal naming the directory otherwise. Writes nothing yet.
+  static Result<std::unique_ptr<PrometheusFile>> open(const PrometheusOptions& options);
+
+  // Whether the broker answers (perf_persistent_broker_up); the watcher says.
+  void set_broker_up(bool up) { broker_up_ = up; }
+  // An event being watched on `cpus`: its records and lost samples get a
+  // series at 0 on each, so an alert on them never meets an absent series.
+  void add_event(const std::string& event, const std::vector<int>& cpus);
+
+  Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
+  Status lost(const LostNotice& notice) override;
+  // Writes the file at the first tick, then every interval_ms, and at
+  // `final` (with perf_persistent_watch_up 0). A failure to write is an
+  // ErrorKind::kOutput error naming the file; the next tick tries again.
+  Status tick(uint64_t now_ms, bool final) override;
+
+  // The file's text as it would be written now (for tests and --once).
+  std::string text() const;
+
+ private:
+  explicit PrometheusFile(const PrometheusOptions& options);
+  Status write_file() const;
+
+  // A series' label values in the family's label order; sorted with digits
+  // compared as numbers.
+  struct LabelsLess {
+    bool operator()(const std::vector<std::string>& a, const std::vector<std::string>& b) const;
+  };
+  using Series = std::map<std::vector<std::string>, uint64_t, LabelsLess>;
+
+  PrometheusOptions options_;
+  Series records_;         // event, cpu
+  Series lost_;            // event, cpu
+  Series machine_checks_;  // severity, bank, error_class, cpu, origin
+  Series by_severity_;     // severity
+  Series last_record_ns_;  // event
+  Series last_mce_ns_;     // severity
+  bool broker_up_ = false;
+  bool watch_up_ = true;
+  bool written_ = false;
+  uint64_t last_write_ms_ = 0;
+};
+
+// `value` as a label value in the exposition format: \ " and newline escaped.
+std::string escape_label_value(std::string_view value);
+
+}  // namespace pp::watch

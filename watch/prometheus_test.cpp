@@ -1,0 +1,288 @@
+#include "watch/prometheus.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "report/mce.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+
+namespace pp::watch {
+namespace {
+
+constexpr uint64_t kStartNs = 1796285030500000000ull;  // 2026-12-03T...:50.5Z
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> dir_entries(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return names;
+  while (dirent* e = readdir(d))
+    if (std::string(e->d_name) != "." && std::string(e->d_name) != "..")
+      names.push_back(e->d_name);
+  closedir(d);
+  return names;
+}
+
+WatchRecord tracepoint_record(const std::string& event, int cpu, uint64_t wall_ns) {
+  WatchRecord r;
+  r.event = event;
+  r.tracepoint = "syscalls:sys_enter_getppid";
+  r.cpu = cpu;
+  r.pid = r.tid = 100;
+  r.wall_ns = wall_ns;
+  r.key = event + std::to_string(wall_ns);
+  return r;
+}
+
+WatchRecord mce_record(Origin origin, uint64_t status, uint32_t bank, uint32_t cpu,
+                       uint64_t wall_ns, std::optional<uint64_t> mcgcap = std::nullopt) {
+  WatchRecord r;
+  r.origin = origin;
+  r.event = origin == Origin::kLive ? "mce_record" : "";
+  r.tracepoint = "mce:mce_record";
+  r.cpu = origin == Origin::kLive ? int32_t(cpu) : -1;
+  r.wall_ns = wall_ns;
+  report::MceRegisters regs;
+  regs.status = status;
+  regs.bank = bank;
+  regs.cpu = cpu;
+  regs.addr = 0x5678000;
+  regs.mcgcap = mcgcap;
+  r.mce = report::decode_mce(regs);
+  r.key = "mce-" + std::to_string(status) + "-" + std::to_string(wall_ns);
+  return r;
+}
+
+Status feed(PrometheusFile& p, const WatchRecord& r) {
+  return p.record(r, record_json(r));
+}
+
+std::unique_ptr<PrometheusFile> open_in(const testing::TempDir& dir, uint64_t interval_ms = 10000) {
+  PrometheusOptions o;
+  o.path = dir.path("perf-persistent.prom");
+  o.interval_ms = interval_ms;
+  o.start_wall_ns = kStartNs;
+  auto p = PrometheusFile::open(o);
+  EXPECT_TRUE(p.ok()) << p.error().message();
+  return p.ok() ? std::move(p).value() : nullptr;
+}
+
+// The known load: 1000 getppid records on CPU 0 (CPU 1 watched, idle), 3
+// machine checks (a corrected one live, a fatal one from pstore, an SRAR one
+// live), 7 samples lost on CPU 1.
+void known_load(PrometheusFile& p) {
+  p.add_event("getppid", {0, 1});
+  p.add_event("mce_record", {0, 1, 2});
+  p.set_broker_up(true);
+  for (int i = 0; i < 1000; i++)
+    ASSERT_TRUE(feed(p, tracepoint_record("getppid", 0, kStartNs + uint64_t(i) * 1000000)).ok());
+  ASSERT_TRUE(
+      feed(p, mce_record(Origin::kLive, 0x9400000000000091, 2, 1, kStartNs + 2000000000)).ok());
+  ASSERT_TRUE(feed(p, mce_record(Origin::kPstore, 0xbe00000000000150, 1, 0, 0)).ok());
+  ASSERT_TRUE(
+      feed(p, mce_record(Origin::kLive, 0xbd80000000100134, 3, 2, kStartNs + 3000000000, 0x1000c14))
+          .ok());
+  LostNotice lost;
+  lost.event = "getppid";
+  lost.cpu = 1;
+  lost.records = 7;
+  ASSERT_TRUE(p.lost(lost).ok());
+}
+
+constexpr const char* kKnownLoadText =
+    R"(# HELP perf_persistent_records_total Records the watcher read from a persistent event's buffer, per CPU, since it started.
+# TYPE perf_persistent_records_total counter
+perf_persistent_records_total{event="getppid",cpu="0"} 1000
+perf_persistent_records_total{event="getppid",cpu="1"} 0
+perf_persistent_records_total{event="mce_record",cpu="0"} 0
+perf_persistent_records_total{event="mce_record",cpu="1"} 1
+perf_persistent_records_total{event="mce_record",cpu="2"} 1
+# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, since it started.
+# TYPE perf_persistent_samples_lost_total counter
+perf_persistent_samples_lost_total{event="getppid",cpu="0"} 0
+perf_persistent_samples_lost_total{event="getppid",cpu="1"} 7
+perf_persistent_samples_lost_total{event="mce_record",cpu="0"} 0
+perf_persistent_samples_lost_total{event="mce_record",cpu="1"} 0
+perf_persistent_samples_lost_total{event="mce_record",cpu="2"} 0
+# HELP perf_persistent_machine_checks_total Machine checks seen since the watcher started, by decoded severity, bank, MCA error class, CPU and origin (live buffer, kmsg: this boot's kernel log, pstore: a previous boot's).
+# TYPE perf_persistent_machine_checks_total counter
+perf_persistent_machine_checks_total{severity="corrected",bank="2",error_class="memory-controller",cpu="1",origin="live"} 1
+perf_persistent_machine_checks_total{severity="fatal",bank="1",error_class="cache",cpu="0",origin="pstore"} 1
+perf_persistent_machine_checks_total{severity="srar",bank="3",error_class="cache",cpu="2",origin="live"} 1
+# HELP perf_persistent_machine_checks_by_severity_total Machine checks seen since the watcher started, by decoded severity; every severity is present from the start.
+# TYPE perf_persistent_machine_checks_by_severity_total counter
+perf_persistent_machine_checks_by_severity_total{severity="corrected"} 1
+perf_persistent_machine_checks_by_severity_total{severity="deferred"} 0
+perf_persistent_machine_checks_by_severity_total{severity="fatal"} 1
+perf_persistent_machine_checks_by_severity_total{severity="invalid"} 0
+perf_persistent_machine_checks_by_severity_total{severity="srao"} 0
+perf_persistent_machine_checks_by_severity_total{severity="srar"} 1
+perf_persistent_machine_checks_by_severity_total{severity="ucna"} 0
+perf_persistent_machine_checks_by_severity_total{severity="uncorrected"} 0
+# HELP perf_persistent_last_record_timestamp_seconds Wall-clock time of the newest record of a persistent event.
+# TYPE perf_persistent_last_record_timestamp_seconds gauge
+perf_persistent_last_record_timestamp_seconds{event="getppid"} 1796285031.499
+perf_persistent_last_record_timestamp_seconds{event="mce_record"} 1796285033.5
+# HELP perf_persistent_last_machine_check_timestamp_seconds Wall-clock time of the newest machine check of a severity.
+# TYPE perf_persistent_last_machine_check_timestamp_seconds gauge
+perf_persistent_last_machine_check_timestamp_seconds{severity="corrected"} 1796285032.5
+perf_persistent_last_machine_check_timestamp_seconds{severity="srar"} 1796285033.5
+# HELP perf_persistent_broker_up 1 when the broker that holds the persistent events answers, else 0.
+# TYPE perf_persistent_broker_up gauge
+perf_persistent_broker_up 1
+# HELP perf_persistent_watch_up 1 while perf persistent watch runs; 0 in the file it leaves when it stops.
+# TYPE perf_persistent_watch_up gauge
+perf_persistent_watch_up 1
+# HELP perf_persistent_watch_start_time_seconds Wall-clock time perf persistent watch started; the counters count from it.
+# TYPE perf_persistent_watch_start_time_seconds gauge
+perf_persistent_watch_start_time_seconds 1796285030.5
+)";
+
+TEST(PrometheusFile, KnownLoadGivesExactText) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  known_load(*p);
+  EXPECT_EQ(p->text(), kKnownLoadText);
+  ASSERT_TRUE(p->tick(1000, false).ok());
+  EXPECT_EQ(read_file(dir.path("perf-persistent.prom")), kKnownLoadText);
+}
+
+TEST(PrometheusFile, PromtoolAcceptsTheFile) {
+  if (access("/usr/bin/promtool", X_OK) != 0) {
+    if (getenv("CI"))
+      FAIL() << "/usr/bin/promtool is missing (Debian package prometheus); CI must have it";
+    GTEST_SKIP() << "/usr/bin/promtool is missing: install Debian's prometheus package to lint "
+                    "the metrics file";
+  }
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  known_load(*p);
+  // A label value that needs escaping.
+  p->add_event("odd\"name\\with\nnewline", {5});
+  ASSERT_TRUE(p->tick(0, true).ok());
+  std::string text = read_file(dir.path("perf-persistent.prom"));
+  testing::CommandOptions o;
+  o.input = text;
+  auto r = testing::run_command({"/usr/bin/promtool", "check", "metrics"}, o);
+  EXPECT_EQ(r.status, 0) << r.out << r.err << "\n" << text;
+  EXPECT_EQ(r.out + r.err, "");
+}
+
+TEST(PrometheusFile, WritesAtomicallyWithMode0644AndNoTempLeft) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  EXPECT_TRUE(dir_entries(dir.path()).empty()) << "open() writes nothing";
+  ASSERT_TRUE(p->tick(500, false).ok());
+  struct stat st {};
+  ASSERT_EQ(stat(dir.path("perf-persistent.prom").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644u);
+  EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"perf-persistent.prom"});
+}
+
+TEST(PrometheusFile, WritesEveryIntervalAndAtFinal) {
+  testing::TempDir dir;
+  auto p = open_in(dir, 10000);
+  ASSERT_TRUE(p);
+  std::string path = dir.path("perf-persistent.prom");
+  p->add_event("getppid", {0});
+  ASSERT_TRUE(p->tick(100, false).ok());  // the first tick writes
+  EXPECT_NE(read_file(path).find("records_total{event=\"getppid\",cpu=\"0\"} 0\n"),
+            std::string::npos);
+  ASSERT_TRUE(feed(*p, tracepoint_record("getppid", 0, kStartNs)).ok());
+  ASSERT_TRUE(p->tick(10099, false).ok());  // not yet an interval
+  EXPECT_NE(read_file(path).find("cpu=\"0\"} 0\n"), std::string::npos);
+  ASSERT_TRUE(p->tick(10100, false).ok());
+  EXPECT_NE(read_file(path).find("records_total{event=\"getppid\",cpu=\"0\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(read_file(path).find("\nperf_persistent_watch_up 1\n"), std::string::npos);
+  ASSERT_TRUE(p->tick(10200, true).ok());  // final: at once, watch_up 0
+  EXPECT_NE(read_file(path).find("\nperf_persistent_watch_up 0\n"), std::string::npos);
+}
+
+TEST(PrometheusFile, SeriesSortNumbersAsNumbers) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  p->add_event("e", {10, 2, 1});
+  std::string t = p->text();
+  size_t one = t.find("cpu=\"1\"}"), two = t.find("cpu=\"2\"}"), ten = t.find("cpu=\"10\"}");
+  ASSERT_NE(ten, std::string::npos);
+  EXPECT_LT(one, two);
+  EXPECT_LT(two, ten);
+}
+
+TEST(PrometheusFile, BrokerDownIsZero) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  p->set_broker_up(false);
+  EXPECT_NE(p->text().find("\nperf_persistent_broker_up 0\n"), std::string::npos);
+}
+
+TEST(PrometheusFile, OpenRefusesNamesTheCollectorIgnores) {
+  testing::TempDir dir;
+  for (const char* name : {"metrics.txt", ".hidden.prom", "prom"}) {
+    PrometheusOptions o;
+    o.path = dir.path(name);
+    auto p = PrometheusFile::open(o);
+    ASSERT_FALSE(p.ok()) << name;
+    EXPECT_EQ(p.error().kind(), ErrorKind::kUsage) << name;
+    EXPECT_NE(p.error().message().find(".prom"), std::string::npos) << p.error().message();
+  }
+}
+
+TEST(PrometheusFile, OpenNamesADirectoryItCannotWrite) {
+  testing::TempDir dir;
+  PrometheusOptions o;
+  o.path = dir.path("missing/perf-persistent.prom");
+  auto p = PrometheusFile::open(o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind(), ErrorKind::kOutput);
+  EXPECT_NE(p.error().message().find(dir.path("missing")), std::string::npos)
+      << p.error().message();
+
+  dir.write("file", "");
+  o.path = dir.path("file/perf-persistent.prom");
+  p = PrometheusFile::open(o);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.error().message().find(dir.path("file")), std::string::npos) << p.error().message();
+}
+
+TEST(PrometheusFile, WriteFailureIsAnOutputErrorNamingTheFile) {
+  testing::TempDir dir;
+  dir.mkdir("d");
+  PrometheusOptions o;
+  o.path = dir.path("d/x.prom");
+  o.start_wall_ns = kStartNs;
+  auto p = PrometheusFile::open(o);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(rmdir(dir.path("d").c_str()), 0);
+  Status s = (*p)->tick(0, false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind(), ErrorKind::kOutput);
+  EXPECT_NE(s.error().message().find(o.path), std::string::npos) << s.error().message();
+}
+
+TEST(PrometheusLabels, EscapesBackslashQuoteAndNewline) {
+  EXPECT_EQ(escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+  EXPECT_EQ(escape_label_value("plain"), "plain");
+}
+
+}  // namespace
+}  // namespace pp::watch
