@@ -15,7 +15,7 @@
 namespace pp::watch {
 namespace {
 
-constexpr uint64_t kStartNs = 1796285030500000000ull;  // 2026-12-03T...:50.5Z
+constexpr uint64_t kStartNs = 1796285030500000000ull;  // 2026-12-03T08:03:50.5Z
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
