@@ -1,0 +1,245 @@
+#include "watch/match.h"
+
+#include <gtest/gtest.h>
+
+#include "report/mce.h"
+#include "watch/record.h"
+
+namespace pp::watch {
+namespace {
+
+using nlohmann::ordered_json;
+
+// A machine check's record as record_json() shapes it.
+ordered_json mce_record(std::string_view severity, uint64_t bank = 7, int cpu = 1) {
+  ordered_json r = {{"origin", "live"},
+                    {"event", "mce_record"},
+                    {"tracepoint", "mce:mce_record"},
+                    {"cpu", cpu},
+                    {"pid", 0},
+                    {"fields", {{"bank", bank}, {"status", 13690942867206766928ull}}},
+                    {"mce",
+                     {{"status", "0xbe00000000000150"},
+                      {"addr", "0x12345000"},
+                      {"cpu", cpu},
+                      {"bank", bank},
+                      {"status_bits", {"VAL", "UC", "EN", "MISCV", "ADDRV", "PCC"}},
+                      {"error_class", "memory"},
+                      {"severity", severity},
+                      {"kernel_severity", "panic"}}},
+                    {"key", "k"}};
+  return r;
+}
+
+ordered_json switch_record() {
+  return {{"origin", "live"},
+          {"event", "ctxsw"},
+          {"tracepoint", "sched:sched_switch"},
+          {"cpu", 3},
+          {"pid", 42},
+          {"comm", "bash"},
+          {"fields", {{"prev_comm", "kworker/0:1"}, {"prev_pid", 17}, {"next_pid", -1}}},
+          {"key", "k2"}};
+}
+
+bool eval(std::string_view text, const ordered_json& record) {
+  auto m = Match::parse(text);
+  EXPECT_TRUE(m.ok()) << text << ": " << m.error().message();
+  return m.ok() && m->matches(record);
+}
+
+struct Case {
+  const char* text;
+  bool mce;    // against mce_record("fatal", 7, 1)
+  bool sched;  // against switch_record()
+};
+
+class MatchCases : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MatchCases, Decides) {
+  const Case& c = GetParam();
+  EXPECT_EQ(eval(c.text, mce_record("fatal")), c.mce) << c.text << " on the machine check";
+  EXPECT_EQ(eval(c.text, switch_record()), c.sched) << c.text << " on sched_switch";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Operators, MatchCases,
+    ::testing::Values(
+        // each operator, numbers
+        Case{"bank == 7", true, false}, Case{"bank != 7", false, false},
+        Case{"bank != 8", true, false}, Case{"bank < 8", true, false},
+        Case{"bank < 7", false, false}, Case{"bank <= 7", true, false},
+        Case{"bank > 6", true, false}, Case{"bank > 7", false, false},
+        Case{"bank >= 7", true, false}, Case{"bank == 0x7", true, false},
+        Case{"next_pid < 0", false, true}, Case{"next_pid == -1", false, true},
+        Case{"prev_pid >= 17.0", false, true}, Case{"prev_pid > 16.5", false, true},
+        // text
+        Case{"comm == bash", false, true}, Case{"comm == 'bash'", false, true},
+        Case{"comm != zsh", false, true}, Case{"comm < c", false, true},
+        Case{"tracepoint == \"mce:mce_record\"", true, false},
+        // ~: substring, glob, numbers as text, arrays
+        Case{"prev_comm ~ kworker", false, true}, Case{"prev_comm ~ 'kworker/*'", false, true},
+        Case{"prev_comm ~ 'kw?rker/[0-9]:1'", false, true}, Case{"prev_comm ~ '*:2'", false, false},
+        Case{"prev_pid ~ 1", false, true}, Case{"status_bits ~ PCC", true, false},
+        Case{"status_bits == UC", true, false}, Case{"status_bits != AR", true, false},
+        Case{"status_bits != PCC", false, false}, Case{"error_class ~ mem", true, false},
+        // hex registers (strings in the JSON) compare as numbers
+        Case{"status == 0xbe00000000000150", true, false},
+        Case{"status == 0xBE00000000000150", true, false},
+        Case{"status > 0xbe00000000000000", true, false},
+        Case{"status < 0xbe00000000000000", false, false}, Case{"addr >= 305418240", true, false},
+        Case{"addr == 0x12345001", false, false},
+        // quoted numbers are text
+        Case{"status == '0xBE00000000000150'", false, false},
+        // missing fields: no comparison matches, != included; ! takes them
+        Case{"severity != corrected", true, false}, Case{"!(bank == 7)", false, true},
+        Case{"nosuchfield == 1", false, false}, Case{"nosuchfield != 1", false, false},
+        // mce first, then the tracepoint's fields, then the record's own
+        Case{"cpu == 1", true, false}, Case{"cpu == 3", false, true},
+        Case{"origin == live && event == ctxsw", false, true},
+        // precedence: && over ||, ! over both, parentheses first
+        Case{"bank == 7 || comm == bash && pid == 0", true, false},
+        Case{"(bank == 7 || comm == bash) && pid == 42", false, true},
+        Case{"bank == 8 || comm == bash && pid == 42", false, true},
+        Case{"!bank == 7 && comm == bash", false, true},
+        Case{"!(bank == 7 || comm == bash)", false, false}, Case{"!!(bank == 7)", true, false},
+        Case{"((((bank == 7))))", true, false}, Case{"  ", true, true}, Case{"", true, true}));
+
+TEST(Match, SeverityComparesByRank) {
+  for (std::string_view sev : {"ucna", "srao", "srar", "uncorrected", "fatal"})
+    EXPECT_TRUE(eval("severity >= ucna", mce_record(sev))) << sev;
+  for (std::string_view sev : {"invalid", "corrected", "deferred"})
+    EXPECT_FALSE(eval("severity >= ucna", mce_record(sev))) << sev;
+  EXPECT_TRUE(eval("severity > uncorrected", mce_record("fatal")));
+  EXPECT_FALSE(eval("severity > fatal", mce_record("fatal")));
+  EXPECT_TRUE(eval("severity < srao", mce_record("corrected")))
+      << "by rank: alphabetically 'corrected' < 'srao' too, so check the other way";
+  EXPECT_FALSE(eval("severity < corrected", mce_record("srao")))
+      << "alphabetically 'srao' > 'corrected': the rank must decide, not the text";
+  EXPECT_TRUE(eval("severity > deferred", mce_record("corrected")) == false);
+  EXPECT_TRUE(eval("severity ~ rr", mce_record("corrected"))) << "~ matches the text";
+  EXPECT_TRUE(eval("kernel_severity >= uc", mce_record("fatal")));
+  EXPECT_FALSE(eval("kernel_severity < keep", mce_record("fatal")));
+}
+
+TEST(Match, ARealDecodedMachineCheck) {
+  report::MceRegisters regs;
+  regs.status = 0xbe00000000000150;
+  regs.mcgstatus = 0x5;
+  regs.bank = 1;
+  regs.cpu = 2;
+  regs.addr = 0x1234;
+  WatchRecord r;
+  r.event = "mce_record";
+  r.tracepoint = "mce:mce_record";
+  r.cpu = 2;
+  r.mce = report::decode_mce(regs);
+  r.key = "x";
+  ordered_json j = record_json(r);
+  EXPECT_TRUE(eval("severity >= ucna && bank == 1 && status_bits ~ PCC", j)) << j.dump();
+  EXPECT_TRUE(eval("status == 0xbe00000000000150 && addr == 0x1234", j)) << j.dump();
+  EXPECT_FALSE(eval("severity == corrected", j));
+}
+
+TEST(Match, Accessors) {
+  auto m = Match::parse("bank == 7 && (severity >= ucna || bank > 2)");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(m->text(), "bank == 7 && (severity >= ucna || bank > 2)");
+  EXPECT_FALSE(m->empty());
+  EXPECT_EQ(m->fields(), (std::vector<std::string>{"bank", "severity"}));
+  auto all = Match::parse("");
+  ASSERT_TRUE(all.ok());
+  EXPECT_TRUE(all->empty());
+}
+
+struct ErrorCase {
+  const char* text;
+  size_t column;
+  const char* expected;  // the part after "at column N: "
+};
+
+class MatchErrors : public ::testing::TestWithParam<ErrorCase> {};
+
+TEST_P(MatchErrors, SaysWhereAndWhat) {
+  const ErrorCase& c = GetParam();
+  auto m = Match::parse(c.text);
+  ASSERT_FALSE(m.ok()) << c.text;
+  EXPECT_EQ(m.error().kind(), ErrorKind::kUsage);
+  const std::string& msg = m.error().message();
+  std::string head =
+      "--match '" + std::string(c.text) + "': at column " + std::to_string(c.column) + ": ";
+  EXPECT_EQ(msg.substr(0, head.size()), head) << msg;
+  EXPECT_NE(msg.find(c.expected), std::string::npos) << msg;
+  // The caret sits under the column, two spaces in like the text above it.
+  std::string caret_line = msg.substr(msg.rfind('\n') + 1);
+  EXPECT_EQ(caret_line, std::string(c.column + 1, ' ') + "^") << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Grammar, MatchErrors,
+    ::testing::Values(ErrorCase{"bank = 7", 6, "expected an operator (==, !=, <, <=, >, >=, ~)"},
+                      ErrorCase{"bank", 5, "expected an operator"},
+                      ErrorCase{"bank ==", 8, "expected a value"},
+                      ErrorCase{"== 7", 1, "expected a field name"},
+                      ErrorCase{"7 == bank", 1, "expected a field name"},
+                      ErrorCase{"bank == 7 &&", 13, "expected a field name"},
+                      ErrorCase{"bank == 7 & cpu == 1", 11, "expected '&&', '||' or the end"},
+                      ErrorCase{"bank == 7 cpu == 1", 11, "expected '&&', '||' or the end"},
+                      ErrorCase{"(bank == 7", 11, "expected ')' to close the '(' at column 1"},
+                      ErrorCase{"(bank == 7 cpu", 12, "expected '&&', '||' or ')'"},
+                      ErrorCase{"bank == 7)", 10, "unbalanced ')'"},
+                      ErrorCase{"comm == 'bash", 9, "the quote ' is not closed"},
+                      ErrorCase{"severity >= bad", 13,
+                                "unknown severity 'bad'; least to most severe: invalid, corrected, "
+                                "deferred, ucna, srao, srar, uncorrected, fatal"},
+                      ErrorCase{"kernel_severity == fatal", 20, "unknown kernel_severity 'fatal'"},
+                      ErrorCase{"!= 3", 1, "expected a field name"},
+                      ErrorCase{"()", 2, "expected a field name"}));
+
+TEST(Match, ExactMessageWithCaret) {
+  auto m = Match::parse("bank = 7");
+  ASSERT_FALSE(m.ok());
+  EXPECT_EQ(m.error().message(),
+            "--match 'bank = 7': at column 6: expected an operator (==, !=, <, <=, >, >=, ~)\n"
+            "  bank = 7\n"
+            "       ^");
+  auto rule = Match::parse("severity >= bad", "trigger rule 'ue' match");
+  ASSERT_FALSE(rule.ok());
+  EXPECT_EQ(rule.error().message(),
+            "trigger rule 'ue' match 'severity >= bad': at column 13: unknown severity 'bad'; "
+            "least to most severe: invalid, corrected, deferred, ucna, srao, srar, "
+            "uncorrected, fatal\n"
+            "  severity >= bad\n"
+            "              ^");
+}
+
+TEST(Match, LimitsBoundTheParse) {
+  std::string deep(kMaxMatchDepth + 1, '(');
+  deep += "bank == 7";
+  deep += std::string(kMaxMatchDepth + 1, ')');
+  auto m = Match::parse(deep);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("nested deeper than 64"), std::string::npos);
+  std::string nots(kMaxMatchDepth - 1, '!');
+  EXPECT_TRUE(Match::parse(nots + "bank == 7").ok()) << "63 levels are fine";
+  auto long_text = Match::parse(std::string(kMaxMatchLength + 1, 'a'));
+  ASSERT_FALSE(long_text.ok());
+  EXPECT_NE(long_text.error().message().find("longer than 4096"), std::string::npos);
+}
+
+TEST(Match, ControlCharactersDoNotBreakTheCaretLine) {
+  auto m = Match::parse("bank\t= 7");
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.error().message().find("\n  bank = 7\n       ^"), std::string::npos)
+      << m.error().message();
+}
+
+TEST(KernelSeverityRank, Order) {
+  EXPECT_EQ(kernel_severity_rank("no"), 0);
+  EXPECT_EQ(kernel_severity_rank("panic"), 8);
+  EXPECT_LT(kernel_severity_rank("ucna"), kernel_severity_rank("ar"));
+  EXPECT_EQ(kernel_severity_rank("fatal"), -1);
+}
+
+}  // namespace
+}  // namespace pp::watch
