@@ -146,3 +146,37 @@ monitor_cmd() {
     fail "monitor answered '$1' with: $reply"
   fi
 }
+
+# Used by tests/qemu/pstore-test (mce-test and systemd-test predate them):
+#   copy_program ROOTFS BINARY NAME  BINARY as ROOTFS/bin/NAME, with every
+#                        shared library ldd names and the dynamic loader
+#   receive_tar SERIAL SIZE MD5 DIR  the tar the guest wrote to a raw serial
+#                        port (a "<TAG> SIZE" header line, then SIZE bytes),
+#                        checked against the MD5 the guest printed, unpacked
+#                        into DIR (emptied first); fails on any mismatch
+
+copy_program() {
+  mkdir -p "$1/bin"
+  cp "$2" "$1/bin/$3" || fail "cannot copy $2 into $1/bin"
+  for lib in $(ldd "$2" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p; s/^[[:space:]]*\(\/[^ ]*\) .*/\1/p'); do
+    mkdir -p "$1$(dirname "$lib")"
+    cp -L "$lib" "$1$lib" || fail "cannot copy $lib (a library of $2) into $1"
+  done
+}
+
+receive_tar() {
+  [ -f "$1" ] || fail "the guest wrote nothing to its second serial port ($1)"
+  rt_header=$(head -n 1 "$1")
+  case $rt_header in
+  *" $2") ;;
+  *) fail "$1 starts with '$rt_header', not a header for $2 bytes" ;;
+  esac
+  rt_copy="$4.tar"
+  tail -c +$((${#rt_header} + 2)) "$1" | head -c "$2" >"$rt_copy"
+  rt_md5=$(md5sum <"$rt_copy" | cut -d' ' -f1)
+  [ "$rt_md5" = "$3" ] ||
+    fail "the copy $rt_copy ($(wc -c <"$rt_copy") bytes, md5 $rt_md5) differs from the guest's ($2 bytes, md5 $3)"
+  rm -rf "$4"
+  mkdir -p "$4"
+  tar xf "$rt_copy" -C "$4" || fail "cannot unpack $rt_copy"
+}

@@ -1,0 +1,352 @@
+#include "watch/harvest.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "report/mce_bits.h"
+#include "report/mce_log.h"
+#include "sys/fd.h"
+
+namespace pp::watch {
+namespace {
+
+constexpr size_t kMaxKmsgBytes = size_t(64) << 20;
+// /dev/kmsg refuses (EINVAL) a read too small for its next record; the
+// kernel's longest is CONSOLE_EXT_LOG_MAX, 8 KiB.
+constexpr size_t kKmsgReadSize = size_t(64) << 10;
+
+std::string hex(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// One kernel-log text fed to the parser, and for each of its lines, what to
+// call it in a note ("record 512", "line 3") and the kmsg sequence number.
+struct LogText {
+  std::string text;
+  std::vector<std::optional<uint64_t>> seqs;  // by 0-based line; kmsg only
+};
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9')
+    return c - '0';
+  if (c >= 'a' && c <= 'f')
+    return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F')
+    return c - 'A' + 10;
+  return -1;
+}
+
+// The kernel escapes a record's unprintable bytes (and '\') as \xNN.
+std::string unescape_kmsg(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x' && hex_value(s[i + 2]) >= 0 &&
+        hex_value(s[i + 3]) >= 0) {
+      char c = char(hex_value(s[i + 2]) * 16 + hex_value(s[i + 3]));
+      out += c == '\n' ? ' ' : c;  // one record stays one line
+      i += 3;
+      continue;
+    }
+    out += s[i];
+  }
+  return out;
+}
+
+// /dev/kmsg's records, one text line each:
+//   "pri,seq,ts_us,flags[,caller,...];text" then " KEY=value" lines.
+LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
+  LogText log;
+  size_t malformed = 0;
+  while (!bytes.empty()) {
+    size_t nl = bytes.find('\n');
+    std::string_view line = bytes.substr(0, nl);
+    bytes.remove_prefix(nl == std::string_view::npos ? bytes.size() : nl + 1);
+    if (line.empty() || line.front() == ' ')
+      continue;  // a continuation (dictionary) line
+    size_t semi = line.find(';');
+    if (semi == std::string_view::npos) {
+      malformed++;
+      continue;
+    }
+    std::string_view prefix = line.substr(0, semi);
+    std::string text = unescape_kmsg(line.substr(semi + 1));
+    // prefix fields: pri, seq, ts_us, flags, then optional ones.
+    std::vector<std::string_view> parts;
+    while (true) {
+      size_t comma = prefix.find(',');
+      parts.push_back(prefix.substr(0, comma));
+      if (comma == std::string_view::npos)
+        break;
+      prefix.remove_prefix(comma + 1);
+    }
+    if (parts.size() < 4) {
+      malformed++;
+      continue;
+    }
+    std::optional<uint64_t> seq;
+    uint64_t v = 0;
+    bool digits = !parts[1].empty();
+    for (char c : parts[1]) {
+      if (c < '0' || c > '9') {
+        digits = false;
+        break;
+      }
+      v = v * 10 + uint64_t(c - '0');
+    }
+    if (digits)
+      seq = v;
+    // 'c': a fragment the kernel could not merge into the record before it.
+    if (parts[3] == "c" && !log.seqs.empty()) {
+      log.text.pop_back();  // the '\n'
+      log.text += text;
+      log.text += '\n';
+      continue;
+    }
+    log.text += text;
+    log.text += '\n';
+    log.seqs.push_back(seq);
+  }
+  if (malformed)
+    notes.push_back("kmsg: " + std::to_string(malformed) +
+                    " line(s) not in /dev/kmsg's \"pri,seq,ts,flags;text\" form were skipped");
+  return log;
+}
+
+// A parsed entry as the sinks take it.
+WatchRecord make_record(const report::MceLogEntry& entry, Origin origin, report::CpuVendor vendor) {
+  WatchRecord r;
+  r.origin = origin;
+  r.tracepoint = "mce:mce_record";
+  const report::MceRegisters& regs = entry.regs;
+  if (regs.cpu)
+    r.cpu = int32_t(*regs.cpu);
+  if (regs.walltime)
+    r.wall_ns = *regs.walltime * 1000000000ull;
+  r.mce = report::decode_mce(regs, vendor);
+  r.key = mce_key(regs);
+  if (!entry.kernel_message.empty())
+    r.fields["kernel_message"] = entry.kernel_message;
+  return r;
+}
+
+// Absent and zero are the same for addr and misc: the log omits a zero one.
+bool same_error(const report::MceRegisters& a, const report::MceRegisters& b) {
+  return a.cpu == b.cpu && a.bank == b.bank && a.status == b.status &&
+         a.addr.value_or(0) == b.addr.value_or(0) && a.misc.value_or(0) == b.misc.value_or(0);
+}
+
+// "harvest: <what>: <strerror>; <advice>", a refusal.
+Error refusal(int err, const std::string& what, std::string_view advice) {
+  return Error(err, "harvest: " + what + ": " + std::strerror(err) + "; " + std::string(advice));
+}
+
+bool absent(int err) {
+  return err == ENOENT || err == ENOTDIR;
+}
+
+// Every byte /dev/kmsg (or a file standing in for it) still holds.
+Result<std::string> read_kmsg(const std::string& path, std::vector<std::string>& notes,
+                              bool& present) {
+  present = false;
+  sys::Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd) {
+    int err = errno;
+    if (absent(err)) {
+      notes.push_back("kmsg: no " + path + "; this boot's kernel log was not read");
+      return std::string();
+    }
+    return refusal(err, "cannot open the kernel log " + path,
+                   err == EACCES || err == EPERM
+                       ? "run as root or with CAP_SYSLOG (kernel.dmesg_restrict), or skip the "
+                         "kernel log with --kmsg ''"
+                       : "skip the kernel log with --kmsg ''");
+  }
+  present = true;
+  // The oldest record the kernel still holds (SEEK_DATA would start after
+  // the last `dmesg -C`, hiding machine checks from before it). A pipe
+  // cannot seek and needs not.
+  (void)::lseek(fd.get(), 0, SEEK_SET);
+  std::string bytes;
+  std::vector<char> buf(kKmsgReadSize);
+  size_t overwritten = 0;
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    if (n < 0) {
+      int err = errno;
+      if (err == EINTR)
+        continue;
+      if (err == EAGAIN)
+        break;  // read all there is
+      if (err == EPIPE) {
+        overwritten++;  // the next read gives the oldest record left
+        continue;
+      }
+      return refusal(err, "cannot read the kernel log " + path, "skip it with --kmsg ''");
+    }
+    if (n == 0)
+      break;  // a regular file's end
+    if (bytes.size() + size_t(n) > kMaxKmsgBytes) {
+      notes.push_back("kmsg: " + path + " holds more than 64 MiB; read only its first 64 MiB");
+      break;
+    }
+    bytes.append(buf.data(), size_t(n));
+  }
+  if (overwritten)
+    notes.push_back("kmsg: the kernel overwrote records of " + path +
+                    " while they were read; the machine checks among them are lost");
+  return bytes;
+}
+
+}  // namespace
+
+std::string mce_key(const report::MceRegisters& regs) {
+  std::string key = "mce";
+  if (regs.cpu)
+    key += ":cpu=" + std::to_string(*regs.cpu);
+  if (regs.bank)
+    key += ":bank=" + std::to_string(*regs.bank);
+  if (regs.status)
+    key += ":status=" + hex(*regs.status);
+  if (regs.addr && *regs.addr)
+    key += ":addr=" + hex(*regs.addr);
+  if (regs.misc && *regs.misc)
+    key += ":misc=" + hex(*regs.misc);
+  if (regs.walltime && *regs.walltime)
+    key += ":time=" + std::to_string(*regs.walltime);
+  return key;
+}
+
+std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
+                                          const std::string& source, report::CpuVendor vendor,
+                                          std::vector<std::string>& notes) {
+  const std::string prefix = origin == Origin::kPstore ? "pstore: " : "kmsg: ";
+  report::MceLog log = report::parse_mce_log(text);
+  for (const report::MceLogProblem& p : log.problems)
+    notes.push_back(prefix + source + ": " + p.message);
+  std::vector<WatchRecord> records;
+  for (const report::MceLogEntry& entry : log.entries) {
+    WatchRecord r = make_record(entry, origin, vendor);
+    if (origin == Origin::kPstore)
+      r.fields["pstore_file"] = source;
+    records.push_back(std::move(r));
+  }
+  return records;
+}
+
+Result<Harvest> harvest(const HarvestOptions& options) {
+  Harvest h;
+
+  // A previous boot's logs, kept by pstore.
+  std::vector<std::pair<std::string, report::MceRegisters>> pstore_errors;  // key, regs
+  if (!options.pstore.empty()) {
+    DIR* dir = ::opendir(options.pstore.c_str());
+    if (!dir) {
+      int err = errno;
+      if (!absent(err))
+        return refusal(err, "cannot list pstore's directory " + options.pstore,
+                       "run as root, or skip pstore with --pstore ''");
+      h.notes.push_back("pstore: no " + options.pstore +
+                        "; no previous boot's log was read (mount -t pstore pstore " +
+                        options.pstore + ")");
+    } else {
+      std::vector<std::string> names;
+      while (const dirent* e = ::readdir(dir)) {
+        std::string_view name = e->d_name;
+        if (name.substr(0, 6) == "dmesg-")
+          names.emplace_back(name);
+      }
+      ::closedir(dir);
+      std::sort(names.begin(), names.end());
+      if (names.empty())
+        h.notes.push_back("pstore: no dmesg-* file in " + options.pstore +
+                          " (no previous boot's log kept, or pstore not mounted there)");
+      for (const std::string& name : names) {
+        const std::string path = options.pstore + "/" + name;
+        if (name.size() > 6 && name.substr(name.size() - 6) == ".enc.z") {
+          h.notes.push_back("pstore: " + path +
+                            " is compressed and the kernel could not decompress it; skipped "
+                            "(read it with the tool of its compressor)");
+          continue;
+        }
+        Result<std::string> text = report::read_mce_log(path);
+        if (!text) {
+          h.notes.push_back("pstore: " + text.error().message() + "; skipped");
+          continue;
+        }
+        std::vector<WatchRecord> found =
+            records_from_log(*text, Origin::kPstore, name, options.vendor, h.notes);
+        h.notes.push_back("pstore: read " + path + ": " + std::to_string(found.size()) +
+                          " machine check(s)");
+        for (WatchRecord& r : found) {
+          pstore_errors.emplace_back(r.key, r.mce->regs);
+          h.records.push_back(std::move(r));
+        }
+      }
+    }
+  }
+
+  // This boot's log.
+  if (!options.kmsg.empty()) {
+    bool present = false;
+    PP_ASSIGN_OR_RETURN(std::string bytes, read_kmsg(options.kmsg, h.notes, present));
+    if (present) {
+      LogText log = kmsg_text(bytes, h.notes);
+      report::MceLog parsed = report::parse_mce_log(log.text);
+      auto seq_of = [&](size_t line) -> std::optional<uint64_t> {
+        return line >= 1 && line <= log.seqs.size() ? log.seqs[line - 1] : std::nullopt;
+      };
+      for (const report::MceLogProblem& p : parsed.problems) {
+        std::optional<uint64_t> seq = seq_of(p.line);
+        h.notes.push_back("kmsg: " + options.kmsg +
+                          (seq ? " record " + std::to_string(*seq) : std::string()) + ": " +
+                          p.message);
+      }
+      size_t count = 0;
+      for (const report::MceLogEntry& entry : parsed.entries) {
+        WatchRecord r = make_record(entry, Origin::kKmsg, options.vendor);
+        std::optional<uint64_t> seq = seq_of(entry.line);
+        if (seq)
+          r.fields["kmsg_seq"] = *seq;
+        // Banks that survived the reset, logged again by this boot's kernel.
+        bool in_handler = entry.regs.mcgstatus.value_or(0) & report::mce_bits::kMcip;
+        if (!in_handler) {
+          for (const auto& [key, regs] : pstore_errors) {
+            if (same_error(entry.regs, regs)) {
+              h.notes.push_back("kmsg: " + options.kmsg +
+                                (seq ? " record " + std::to_string(*seq) : std::string()) +
+                                ": CPU " + std::to_string(entry.regs.cpu.value_or(0)) + " bank " +
+                                std::to_string(entry.regs.bank.value_or(0)) + " status 0x" +
+                                hex(entry.regs.status.value_or(0)) +
+                                " is the machine check kept in pstore, logged again from the "
+                                "banks that survived the reset; stored once, as " +
+                                key);
+              r.key = key;
+              break;
+            }
+          }
+        }
+        h.records.push_back(std::move(r));
+        count++;
+      }
+      h.notes.push_back("kmsg: read " + options.kmsg + ": " + std::to_string(log.seqs.size()) +
+                        " record(s), " + std::to_string(count) + " machine check(s)");
+    }
+  }
+  return h;
+}
+
+}  // namespace pp::watch

@@ -1,0 +1,90 @@
+// The machine checks the kernel logged before the watcher attached: this
+// boot's kernel log (/dev/kmsg) and a previous boot's panic text kept in
+// pstore (/sys/fs/pstore/dmesg-*), decoded into WatchRecords the sinks take
+// like live ones, each with an identity key so that a restart, or the same
+// error seen live and in the log, stores it once.
+//
+//   HarvestOptions options;                 // /dev/kmsg and /sys/fs/pstore
+//   PP_ASSIGN_OR_RETURN(Harvest h, harvest(options));
+//   for (const WatchRecord& r : h.records)  // pstore's first, then kmsg's
+//     ...;                                  // origin kPstore or kKmsg
+//   for (const std::string& note : h.notes)
+//     ...;                                  // "pstore: read dmesg-ramoops-0: 1 machine check"
+//
+// What is read:
+// - kmsg: every record still in the kernel's ring, oldest first, until
+//   EAGAIN (a regular file in tests: until EOF). Each read() gives one record:
+//
+//     2,512,1820736,-;mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 1: be00000000000150
+//      SUBSYSTEM=...                    (continuation lines: skipped)
+//
+//   "pri,seq,ts_us,flags[,caller];text", the text with \xNN escapes; a
+//   record whose flags say 'c' (a fragment) is joined to the next. EPIPE
+//   means the kernel overwrote records before they were read: noted.
+// - pstore: every dmesg-* file in the directory (dmesg-ramoops-0,
+//   dmesg-efi-..., ...), whole; a file that cannot be read, or one pstore
+//   could not decompress (*.enc.z), is noted and skipped.
+// The texts go through report::parse_mce_log(); each machine check becomes
+// one WatchRecord: tracepoint "mce:mce_record", the registers' CPU, wall_ns
+// from the log's TIME (seconds), mce = decode_mce(regs, vendor), fields
+// {"pstore_file": "dmesg-ramoops-0"} or {"kmsg_seq": 512}, and
+// "kernel_message" when the log gave the kernel's grading ("Processor
+// context corrupt").
+//
+// A machine check whose banks survive a warm reset (QEMU's Intel model;
+// real servers too) is logged again by the next boot's kernel, without
+// MCG_STATUS.MCIP and with a new TIME. A kmsg entry without MCIP whose CPU,
+// bank, status, addr and misc equal those of a pstore entry of the same
+// harvest is that error: it gets the pstore entry's key, and a note says so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "report/mce.h"
+#include "watch/record.h"
+
+namespace pp::watch {
+
+struct HarvestOptions {
+  std::string kmsg = "/dev/kmsg";                          // "" skips it
+  std::string pstore = "/sys/fs/pstore";                   // "" skips it
+  report::CpuVendor vendor = report::CpuVendor::kUnknown;  // decode_mce's override
+};
+
+struct Harvest {
+  // pstore's records first (file name order), then kmsg's (log order); two
+  // records may share a key (the relog above): the first one wins.
+  std::vector<WatchRecord> records;
+  // What was read and what was skipped, one line each, prefixed "kmsg: "
+  // or "pstore: ": files read and their machine-check counts, sources
+  // absent, unreadable or compressed files, overwritten kmsg records,
+  // malformed machine-check lines, relogged errors.
+  std::vector<std::string> notes;
+};
+
+// Harvests the sources `options` names. A source that does not exist
+// (no /dev/kmsg, pstore not mounted or empty) is a note; one that exists but
+// cannot be opened (EACCES, EPERM: kernel.dmesg_restrict, pstore's root-only
+// files) is an error (kind kRefused) naming it and the option that skips it.
+Result<Harvest> harvest(const HarvestOptions& options);
+
+// The records of one kernel-log text (a pstore file's, or kmsg's texts one
+// line each), without the relog rule. `origin` and `source` set the origin
+// and the field ("pstore_file" for kPstore; ignored for others). Pure.
+std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
+                                          const std::string& source, report::CpuVendor vendor,
+                                          std::vector<std::string>& notes);
+
+// The identity key of a machine check from its registers, the same for the
+// same error wherever it was seen (a live mce_record sample, kmsg, pstore)
+// and across restarts and boots: CPU, bank, status, then addr and misc when
+// nonzero (the kernel's log omits them when zero), then the TIME seconds
+// (mce_record's walltime, the same m->time the log prints) when nonzero;
+// hex without 0x or leading zeros, absent registers left out:
+//
+//   "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796285030"
+std::string mce_key(const report::MceRegisters& regs);
+
+}  // namespace pp::watch

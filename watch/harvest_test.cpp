@@ -1,0 +1,307 @@
+#include "watch/harvest.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
+
+namespace pp::watch {
+namespace {
+
+using pp::testing::TempDir;
+
+// tests/fixtures/pstore/: what Debian's 6.1 kernel kept and logged under
+// QEMU (tests/qemu/pstore-test): the panic log of
+// `mce -b 0 1 0xbe00000000000150 0x5 0x1234000 0x86` in ramoops, and the
+// next boot's /dev/kmsg, which logs the kept banks again.
+std::string fixture(const std::string& name) {
+  std::ifstream in(pp::testing::fixtures_dir() + "/pstore/" + name, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+constexpr char kPanicKey[] =
+    "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796397471";
+
+bool has_note(const Harvest& h, const std::string& part) {
+  return std::any_of(h.notes.begin(), h.notes.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+std::string all_notes(const Harvest& h) {
+  std::string s;
+  for (const std::string& n : h.notes)
+    s += n + "\n";
+  return s;
+}
+
+Harvest must_harvest(const HarvestOptions& options) {
+  Result<Harvest> h = harvest(options);
+  EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message());
+  return h.ok() ? std::move(h).value() : Harvest{};
+}
+
+TEST(MceKey, NamesEveryRegisterThatIdentifiesTheError) {
+  report::MceRegisters regs;
+  regs.cpu = 0;
+  regs.bank = 1;
+  regs.status = 0xbe00000000000150;
+  regs.addr = 0x1234000;
+  regs.misc = 0x86;
+  regs.walltime = 1796285030;
+  EXPECT_EQ(mce_key(regs),
+            "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796285030");
+}
+
+TEST(MceKey, LeavesOutWhatTheLogOmits) {
+  // The kernel prints ADDR and MISC only when nonzero; a record carries 0.
+  report::MceRegisters regs;
+  regs.cpu = 3;
+  regs.bank = 2;
+  regs.status = 0x9000000000000134;
+  regs.addr = 0;
+  regs.misc = 0;
+  EXPECT_EQ(mce_key(regs), "mce:cpu=3:bank=2:status=9000000000000134");
+}
+
+TEST(MceKey, IgnoresWhatDiffersBetweenALiveRecordAndTheLog) {
+  // What the mce_record tracepoint gives (walltime is the m->time the log
+  // prints as TIME) ...
+  report::MceRegisters live;
+  live.cpu = 0;
+  live.bank = 1;
+  live.status = 0xbe00000000000150;
+  live.mcgstatus = 0x5;
+  live.mcgcap = 0x100010a;
+  live.addr = 0x1234000;
+  live.misc = 0x86;
+  live.synd = 0;
+  live.ipid = 0;
+  live.ip = 0xffffffff9c8592eb;
+  live.tsc = 0x5663dac3e;
+  live.walltime = 1796285030;
+  live.cpuid = 0x50654;
+  live.apicid = 0;
+  live.socketid = 0;
+  live.microcode = 1;
+  live.cs = 0x10;
+  live.cpuvendor = 0;
+  // ... and the kernel's log of the same error.
+  std::vector<std::string> notes;
+  std::vector<WatchRecord> logged = records_from_log(
+      "<0>[   6.8] mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: "
+      "be00000000000150\n"
+      "<0>[   6.8] mce: [Hardware Error]: RIP !INEXACT! 10:<ffffffff9c8592eb> "
+      "{native_safe_halt+0xb/0x10}\n"
+      "<0>[   6.8] mce: [Hardware Error]: TSC 5663dac3e ADDR 1234000 MISC 86 \n"
+      "<0>[   6.8] mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 0 "
+      "microcode 1\n",
+      Origin::kKmsg, "/dev/kmsg", report::CpuVendor::kUnknown, notes);
+  ASSERT_EQ(logged.size(), 1u);
+  EXPECT_EQ(logged[0].key, mce_key(live));
+  EXPECT_EQ(logged[0].key,
+            "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796285030");
+  EXPECT_TRUE(notes.empty());
+}
+
+TEST(Harvest, ReadsTheMachineCheckOfAPanicInPstore) {
+  TempDir dir;
+  dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  dir.write("console-ramoops-0", "not a dmesg record\n");
+  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  const WatchRecord& r = h.records[0];
+  EXPECT_EQ(r.origin, Origin::kPstore);
+  EXPECT_EQ(r.tracepoint, "mce:mce_record");
+  EXPECT_EQ(r.event, "");
+  EXPECT_EQ(r.cpu, 0);
+  EXPECT_EQ(r.wall_ns, 1796397471ull * 1000000000ull);
+  EXPECT_EQ(r.key, kPanicKey);
+  EXPECT_EQ(r.fields.value("pstore_file", ""), "dmesg-ramoops-0");
+  EXPECT_EQ(r.fields.value("kernel_message", ""), "Processor context corrupt");
+  ASSERT_TRUE(r.mce.has_value());
+  EXPECT_EQ(r.mce->severity, report::MceSeverity::kFatal);
+  EXPECT_EQ(r.mce->regs.bank, 1u);
+  EXPECT_EQ(r.mce->regs.status, 0xbe00000000000150u);
+  EXPECT_EQ(r.mce->regs.addr, 0x1234000u);
+  EXPECT_EQ(r.mce->regs.mcgstatus, 0x5u);
+  EXPECT_TRUE(has_note(h, "read " + dir.path("dmesg-ramoops-0") + ": 1 machine check"))
+      << all_notes(h);
+  // The object the sinks get says where it came from.
+  nlohmann::ordered_json j = record_json(r);
+  EXPECT_EQ(j.value("origin", ""), "pstore");
+  EXPECT_EQ(j.value("key", ""), kPanicKey);
+}
+
+TEST(Harvest, TheNextBootsRelogOfTheKeptBanksIsThePstoreError) {
+  TempDir dir;
+  dir.write("pstore/dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  dir.write("kmsg", fixture("kmsg-boot2"));
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  // pstore's error, then the boot's two relogged banks: CPU 0's (the same
+  // error) and CPU 1's (what QEMU's broadcast wrote there).
+  ASSERT_EQ(h.records.size(), 3u) << all_notes(h);
+  EXPECT_EQ(h.records[0].origin, Origin::kPstore);
+  EXPECT_EQ(h.records[0].key, kPanicKey);
+  const WatchRecord& relog = h.records[1];
+  EXPECT_EQ(relog.origin, Origin::kKmsg);
+  EXPECT_EQ(relog.cpu, 0);
+  ASSERT_TRUE(relog.mce.has_value());
+  EXPECT_EQ(relog.mce->regs.mcgstatus, 0u);
+  EXPECT_EQ(relog.mce->regs.walltime, 1796397484u);  // a new TIME ...
+  EXPECT_EQ(relog.key, kPanicKey);                   // ... the same error
+  EXPECT_EQ(relog.fields.value("kmsg_seq", 0), 362);
+  EXPECT_TRUE(has_note(h,
+                       "record 362: CPU 0 bank 1 status 0xbe00000000000150 is the machine "
+                       "check kept in pstore"))
+      << all_notes(h);
+  const WatchRecord& other = h.records[2];
+  EXPECT_EQ(other.cpu, 1);
+  EXPECT_EQ(other.key, "mce:cpu=1:bank=1:status=a000000000000000:time=1796397484");
+  EXPECT_TRUE(has_note(h, "read " + dir.path("kmsg") + ": 412 record(s), 2 machine check(s)"))
+      << all_notes(h);
+}
+
+TEST(Harvest, TheSameBootsExceptionIsNotARelog) {
+  // With MCIP the kmsg line is the #MC handler's own: a new error that
+  // happens to have the same registers, not the kept banks.
+  TempDir dir;
+  dir.write("pstore/dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  dir.write("kmsg",
+            "0,10,5,-;mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: "
+            "be00000000000150\n"
+            "0,11,5,-;mce: [Hardware Error]: TSC 0 ADDR 1234000 MISC 86 \n"
+            "0,12,5,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796399999 SOCKET 0 APIC 0 "
+            "microcode 1\n"
+            // Without MCIP but another address: another error.
+            "0,13,5,-;mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 1: be00000000000150\n"
+            "0,14,5,-;mce: [Hardware Error]: TSC 0 ADDR 5678000 MISC 86 \n"
+            "0,15,5,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796399999 SOCKET 0 APIC 0 "
+            "microcode 1\n");
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  ASSERT_EQ(h.records.size(), 3u) << all_notes(h);
+  EXPECT_EQ(h.records[1].key,
+            "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796399999");
+  EXPECT_EQ(h.records[2].key,
+            "mce:cpu=0:bank=1:status=be00000000000150:addr=5678000:misc=86:time=1796399999");
+  EXPECT_FALSE(has_note(h, "kept in pstore")) << all_notes(h);
+}
+
+TEST(Harvest, ARelogWithoutPstoreIsStoredAsKmsgs) {
+  TempDir dir;
+  dir.write("kmsg", fixture("kmsg-boot2"));
+  dir.mkdir("pstore");
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  ASSERT_EQ(h.records.size(), 2u) << all_notes(h);
+  EXPECT_EQ(h.records[0].origin, Origin::kKmsg);
+  EXPECT_EQ(h.records[0].key,
+            "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796397484");
+  EXPECT_TRUE(has_note(h, "pstore: no dmesg-* file in " + dir.path("pstore"))) << all_notes(h);
+}
+
+TEST(Harvest, SkipsWhatItCannotReadAndSaysSo) {
+  TempDir dir;
+  dir.write("dmesg-efi-176839182000001.enc.z", std::string("\x78\x9c\x01\x02\x03", 5));
+  dir.mkdir("dmesg-ramoops-1");  // read() fails: EISDIR
+  dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].key, kPanicKey);
+  EXPECT_TRUE(has_note(h, dir.path("dmesg-efi-176839182000001.enc.z") + " is compressed"))
+      << all_notes(h);
+  EXPECT_TRUE(has_note(h, dir.path("dmesg-ramoops-1"))) << all_notes(h);
+  EXPECT_TRUE(has_note(h, "skipped")) << all_notes(h);
+}
+
+TEST(Harvest, AKernelLogWithoutMachineChecksGivesNone) {
+  std::string log = fixture("kmsg-boot2");
+  std::string without;
+  std::istringstream in(log);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("Hardware Error") == std::string::npos)
+      without += line + "\n";
+  ASSERT_LT(without.size(), log.size());
+  TempDir dir;
+  dir.write("kmsg", without);
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  EXPECT_TRUE(h.records.empty());
+  EXPECT_TRUE(has_note(h, ": 404 record(s), 0 machine check(s)")) << all_notes(h);
+}
+
+TEST(Harvest, AbsentSourcesAreNotesNotErrors) {
+  TempDir dir;
+  Harvest h = must_harvest({.kmsg = dir.path("no-kmsg"), .pstore = dir.path("no-pstore")});
+  EXPECT_TRUE(h.records.empty());
+  EXPECT_TRUE(has_note(h, "kmsg: no " + dir.path("no-kmsg"))) << all_notes(h);
+  EXPECT_TRUE(has_note(h, "pstore: no " + dir.path("no-pstore"))) << all_notes(h);
+  // And "" skips a source without a word.
+  Harvest none = must_harvest({.kmsg = "", .pstore = ""});
+  EXPECT_TRUE(none.records.empty());
+  EXPECT_TRUE(none.notes.empty());
+}
+
+TEST(Harvest, JoinsFragmentsAndUnescapes) {
+  // A pr_cont the kernel could not merge comes as its own record, flagged
+  // 'c'; a tab comes as \x09; dictionary lines start with a space.
+  TempDir dir;
+  dir.write("kmsg",
+            "0,20,5,-;mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: "
+            "9400000000000091\n"
+            " SUBSYSTEM=cpu\n"
+            "0,21,5,-;mce: [Hardware Error]: TSC 0\n"
+            "4,22,5,c; ADDR 5678000\\x09\n"
+            "0,23,5,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796390000 SOCKET 0 APIC 1 "
+            "microcode 1\n");
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].key,
+            "mce:cpu=1:bank=2:status=9400000000000091:addr=5678000:time=1796390000");
+  EXPECT_EQ(h.records[0].mce->severity, report::MceSeverity::kCorrected);
+  EXPECT_EQ(h.records[0].fields.value("kmsg_seq", 0), 20);
+}
+
+TEST(Harvest, ReadsANonBlockingSourceUntilEagain) {
+  // /dev/kmsg ends with EAGAIN, not EOF: a FIFO whose writer stays open
+  // does the same (and cannot seek).
+  TempDir dir;
+  const std::string fifo = dir.path("kmsg");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  int writer = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(writer, 0);
+  const std::string text =
+      "0,5,1,-;mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: 9000000000000134\n"
+      "0,6,1,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796390001 SOCKET 0 APIC 0 "
+      "microcode 1\n";
+  ASSERT_EQ(::write(writer, text.data(), text.size()), ssize_t(text.size()));
+  Result<Harvest> h = harvest({.kmsg = fifo, .pstore = ""});
+  ::close(writer);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  ASSERT_EQ(h->records.size(), 1u) << all_notes(*h);
+  EXPECT_EQ(h->records[0].key, "mce:cpu=0:bank=4:status=9000000000000134:time=1796390001");
+}
+
+TEST(Harvest, AKernelLogItCannotReadIsAnError) {
+  // A directory opens, and its read() fails (EISDIR), whoever runs this.
+  TempDir dir;
+  dir.mkdir("kmsg");
+  Result<Harvest> h = harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().kind(), ErrorKind::kRefused);
+  EXPECT_EQ(h.error().code(), EISDIR);
+  EXPECT_NE(h.error().message().find("harvest: cannot read the kernel log " + dir.path("kmsg")),
+            std::string::npos)
+      << h.error().message();
+  EXPECT_NE(h.error().message().find("--kmsg ''"), std::string::npos) << h.error().message();
+}
+
+}  // namespace
+}  // namespace pp::watch
