@@ -196,8 +196,9 @@ Result<std::unique_ptr<PrometheusFile>> PrometheusFile::open(const PrometheusOpt
                        "textfile collector reads only those");
   std::string dir = dir_of(path);
   struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-    return errorf(ErrorKind::kOutput, errno ? errno : ENOTDIR,
+  int err = ::stat(dir.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+  if (err)
+    return errorf(ErrorKind::kOutput, err,
                   "the Prometheus file's directory '%s' does not exist or is not a "
                   "directory; give a file in node_exporter's --collector.textfile.directory",
                   dir.c_str());
