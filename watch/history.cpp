@@ -1,0 +1,542 @@
+#include "watch/history.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "base/json.h"
+#include "report/mce.h"
+
+namespace pp::watch {
+
+namespace {
+
+// How long a statement waits for a lock another connection (report --db,
+// sqlite3 on the command line) holds before giving up.
+constexpr int kBusyTimeoutMs = 10000;
+// Retention runs at most this often from tick().
+constexpr uint64_t kPruneIntervalMs = 60000;
+// Records deleted per statement when pruning for size, at least.
+constexpr int64_t kMinPruneChunk = 64;
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS records (
+  id INTEGER PRIMARY KEY,
+  key TEXT UNIQUE NOT NULL,
+  origin TEXT,
+  boot_id TEXT,
+  event TEXT,
+  tracepoint TEXT,
+  time INTEGER,
+  wall_ns INTEGER,
+  cpu INTEGER,
+  pid INTEGER,
+  tid INTEGER,
+  comm TEXT,
+  severity TEXT,
+  bank INTEGER,
+  error_class TEXT,
+  status INTEGER,
+  addr INTEGER,
+  socket INTEGER,
+  json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS lost (
+  id INTEGER PRIMARY KEY,
+  boot_id TEXT,
+  event TEXT,
+  cpu INTEGER,
+  records INTEGER,
+  wall_ns INTEGER
+);
+CREATE INDEX IF NOT EXISTS records_wall_ns ON records(wall_ns);
+CREATE INDEX IF NOT EXISTS records_boot_event_cpu_time ON records(boot_id, event, cpu, time);
+CREATE INDEX IF NOT EXISTS records_severity ON records(severity);
+CREATE INDEX IF NOT EXISTS lost_wall_ns ON lost(wall_ns);
+)sql";
+
+uint64_t wall_now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+
+// The directories on the way to `path`'s file, created 0700 when missing.
+Status make_parent_dirs(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0)
+    return ok_status();
+  std::string dir = path.substr(0, slash);
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0)
+    return ok_status();
+  PP_RETURN_IF_ERROR(make_parent_dirs(dir));
+  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+    return error_from_errno(errno, "creating the history's directory " + dir)
+        .with_kind(ErrorKind::kOutput);
+  return ok_status();
+}
+
+// Creates the file 0600 before SQLite does (SQLite would follow the umask);
+// the -wal and -shm files SQLite makes take the database's mode.
+Status create_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return error_from_errno(errno, "creating the history file " + path)
+        .with_kind(ErrorKind::kOutput);
+  ::close(fd);
+  return ok_status();
+}
+
+// Binds `text`, NULL when empty.
+void bind_text(sqlite3_stmt* s, int i, std::string_view text) {
+  if (text.empty())
+    sqlite3_bind_null(s, i);
+  else
+    sqlite3_bind_text(s, i, text.data(), int(text.size()), SQLITE_TRANSIENT);
+}
+
+void bind_i64(sqlite3_stmt* s, int i, std::optional<int64_t> v) {
+  if (v)
+    sqlite3_bind_int64(s, i, *v);
+  else
+    sqlite3_bind_null(s, i);
+}
+
+std::optional<int64_t> known(int64_t v, bool ok) {
+  return ok ? std::optional<int64_t>(v) : std::nullopt;
+}
+
+template <typename T>
+std::optional<int64_t> opt_i64(const std::optional<T>& v) {
+  return v ? std::optional<int64_t>(int64_t(*v)) : std::nullopt;
+}
+
+// Steps a statement that returns no row; resets it for the next use.
+Status step_done(sqlite3* db, sqlite3_stmt* s, std::string_view what, std::string_view path) {
+  int rc = sqlite3_step(s);
+  Status status;
+  if (rc != SQLITE_DONE)
+    status = sqlite_error(db, what, path);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  return status;
+}
+
+Result<int64_t> query_i64(sqlite3* db, const char* sql, std::string_view path) {
+  PP_ASSIGN_OR_RETURN(SqliteStmt s, sqlite_prepare(db, sql, path));
+  int rc = sqlite3_step(s.get());
+  if (rc != SQLITE_ROW)
+    return sqlite_error(db, std::string("reading (") + sql + ")", path);
+  return sqlite3_column_int64(s.get(), 0);
+}
+
+}  // namespace
+
+SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
+  if (this != &other) {
+    reset();
+    db_ = other.db_;
+    other.db_ = nullptr;
+  }
+  return *this;
+}
+
+void SqliteDb::reset() {
+  if (db_)
+    sqlite3_close_v2(db_);
+  db_ = nullptr;
+}
+
+SqliteStmt& SqliteStmt::operator=(SqliteStmt&& other) noexcept {
+  if (this != &other) {
+    reset();
+    stmt_ = other.stmt_;
+    other.stmt_ = nullptr;
+  }
+  return *this;
+}
+
+void SqliteStmt::reset() {
+  if (stmt_)
+    sqlite3_finalize(stmt_);
+  stmt_ = nullptr;
+}
+
+Error sqlite_error(sqlite3* db, std::string_view what, std::string_view path) {
+  int code = db ? sqlite3_extended_errcode(db) : SQLITE_ERROR;
+  std::string message = std::string(what) + " " + std::string(path) + ": " +
+                        (db ? sqlite3_errmsg(db) : sqlite3_errstr(code));
+  int err = EIO;
+  switch (code & 0xff) {
+    case SQLITE_FULL:
+      err = ENOSPC;
+      message += " (the file system is full: free space, or lower the history's size limit)";
+      break;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_AUTH:
+      err = EACCES;
+      break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      err = EBUSY;
+      message +=
+          " (another program holds the file locked: another `perf persistent watch "
+          "--db` on the same file?)";
+      break;
+    case SQLITE_CANTOPEN:
+      err = ENOENT;
+      break;
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT:
+      err = EINVAL;
+      break;
+    default:
+      break;
+  }
+  return Error(ErrorKind::kOutput, err, std::move(message));
+}
+
+Result<SqliteStmt> sqlite_prepare(sqlite3* db, std::string_view sql, std::string_view path) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v3(db, sql.data(), int(sql.size()), SQLITE_PREPARE_PERSISTENT, &s, nullptr) !=
+      SQLITE_OK)
+    return sqlite_error(db, "preparing a statement on", path);
+  return SqliteStmt(s);
+}
+
+Status sqlite_exec(sqlite3* db, const char* sql, std::string_view path) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    sqlite3_free(message);
+    return sqlite_error(db, std::string("running (") + sql + ") on", path);
+  }
+  return ok_status();
+}
+
+Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_check) {
+  sqlite3_stmt* raw = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &raw, nullptr);
+  SqliteStmt version_stmt(raw);
+  if (rc == SQLITE_OK)
+    rc = sqlite3_step(raw);
+  if (rc != SQLITE_ROW) {
+    int code = sqlite3_extended_errcode(db) & 0xff;
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT)
+      return Error(ErrorKind::kOutput, EINVAL,
+                   path + " is not a perf-persistent history: " + sqlite3_errmsg(db) +
+                       " (not a SQLite database, or damaged); move it aside and `perf "
+                       "persistent watch --db " +
+                       path + "` creates a new one");
+    return sqlite_error(db, "reading the schema version of", path);
+  }
+  int version = sqlite3_column_int(raw, 0);
+  version_stmt.reset();
+  if (version > kHistorySchemaVersion)
+    return Error(ErrorKind::kOutput, EPROTO,
+                 path + " has history schema version " + std::to_string(version) +
+                     "; this perf-persistent knows version " +
+                     std::to_string(kHistorySchemaVersion) +
+                     " at most (a newer perf-persistent wrote it): use that newer "
+                     "perf-persistent, or give --db another file");
+  if (version < 0)
+    return Error(ErrorKind::kOutput, EPROTO,
+                 path + " has history schema version " + std::to_string(version) +
+                     ", which no perf-persistent writes: give --db another file");
+  if (!quick_check)
+    return version;
+  raw = nullptr;
+  rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &raw, nullptr);
+  SqliteStmt check(raw);
+  std::string result;
+  if (rc == SQLITE_OK && sqlite3_step(raw) == SQLITE_ROW) {
+    const unsigned char* text = sqlite3_column_text(raw, 0);
+    result = text ? reinterpret_cast<const char*>(text) : "";
+  } else {
+    result = sqlite3_errmsg(db);
+  }
+  if (result != "ok")
+    return Error(ErrorKind::kOutput, EINVAL,
+                 path + " is damaged (PRAGMA quick_check: " + result +
+                     "); move it aside and `perf persistent watch --db " + path +
+                     "` creates a new one (`sqlite3 " + path + " .recover` may save its records)");
+  return version;
+}
+
+Result<std::unique_ptr<History>> History::open(const std::string& path,
+                                               const HistoryOptions& options) {
+  PP_RETURN_IF_ERROR(make_parent_dirs(path));
+  PP_RETURN_IF_ERROR(create_file(path));
+  std::unique_ptr<History> h(new History(path, options));
+  sqlite3* raw = nullptr;
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
+  h->db_ = SqliteDb(raw);
+  if (rc != SQLITE_OK)
+    return sqlite_error(raw, "opening the history", path);
+  sqlite3* db = h->db_.get();
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  PP_ASSIGN_OR_RETURN(int version, check_history_file(db, path, /*quick_check=*/true));
+  if (version == 0) {
+    // Must precede the first table: auto_vacuum is fixed when the file is made.
+    PP_RETURN_IF_ERROR(sqlite_exec(db, "PRAGMA auto_vacuum=INCREMENTAL", path));
+  }
+  PP_ASSIGN_OR_RETURN(SqliteStmt wal, sqlite_prepare(db, "PRAGMA journal_mode=WAL", path));
+  if (sqlite3_step(wal.get()) != SQLITE_ROW)
+    return sqlite_error(db, "switching to WAL", path);
+  std::string mode = reinterpret_cast<const char*>(sqlite3_column_text(wal.get(), 0));
+  wal.reset();
+  if (mode != "wal")
+    return Error(ErrorKind::kOutput, EINVAL,
+                 "the history " + path + " cannot use a write-ahead log (journal mode '" + mode +
+                     "'): put it on a local file system");
+  PP_RETURN_IF_ERROR(sqlite_exec(db,
+                                 "PRAGMA synchronous=FULL;"
+                                 "PRAGMA journal_size_limit=67108864;"
+                                 "PRAGMA cache_size=-16384;",
+                                 path));
+  if (version == 0) {
+    PP_RETURN_IF_ERROR(sqlite_exec(db, "BEGIN IMMEDIATE", path));
+    PP_RETURN_IF_ERROR(sqlite_exec(db, kSchema, path));
+    PP_RETURN_IF_ERROR(sqlite_exec(db, "PRAGMA user_version=1", path));
+    PP_RETURN_IF_ERROR(sqlite_exec(db, "COMMIT", path));
+  }
+  PP_ASSIGN_OR_RETURN(
+      h->insert_,
+      sqlite_prepare(db,
+                     "INSERT OR IGNORE INTO records (key, origin, boot_id, event, tracepoint, "
+                     "time, wall_ns, cpu, pid, tid, comm, severity, bank, error_class, status, "
+                     "addr, socket, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                     "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                     path));
+  PP_ASSIGN_OR_RETURN(h->insert_lost_,
+                      sqlite_prepare(db,
+                                     "INSERT INTO lost (boot_id, event, cpu, records, wall_ns) "
+                                     "VALUES (?1, ?2, ?3, ?4, ?5)",
+                                     path));
+  PP_ASSIGN_OR_RETURN(h->contains_,
+                      sqlite_prepare(db, "SELECT 1 FROM records WHERE key = ?1", path));
+  PP_ASSIGN_OR_RETURN(h->last_time_,
+                      sqlite_prepare(db,
+                                     "SELECT max(time) FROM records WHERE boot_id = ?1 AND "
+                                     "event = ?2 AND cpu = ?3",
+                                     path));
+  PP_RETURN_IF_ERROR(h->prune());
+  return h;
+}
+
+History::~History() {
+  if (in_transaction_)
+    (void)commit();
+  // Statements before the connection; sqlite3_close_v2 waits for none.
+  insert_.reset();
+  insert_lost_.reset();
+  contains_.reset();
+  last_time_.reset();
+  db_.reset();
+}
+
+Status History::begin_if_needed() {
+  if (in_transaction_)
+    return ok_status();
+  PP_RETURN_IF_ERROR(sqlite_exec(db_.get(), "BEGIN IMMEDIATE", path_));
+  in_transaction_ = true;
+  return ok_status();
+}
+
+Status History::commit() {
+  if (!in_transaction_)
+    return ok_status();
+  if (sqlite3_exec(db_.get(), "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+    return sqlite_error(db_.get(), "committing records to the history", path_);
+  in_transaction_ = false;
+  counters_.commits++;
+  return ok_status();
+}
+
+Result<bool> History::contains(const std::string& key) {
+  sqlite3_stmt* s = contains_.get();
+  sqlite3_bind_text(s, 1, key.data(), int(key.size()), SQLITE_STATIC);
+  int rc = sqlite3_step(s);
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc == SQLITE_ROW)
+    return true;
+  if (rc == SQLITE_DONE)
+    return false;
+  return sqlite_error(db_.get(), "looking up a record's key in the history", path_);
+}
+
+Result<std::optional<uint64_t>> History::last_time(const std::string& event, int32_t cpu) {
+  sqlite3_stmt* s = last_time_.get();
+  sqlite3_bind_text(s, 1, options_.boot_id.data(), int(options_.boot_id.size()), SQLITE_STATIC);
+  sqlite3_bind_text(s, 2, event.data(), int(event.size()), SQLITE_STATIC);
+  sqlite3_bind_int(s, 3, cpu);
+  int rc = sqlite3_step(s);
+  std::optional<uint64_t> out;
+  if (rc == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+    out = uint64_t(sqlite3_column_int64(s, 0));
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_ROW)
+    return sqlite_error(db_.get(), "reading the last sample time from the history", path_);
+  return out;
+}
+
+Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  if (r.key.empty())
+    return internal_error("a " + r.tracepoint +
+                          " record without an identity key cannot be stored in the history " +
+                          path_);
+  PP_RETURN_IF_ERROR(begin_if_needed());
+  std::string text = dump_json(json);
+  sqlite3_stmt* s = insert_.get();
+  bind_text(s, 1, r.key);
+  bind_text(s, 2, origin_name(r.origin));
+  bind_text(s, 3, r.origin == Origin::kPstore ? std::string_view() : options_.boot_id);
+  bind_text(s, 4, r.event);
+  bind_text(s, 5, r.tracepoint);
+  bind_i64(s, 6, known(int64_t(r.time), r.time != 0));
+  bind_i64(s, 7, known(int64_t(r.wall_ns), r.wall_ns != 0));
+  bind_i64(s, 8, known(r.cpu, r.cpu >= 0));
+  bind_i64(s, 9, known(r.pid, r.pid >= 0));
+  bind_i64(s, 10, known(r.tid, r.tid >= 0));
+  bind_text(s, 11, r.comm);
+  if (r.mce) {
+    const report::MceDecoded& d = *r.mce;
+    bind_text(s, 12, report::mce_severity_name(d.severity));
+    bind_i64(s, 13, opt_i64(d.regs.bank));
+    bind_text(s, 14, report::mca_error_class_name(d.error_code.error_class));
+    bind_i64(s, 15, opt_i64(d.regs.status));
+    bool addrv =
+        std::find(d.status_bits.begin(), d.status_bits.end(), "ADDRV") != d.status_bits.end();
+    bind_i64(s, 16, addrv ? opt_i64(d.regs.addr) : std::nullopt);
+    bind_i64(s, 17, opt_i64(d.regs.socketid));
+  }
+  sqlite3_bind_text(s, 18, text.data(), int(text.size()), SQLITE_STATIC);
+  PP_RETURN_IF_ERROR(step_done(db_.get(), s, "storing a record in the history", path_));
+  if (sqlite3_changes(db_.get()) > 0)
+    counters_.stored++;
+  else
+    counters_.duplicates++;
+  return ok_status();
+}
+
+Status History::lost(const LostNotice& n) {
+  PP_RETURN_IF_ERROR(begin_if_needed());
+  sqlite3_stmt* s = insert_lost_.get();
+  bind_text(s, 1, options_.boot_id);
+  bind_text(s, 2, n.event);
+  bind_i64(s, 3, known(n.cpu, n.cpu >= 0));
+  sqlite3_bind_int64(s, 4, int64_t(n.records));
+  bind_i64(s, 5, known(int64_t(n.wall_ns), n.wall_ns != 0));
+  PP_RETURN_IF_ERROR(step_done(db_.get(), s, "storing lost samples in the history", path_));
+  counters_.lost_rows++;
+  return ok_status();
+}
+
+Status History::tick(uint64_t now_ms, bool final) {
+  if (!last_commit_ms_)
+    last_commit_ms_ = now_ms;
+  if (final || now_ms - *last_commit_ms_ >= options_.commit_interval_ms) {
+    PP_RETURN_IF_ERROR(commit());
+    last_commit_ms_ = now_ms;
+  }
+  if (!last_prune_ms_) {
+    last_prune_ms_ = now_ms;  // open() just pruned
+  } else if (!final && now_ms - *last_prune_ms_ >= kPruneIntervalMs) {
+    PP_RETURN_IF_ERROR(prune());
+    last_prune_ms_ = now_ms;
+  }
+  return ok_status();
+}
+
+Status History::prune() {
+  PP_RETURN_IF_ERROR(commit());
+  if (options_.max_age_s == 0 && options_.max_bytes == 0)
+    return ok_status();
+  PP_RETURN_IF_ERROR(begin_if_needed());
+  Status status = prune_by_age();
+  if (status.ok())
+    status = prune_by_size();
+  if (!status.ok()) {
+    (void)sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+    in_transaction_ = false;
+    return status;
+  }
+  PP_RETURN_IF_ERROR(commit());
+  // Gives the freed pages back: the file shrinks at the next checkpoint.
+  return sqlite_exec(db_.get(), "PRAGMA incremental_vacuum", path_);
+}
+
+Status History::prune_by_age() {
+  if (options_.max_age_s == 0)
+    return ok_status();
+  uint64_t now = wall_now_ns();
+  uint64_t age_ns = options_.max_age_s * 1000000000ull;
+  if (age_ns / 1000000000ull != options_.max_age_s || age_ns >= now)
+    return ok_status();
+  int64_t cutoff = int64_t(now - age_ns);
+  for (const char* sql :
+       {"DELETE FROM lost WHERE wall_ns < ?1", "DELETE FROM records WHERE wall_ns < ?1"}) {
+    PP_ASSIGN_OR_RETURN(SqliteStmt s, sqlite_prepare(db_.get(), sql, path_));
+    sqlite3_bind_int64(s.get(), 1, cutoff);
+    PP_RETURN_IF_ERROR(step_done(db_.get(), s.get(), "pruning old records from", path_));
+  }
+  counters_.pruned += uint64_t(sqlite3_changes(db_.get()));  // the records' statement
+  return ok_status();
+}
+
+Result<uint64_t> History::used_bytes() {
+  PP_ASSIGN_OR_RETURN(int64_t pages, query_i64(db_.get(), "PRAGMA page_count", path_));
+  PP_ASSIGN_OR_RETURN(int64_t free_pages, query_i64(db_.get(), "PRAGMA freelist_count", path_));
+  PP_ASSIGN_OR_RETURN(int64_t page_size, query_i64(db_.get(), "PRAGMA page_size", path_));
+  return uint64_t(std::max<int64_t>(pages - free_pages, 0) * page_size);
+}
+
+Status History::prune_by_size() {
+  if (options_.max_bytes == 0)
+    return ok_status();
+  // Oldest first by wall time (records without one count as oldest: they
+  // are the harvest's), insertion order among equals; records that are
+  // not machine checks go before any machine check does.
+  static constexpr const char* kDeletes[] = {
+      "DELETE FROM records WHERE id IN (SELECT id FROM records WHERE severity IS NULL "
+      "ORDER BY wall_ns, id LIMIT ?1)",
+      "DELETE FROM records WHERE id IN (SELECT id FROM records ORDER BY wall_ns, id LIMIT ?1)",
+      "DELETE FROM lost WHERE id IN (SELECT id FROM lost ORDER BY id LIMIT ?1)",
+  };
+  for (const char* sql : kDeletes) {
+    PP_ASSIGN_OR_RETURN(SqliteStmt s, sqlite_prepare(db_.get(), sql, path_));
+    for (;;) {
+      PP_ASSIGN_OR_RETURN(uint64_t used, used_bytes());
+      if (used <= options_.max_bytes)
+        return ok_status();
+      // A chunk sized from the average row: half the excess, so that
+      // indexes and the rows kept (which make the average wrong) cannot
+      // make one statement delete far more than needed.
+      PP_ASSIGN_OR_RETURN(int64_t rows,
+                          query_i64(db_.get(), "SELECT count(*) FROM records", path_));
+      int64_t chunk = kMinPruneChunk;
+      if (rows > 0)
+        chunk =
+            std::max(chunk, int64_t((used - options_.max_bytes) / (used / uint64_t(rows) + 1) / 2));
+      sqlite3_bind_int64(s.get(), 1, chunk);
+      PP_RETURN_IF_ERROR(step_done(db_.get(), s.get(), "pruning the history to its size,", path_));
+      int deleted = sqlite3_changes(db_.get());
+      if (sql != kDeletes[2])
+        counters_.pruned += uint64_t(deleted);
+      if (deleted == 0)
+        break;  // nothing of this kind left: the next kind
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace pp::watch

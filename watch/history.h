@@ -1,0 +1,184 @@
+// `perf persistent watch --db FILE`: every record the watcher decodes, kept
+// in a SQLite file that survives reboots, for `perf persistent report --db`
+// (watch/db_report.h) to count and show months later.
+//
+//   HistoryOptions o;
+//   o.boot_id = "6c1f...";                 // /proc/sys/kernel/random/boot_id
+//   PP_ASSIGN_OR_RETURN(auto history, History::open("/var/lib/perf-persistent/history.db", o));
+//   std::optional<uint64_t> after = *history->last_time("mce_record", 3);  // resume point
+//   history->record(r, record_json(r));    // INSERT OR IGNORE by r.key, in an open transaction
+//   history->tick(sys::monotonic_ms(), false);  // commits once per commit_interval_ms
+//   history->tick(sys::monotonic_ms(), true);   // before exit: commits what is left
+//
+// The file (Documentation/perf-persistent-watch.txt, HISTORY, documents it
+// for users):
+// - created 0600, its directory 0700 when this creates it;
+// - journal_mode=WAL and synchronous=FULL: a commit is durable when it
+//   returns; a power cut or a SIGKILL loses at most the records since the
+//   last commit (commit_interval_ms) and never leaves a half transaction;
+// - auto_vacuum=INCREMENTAL from creation, so that pruning gives pages back;
+// - a busy timeout, so that a reader (report --db) never makes the writer fail;
+// - PRAGMA user_version = kHistorySchemaVersion. A newer version is refused
+//   (a newer perf-persistent wrote it), as is a file that is not a SQLite
+//   database or fails PRAGMA quick_check.
+//
+// Schema, version 1 (one row per record; the columns are what summaries
+// group by, `json` keeps everything):
+//
+//   records(id INTEGER PRIMARY KEY,   -- insertion order
+//           key TEXT UNIQUE NOT NULL, -- WatchRecord::key: the record's identity
+//           origin TEXT,              -- "live", "kmsg", "pstore"
+//           boot_id TEXT,             -- this boot's id for live and kmsg records; NULL for pstore
+//           event TEXT,               -- the persistent event's name; NULL when harvested
+//           tracepoint TEXT,          -- "mce:mce_record"
+//           time INTEGER,             -- the sample's time on the event's clock; NULL when unknown
+//           wall_ns INTEGER,          -- ns since the epoch; NULL when unknown
+//           cpu INTEGER, pid INTEGER, tid INTEGER,  -- NULL when unknown
+//           comm TEXT,
+//           severity TEXT,            -- machine checks only (NULL otherwise): "srao", "fatal", ...
+//           bank INTEGER,             -- machine checks: the MCA bank
+//           error_class TEXT,         -- machine checks: "memory-controller", "cache", ...
+//           status INTEGER,           -- machine checks: MCi_STATUS, as a signed 64-bit integer
+//           addr INTEGER,             -- machine checks: MCi_ADDR, only when status has ADDRV
+//           socket INTEGER,           -- machine checks: the socket id
+//           json TEXT NOT NULL)       -- record_json(), the line report --db --json prints
+//   lost(id INTEGER PRIMARY KEY, boot_id TEXT, event TEXT, cpu INTEGER,
+//        records INTEGER,             -- samples the buffer lost
+//        wall_ns INTEGER)             -- when the loss was seen
+//   indexes: records(wall_ns), records(boot_id, event, cpu, time), records(severity)
+//
+// Retention (at open, then at most once a minute from tick()): records and
+// lost rows older than max_age_s by wall_ns are deleted (records without a
+// wall time are kept); then, while the file's used pages exceed max_bytes,
+// the oldest records by wall time are deleted in chunks, records that are
+// not machine checks first, and PRAGMA incremental_vacuum gives the pages
+// back to the file system.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sqlite3.h>
+#include <string>
+#include <string_view>
+
+#include "base/result.h"
+#include "watch/record.h"
+
+namespace pp::watch {
+
+// The version of the schema above this program writes and reads.
+inline constexpr int kHistorySchemaVersion = 1;
+
+// SQLite's handles, move-only; shared with db_report.cpp.
+class SqliteDb {
+ public:
+  SqliteDb() = default;
+  explicit SqliteDb(sqlite3* db) : db_(db) {}
+  ~SqliteDb() { reset(); }
+  SqliteDb(SqliteDb&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  SqliteDb& operator=(SqliteDb&& other) noexcept;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  sqlite3* get() const { return db_; }
+  void reset();
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+class SqliteStmt {
+ public:
+  SqliteStmt() = default;
+  explicit SqliteStmt(sqlite3_stmt* stmt) : stmt_(stmt) {}
+  ~SqliteStmt() { reset(); }
+  SqliteStmt(SqliteStmt&& other) noexcept : stmt_(other.stmt_) { other.stmt_ = nullptr; }
+  SqliteStmt& operator=(SqliteStmt&& other) noexcept;
+  SqliteStmt(const SqliteStmt&) = delete;
+  SqliteStmt& operator=(const SqliteStmt&) = delete;
+
+  sqlite3_stmt* get() const { return stmt_; }
+  void reset();
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// An Error for a failed SQLite call on `path`: "<what> <path>: <sqlite's
+// message>", kind kOutput (the history cannot be written or read).
+Error sqlite_error(sqlite3* db, std::string_view what, std::string_view path);
+// Compiles `sql` on `db`.
+Result<SqliteStmt> sqlite_prepare(sqlite3* db, std::string_view sql, std::string_view path);
+// Runs statements that return no rows.
+Status sqlite_exec(sqlite3* db, const char* sql, std::string_view path);
+
+// Checks an opened history file: a SQLite database (else a message naming
+// `path`), a schema version this program knows, and with `quick_check`
+// PRAGMA quick_check "ok" (it reads the whole file: the writer runs it at
+// open, a report does not). Returns the schema version (0: a new, empty file).
+Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_check);
+
+struct HistoryOptions {
+  uint64_t max_age_s = 180 * 86400;    // retention by age (0: keep forever)
+  uint64_t max_bytes = 256ull << 20;   // retention by size of the file (0: no limit)
+  uint64_t commit_interval_ms = 1000;  // a power cut loses at most this much
+  std::string boot_id;  // this boot's (/proc/sys/kernel/random/boot_id), stored with live records
+};
+
+// What the history did, for the watcher's log and metrics.
+struct HistoryCounters {
+  uint64_t stored = 0;      // records inserted
+  uint64_t duplicates = 0;  // records whose key was already stored (ignored)
+  uint64_t lost_rows = 0;   // lost notices stored
+  uint64_t commits = 0;     // transactions committed
+  uint64_t pruned = 0;      // records deleted by retention
+};
+
+class History final : public Sink {
+ public:
+  // Opens (or creates) the file at `path`; runs retention once. Errors name
+  // the path and say what to do (a newer schema, not a database, corrupt).
+  static Result<std::unique_ptr<History>> open(const std::string& path,
+                                               const HistoryOptions& options);
+  ~History() override;
+
+  // A record with this key is stored (committed or not).
+  Result<bool> contains(const std::string& key);
+  // The newest sample time stored for (event, cpu) of this boot (options'
+  // boot_id): the watcher resumes after it on restart. nullopt when none.
+  Result<std::optional<uint64_t>> last_time(const std::string& event, int32_t cpu);
+
+  // INSERT OR IGNORE by key into the open transaction (begun if none).
+  Status record(const WatchRecord& r, const nlohmann::ordered_json& json) override;
+  Status lost(const LostNotice& n) override;
+  // Commits when commit_interval_ms passed since the last commit, or when
+  // `final`; retention at most once a minute.
+  Status tick(uint64_t now_ms, bool final) override;
+
+  // Runs retention now, in its own transaction (after committing what is open).
+  Status prune();
+  const HistoryCounters& counters() const { return counters_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  History(std::string path, const HistoryOptions& options)
+      : path_(std::move(path)), options_(options) {}
+  Status begin_if_needed();
+  Status commit();
+  Status prune_by_age();
+  Status prune_by_size();
+  // Pages in use (page_count - freelist_count) times the page size.
+  Result<uint64_t> used_bytes();
+
+  std::string path_;
+  HistoryOptions options_;
+  SqliteDb db_;
+  SqliteStmt insert_, insert_lost_, contains_, last_time_;
+  bool in_transaction_ = false;
+  std::optional<uint64_t> last_commit_ms_, last_prune_ms_;
+  HistoryCounters counters_;
+};
+
+}  // namespace pp::watch

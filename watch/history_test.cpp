@@ -1,0 +1,504 @@
+#include "watch/history.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sqlite3.h>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "tests/support/temp_dir.h"
+
+namespace pp::watch {
+namespace {
+
+using pp::testing::TempDir;
+
+constexpr uint64_t kDay = 86400ull * 1000000000ull;
+
+uint64_t now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+
+uint64_t monotonic_ms() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+WatchRecord tracepoint_record(const std::string& key, uint64_t wall_ns, int32_t cpu = 0,
+                              uint64_t time = 1000, const std::string& event = "ctxsw") {
+  WatchRecord r;
+  r.event = event;
+  r.tracepoint = "sched:sched_switch";
+  r.time = time;
+  r.wall_ns = wall_ns;
+  r.cpu = cpu;
+  r.pid = r.tid = 42;
+  r.comm = "sleep";
+  r.fields = {{"prev_comm", "sleep"}, {"prev_pid", 42}, {"next_comm", "swapper/0"}};
+  r.key = key;
+  return r;
+}
+
+WatchRecord mce_record(const std::string& key, uint64_t wall_ns) {
+  WatchRecord r;
+  r.event = "mce_record";
+  r.tracepoint = "mce:mce_record";
+  r.time = 2000;
+  r.wall_ns = wall_ns;
+  r.cpu = 1;
+  r.pid = r.tid = 0;
+  report::MceRegisters regs;
+  regs.status = 0xbd000000000000c2;
+  regs.mcgstatus = 0x5;
+  regs.mcgcap = 0x100010a;
+  regs.addr = 0x3f000000;
+  regs.bank = 9;
+  regs.cpu = 1;
+  regs.socketid = 0;
+  r.mce = report::decode_mce(regs);
+  r.fields = {{"status", "0xbd000000000000c2"}, {"bank", 9}};
+  r.key = key;
+  return r;
+}
+
+Status add(History& h, const WatchRecord& r) {
+  return h.record(r, record_json(r));
+}
+
+HistoryOptions options(std::string boot = "boot-a") {
+  HistoryOptions o;
+  o.boot_id = std::move(boot);
+  return o;
+}
+
+// Direct SQLite access to check what the file holds, independent of History.
+class RawDb {
+ public:
+  explicit RawDb(const std::string& path) {
+    EXPECT_EQ(
+        sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr),
+        SQLITE_OK);
+  }
+  ~RawDb() { sqlite3_close_v2(db_); }
+  RawDb(const RawDb&) = delete;
+  RawDb& operator=(const RawDb&) = delete;
+
+  std::string text(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    std::string out;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      return std::string("error: ") + sqlite3_errmsg(db_);
+    int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW && sqlite3_column_text(s, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+    else if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      out = std::string("error: ") + sqlite3_errmsg(db_);
+    sqlite3_finalize(s);
+    return out;
+  }
+  int64_t number(const std::string& sql) { return std::stoll(text(sql)); }
+  void exec(const std::string& sql) {
+    ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db_);
+  }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+TEST(HistoryTest, CreatesFilePrivateWithDirectoryAndSchema) {
+  TempDir dir;
+  std::string path = dir.path("var/lib/pp/history.db");
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  ASSERT_EQ(::stat(dir.path("var/lib/pp").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  RawDb db(path);
+  EXPECT_EQ(db.text("PRAGMA user_version"), "1");
+  EXPECT_EQ(db.text("PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(db.text("PRAGMA auto_vacuum"), "2");  // incremental
+  EXPECT_EQ(db.number("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                      "('records_wall_ns', 'records_boot_event_cpu_time', 'records_severity')"),
+            3);
+}
+
+TEST(HistoryTest, StoresColumnsAndTheRecordObject) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  WatchRecord m = mce_record("k-mce", 1796311931000000000ull);
+  WatchRecord t = tracepoint_record("k-tp", 1796311932000000000ull);
+  t.origin = Origin::kPstore;
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    ASSERT_TRUE(add(**h, m).ok());
+    ASSERT_TRUE(add(**h, t).ok());
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+    EXPECT_EQ((*h)->counters().stored, 2u);
+  }
+  RawDb db(path);
+  EXPECT_EQ(db.text("SELECT severity || ',' || bank || ',' || error_class || ',' || printf('%x', "
+                    "addr) || ',' || socket || ',' || boot_id FROM records WHERE key = 'k-mce'"),
+            "srao,9,memory-controller,3f000000,0,boot-a");
+  EXPECT_EQ(db.number("SELECT status FROM records WHERE key = 'k-mce'"),
+            int64_t(0xbd000000000000c2));
+  EXPECT_EQ(db.text("SELECT json FROM records WHERE key = 'k-mce'"), record_json(m).dump());
+  // pstore: a previous boot's, so no boot id; not a machine check: no severity.
+  EXPECT_EQ(db.text("SELECT coalesce(boot_id, 'null') || ',' || coalesce(severity, 'null') || "
+                    "',' || origin FROM records WHERE key = 'k-tp'"),
+            "null,null,pstore");
+}
+
+TEST(HistoryTest, SameKeyIsStoredOnceCommittedOrNotAndAcrossReopen) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_FALSE(*(*h)->contains("a"));
+    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    EXPECT_TRUE(*(*h)->contains("a"));  // uncommitted, still seen
+    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());  // committed, then again
+    ASSERT_TRUE((*h)->tick(10, true).ok());
+    EXPECT_EQ((*h)->counters().stored, 1u);
+    EXPECT_EQ((*h)->counters().duplicates, 2u);
+  }
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_TRUE(*(*h)->contains("a"));
+    EXPECT_FALSE(*(*h)->contains("b"));
+    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+    EXPECT_EQ((*h)->counters().duplicates, 1u);
+  }
+  RawDb db(path);
+  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 1);
+}
+
+TEST(HistoryTest, RecordWithoutKeyIsRefused) {
+  TempDir dir;
+  auto h = History::open(dir.path("h.db"), options());
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  Status s = add(**h, tracepoint_record("", now_ns()));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("without an identity key"), std::string::npos);
+}
+
+TEST(HistoryTest, CommitsOnlyAfterTheIntervalOrFinal) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  HistoryOptions o = options();
+  o.commit_interval_ms = 1000;
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  RawDb db(path);
+  ASSERT_TRUE((*h)->tick(5000, false).ok());  // the first tick starts the interval
+  ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+  ASSERT_TRUE((*h)->tick(5500, false).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 0);  // another connection: not yet
+  ASSERT_TRUE((*h)->tick(6000, false).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 1);
+  ASSERT_TRUE(add(**h, tracepoint_record("b", now_ns())).ok());
+  ASSERT_TRUE((*h)->tick(6001, true).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 2);
+}
+
+TEST(HistoryTest, LastTimeIsPerEventCpuAndBoot) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  {
+    auto h = History::open(path, options("boot-a"));
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 0), std::nullopt);
+    ASSERT_TRUE(add(**h, tracepoint_record("1", now_ns(), 0, 100)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("2", now_ns(), 0, 300)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("3", now_ns(), 0, 200)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("4", now_ns(), 1, 900)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("5", now_ns(), 0, 5000, "other")).ok());
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 0), 300u);  // uncommitted counts
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 1), 900u);
+    EXPECT_EQ(*(*h)->last_time("other", 0), 5000u);
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 2), std::nullopt);
+  }
+  {
+    auto h = History::open(path, options("boot-b"));
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 0), std::nullopt);  // another boot's times do not count
+    ASSERT_TRUE(add(**h, tracepoint_record("6", now_ns(), 0, 7)).ok());
+    EXPECT_EQ(*(*h)->last_time("ctxsw", 0), 7u);
+  }
+  auto h = History::open(path, options("boot-a"));
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  EXPECT_EQ(*(*h)->last_time("ctxsw", 0), 300u);
+}
+
+TEST(HistoryTest, RetentionByAgeDeletesOldRecordsAndLostRows) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  uint64_t now = now_ns();
+  {
+    HistoryOptions o = options();
+    o.max_age_s = 0;  // keep everything while filling
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    ASSERT_TRUE(add(**h, tracepoint_record("old", now - 200 * kDay)).ok());
+    ASSERT_TRUE(add(**h, mce_record("old-mce", now - 181 * kDay)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("recent", now - 179 * kDay)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("no-wall-time", 0)).ok());
+    ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 5, now - 200 * kDay}).ok());
+    ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 7, now - kDay}).ok());
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  {
+    auto h = History::open(path, options());  // 180 days, at open
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_EQ((*h)->counters().pruned, 2u);
+    EXPECT_FALSE(*(*h)->contains("old"));
+    EXPECT_FALSE(*(*h)->contains("old-mce"));
+    EXPECT_TRUE(*(*h)->contains("recent"));
+    EXPECT_TRUE(*(*h)->contains("no-wall-time"));
+  }
+  RawDb db(path);
+  EXPECT_EQ(db.text("SELECT group_concat(records) FROM lost"), "7");
+}
+
+TEST(HistoryTest, RetentionRunsFromTickAtMostOnceAMinute) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  HistoryOptions o = options();
+  o.max_age_s = 86400;
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  ASSERT_TRUE((*h)->tick(1000, false).ok());
+  ASSERT_TRUE(add(**h, tracepoint_record("old", now_ns() - 2 * kDay)).ok());
+  ASSERT_TRUE((*h)->tick(30000, false).ok());
+  EXPECT_TRUE(*(*h)->contains("old"));  // under a minute since open
+  ASSERT_TRUE((*h)->tick(61000, false).ok());
+  EXPECT_FALSE(*(*h)->contains("old"));
+}
+
+TEST(HistoryTest, RetentionBySizeKeepsMachineChecksAndShrinksTheFile) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  std::string filler(400, 'x');
+  uint64_t base = now_ns() - kDay;
+  {
+    HistoryOptions o = options();
+    o.max_bytes = 0;
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (int i = 0; i < 6000; i++) {
+      WatchRecord r = tracepoint_record("tp-" + std::to_string(i), base + uint64_t(i) * 1000);
+      r.fields["filler"] = filler;
+      ASSERT_TRUE(add(**h, r).ok());
+      if (i % 100 == 0) {  // machine checks, the oldest among them
+        WatchRecord m = mce_record("mce-" + std::to_string(i), base + uint64_t(i) * 1000 - 1);
+        ASSERT_TRUE(add(**h, m).ok());
+      }
+    }
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  uint64_t before = std::filesystem::file_size(path);
+  ASSERT_GT(before, 2u << 20);
+  constexpr uint64_t kLimit = 512 << 10;
+  {
+    HistoryOptions o = options();
+    o.max_bytes = kLimit;
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_GT((*h)->counters().pruned, 0u);
+    // The newest of the others stay; the oldest went.
+    EXPECT_TRUE(*(*h)->contains("tp-5999"));
+    EXPECT_FALSE(*(*h)->contains("tp-0"));
+    // Filling on: the file stays bounded.
+    for (int i = 6000; i < 7000; i++) {
+      WatchRecord r = tracepoint_record("tp-" + std::to_string(i), base + uint64_t(i) * 1000);
+      r.fields["filler"] = filler;
+      ASSERT_TRUE(add(**h, r).ok());
+    }
+    ASSERT_TRUE((*h)->prune().ok());
+  }
+  RawDb db(path);
+  EXPECT_EQ(db.number("SELECT count(*) FROM records WHERE severity IS NOT NULL"), 60);
+  EXPECT_GT(db.number("SELECT count(*) FROM records WHERE severity IS NULL"), 100);
+  EXPECT_EQ(db.text("PRAGMA integrity_check"), "ok");
+  uint64_t after = std::filesystem::file_size(path);
+  EXPECT_LT(after, before);
+  EXPECT_LE(after, kLimit + (64 << 10)) << "the file was not given back its free pages";
+}
+
+TEST(HistoryTest, SizeRetentionDeletesMachineChecksWhenNothingElseIsLeft) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  {
+    HistoryOptions o = options();
+    o.max_bytes = 0;
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (int i = 0; i < 3000; i++) {
+      WatchRecord r = mce_record("mce-" + std::to_string(i), now_ns() - kDay + uint64_t(i));
+      r.fields["filler"] = std::string(300, 'y');
+      ASSERT_TRUE(add(**h, r).ok());
+    }
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  HistoryOptions o = options();
+  o.max_bytes = 256 << 10;
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  EXPECT_FALSE(*(*h)->contains("mce-0"));
+  EXPECT_TRUE(*(*h)->contains("mce-2999"));
+}
+
+TEST(HistoryTest, NewerSchemaIsRefusedWithWhatToDo) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  {
+    RawDb db(path);
+    db.exec("CREATE TABLE future (x); PRAGMA user_version = 7");
+  }
+  auto h = History::open(path, options());
+  ASSERT_FALSE(h.ok());
+  const std::string& m = h.error().message();
+  EXPECT_NE(m.find(path), std::string::npos) << m;
+  EXPECT_NE(m.find("version 7"), std::string::npos) << m;
+  EXPECT_NE(m.find("knows version 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("another file"), std::string::npos) << m;
+}
+
+TEST(HistoryTest, GarbageFileIsRefusedNamingThePath) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  dir.write("h.db", std::string(8192, 'z'));
+  auto h = History::open(path, options());
+  ASSERT_FALSE(h.ok());
+  const std::string& m = h.error().message();
+  EXPECT_NE(m.find(path + " is not a perf-persistent history"), std::string::npos) << m;
+  EXPECT_NE(m.find("move it aside"), std::string::npos) << m;
+  EXPECT_EQ(h.error().kind(), ErrorKind::kOutput);
+  // Left as it was: nothing was written over it.
+  EXPECT_EQ(std::filesystem::file_size(path), 8192u);
+}
+
+TEST(HistoryTest, DamagedDatabaseIsRefusedByQuickCheck) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  {
+    HistoryOptions o = options();
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (int i = 0; i < 2000; i++)
+      ASSERT_TRUE(add(**h, tracepoint_record(std::to_string(i), now_ns())).ok());
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  // Overwrites pages in the middle, keeping the header: a file system
+  // that lost blocks.
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(3 * 4096);
+    std::string junk(2 * 4096, '\x5a');
+    f.write(junk.data(), std::streamsize(junk.size()));
+  }
+  auto h = History::open(path, options());
+  ASSERT_FALSE(h.ok());
+  const std::string& m = h.error().message();
+  EXPECT_NE(m.find(path), std::string::npos) << m;
+}
+
+// A writer killed at any moment leaves a file that is whole, holds whole
+// transactions only, and takes more records.
+[[noreturn]] void write_forever(const std::string& path, int batch, int iteration) {
+  HistoryOptions o = options();
+  o.commit_interval_ms = 5;
+  o.max_age_s = 0;
+  o.max_bytes = 0;
+  auto h = History::open(path, o);
+  if (!h.ok())
+    _exit(2);
+  for (uint64_t n = 0;; n++) {
+    for (int i = 0; i < batch; i++) {
+      WatchRecord r = tracepoint_record(
+          "child-" + std::to_string(iteration) + "-" + std::to_string(n) + "-" + std::to_string(i),
+          now_ns(), i % 4, n * uint64_t(batch) + uint64_t(i));
+      if (!add(**h, r).ok())
+        _exit(3);
+    }
+    if (!(*h)->tick(monotonic_ms(), false).ok())
+      _exit(4);
+  }
+}
+
+TEST(HistoryKillTest, SigkillAtAnyMomentLeavesWholeBatches) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  constexpr int kBatch = 1000, kIterations = 20;
+  unsigned seed = std::random_device()();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  int64_t previous = 0;
+  for (int iteration = 0; iteration < kIterations; iteration++) {
+    SCOPED_TRACE("iteration " + std::to_string(iteration));
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0)
+      write_forever(path, kBatch, iteration);
+    // From before the file is open to well into the stream of commits.
+    int delay_us = iteration < 3 ? iteration * 300 : int(rng() % 80000) + 2000;
+    usleep(useconds_t(delay_us));
+    ASSERT_EQ(kill(pid, SIGKILL), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "the writer stopped by itself, status " << status;
+    int64_t count;
+    {
+      RawDb db(path);
+      EXPECT_EQ(db.text("PRAGMA integrity_check"), "ok");
+      std::string n = db.text("SELECT count(*) FROM records");
+      if (n.empty() || n.starts_with("error"))  // killed before the schema was committed
+        n = "0";
+      count = std::stoll(n);
+    }
+    EXPECT_EQ(count % kBatch, 0) << count << " rows: a transaction was cut in half";
+    EXPECT_GE(count, previous);
+    {
+      HistoryOptions o = options();
+      o.max_age_s = 0;
+      o.max_bytes = 0;
+      auto h = History::open(path, o);
+      ASSERT_TRUE(h.ok()) << h.error().message();
+      for (int i = 0; i < kBatch; i++)
+        ASSERT_TRUE(
+            add(**h, tracepoint_record(
+                         "parent-" + std::to_string(iteration) + "-" + std::to_string(i), now_ns()))
+                .ok());
+      ASSERT_TRUE((*h)->tick(0, true).ok());
+    }
+    RawDb db(path);
+    previous = db.number("SELECT count(*) FROM records");
+    EXPECT_EQ(previous, count + kBatch);
+  }
+  // The writer did get records in between kills, not only the appends here.
+  EXPECT_GT(previous, int64_t(kIterations) * kBatch);
+}
+
+}  // namespace
+}  // namespace pp::watch
