@@ -247,11 +247,20 @@ std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
   return records;
 }
 
+const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
+                                  const report::MceRegisters& regs) {
+  if (regs.mcgstatus.value_or(0) & report::mce_bits::kMcip)
+    return nullptr;  // the #MC handler's own: a new error
+  for (const WatchRecord& r : records)
+    if (r.origin == Origin::kPstore && r.mce && same_error(regs, r.mce->regs))
+      return &r;
+  return nullptr;
+}
+
 Result<Harvest> harvest(const HarvestOptions& options) {
   Harvest h;
 
   // A previous boot's logs, kept by pstore.
-  std::vector<std::pair<std::string, report::MceRegisters>> pstore_errors;  // key, regs
   if (!options.pstore.empty()) {
     DIR* dir = ::opendir(options.pstore.c_str());
     if (!dir) {
@@ -291,10 +300,8 @@ Result<Harvest> harvest(const HarvestOptions& options) {
             records_from_log(*text, Origin::kPstore, name, options.vendor, h.notes);
         h.notes.push_back("pstore: read " + path + ": " + std::to_string(found.size()) +
                           " machine check(s)");
-        for (WatchRecord& r : found) {
-          pstore_errors.emplace_back(r.key, r.mce->regs);
+        for (WatchRecord& r : found)
           h.records.push_back(std::move(r));
-        }
       }
     }
   }
@@ -322,22 +329,16 @@ Result<Harvest> harvest(const HarvestOptions& options) {
         if (seq)
           r.fields["kmsg_seq"] = *seq;
         // Banks that survived the reset, logged again by this boot's kernel.
-        bool in_handler = entry.regs.mcgstatus.value_or(0) & report::mce_bits::kMcip;
-        if (!in_handler) {
-          for (const auto& [key, regs] : pstore_errors) {
-            if (same_error(entry.regs, regs)) {
-              h.notes.push_back("kmsg: " + options.kmsg +
-                                (seq ? " record " + std::to_string(*seq) : std::string()) +
-                                ": CPU " + std::to_string(entry.regs.cpu.value_or(0)) + " bank " +
-                                std::to_string(entry.regs.bank.value_or(0)) + " status 0x" +
-                                hex(entry.regs.status.value_or(0)) +
-                                " is the machine check kept in pstore, logged again from the "
-                                "banks that survived the reset; stored once, as " +
-                                key);
-              r.key = key;
-              break;
-            }
-          }
+        if (const WatchRecord* kept = relogged_error(h.records, entry.regs)) {
+          h.notes.push_back("kmsg: " + options.kmsg +
+                            (seq ? " record " + std::to_string(*seq) : std::string()) + ": CPU " +
+                            std::to_string(entry.regs.cpu.value_or(0)) + " bank " +
+                            std::to_string(entry.regs.bank.value_or(0)) + " status 0x" +
+                            hex(entry.regs.status.value_or(0)) +
+                            " is the machine check kept in pstore, logged again from the banks "
+                            "that survived the reset; stored once, as " +
+                            kept->key);
+          r.key = kept->key;
         }
         h.records.push_back(std::move(r));
         count++;

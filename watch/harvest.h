@@ -39,6 +39,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -69,6 +70,14 @@ struct Harvest {
 // cannot be opened (EACCES, EPERM: kernel.dmesg_restrict, pstore's root-only
 // files) is an error (kind kRefused) naming it and the option that skips it.
 Result<Harvest> harvest(const HarvestOptions& options);
+
+// The pstore record among `records` that `regs` logs again (the relog rule
+// above: no MCIP, the same CPU, bank, status, addr and misc), or nullptr.
+// The watcher applies it to live mce_record samples too, in case the
+// boot-time relog fires after the persistent event was made: give such a
+// sample the returned record's key.
+const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
+                                  const report::MceRegisters& regs);
 
 // The records of one kernel-log text (a pstore file's, or kmsg's texts one
 // line each), without the relog rule. `origin` and `source` set the origin

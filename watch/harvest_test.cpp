@@ -171,6 +171,31 @@ TEST(Harvest, TheNextBootsRelogOfTheKeptBanksIsThePstoreError) {
       << all_notes(h);
 }
 
+TEST(Harvest, ALiveSampleOfTheRelogFindsThePstoreError) {
+  TempDir dir;
+  dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  // The boot-time poll's mce_record: MCG_STATUS 0, a new walltime.
+  report::MceRegisters live;
+  live.cpu = 0;
+  live.bank = 1;
+  live.status = 0xbe00000000000150;
+  live.mcgstatus = 0;
+  live.addr = 0x1234000;
+  live.misc = 0x86;
+  live.synd = 0;
+  live.walltime = 1796397484;
+  const WatchRecord* kept = relogged_error(h.records, live);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(kept->key, kPanicKey);
+  live.mcgstatus = 0x5;  // MCIP: the handler's own, a new error
+  EXPECT_EQ(relogged_error(h.records, live), nullptr);
+  live.mcgstatus = 0;
+  live.misc = 0x8c;  // other registers: another error
+  EXPECT_EQ(relogged_error(h.records, live), nullptr);
+}
+
 TEST(Harvest, TheSameBootsExceptionIsNotARelog) {
   // With MCIP the kmsg line is the #MC handler's own: a new error that
   // happens to have the same registers, not the kept banks.
