@@ -1,0 +1,650 @@
+#include "watch/db_report.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <variant>
+
+#include "base/json.h"
+#include "watch/history.h"
+
+namespace pp::watch {
+
+namespace {
+
+constexpr size_t kFlushSize = 1 << 16;
+// How many of the most repeated 4 KiB pages --summary lists.
+constexpr int kTopPages = 20;
+constexpr int kGiBShift = 30, kPageShift = 12;
+
+using SqlValue = std::variant<std::monostate, int64_t, std::string>;
+using SqlRow = std::vector<SqlValue>;
+
+// A WHERE clause and what its ?s bind to, in order.
+struct Where {
+  std::string sql = "1";
+  std::vector<SqlValue> params;
+
+  void add(std::string_view condition) {
+    sql += " AND (";
+    sql += condition;
+    sql += ')';
+  }
+  template <typename T>
+  void add_in(std::string_view column, const std::vector<T>& values) {
+    std::string c = std::string(column) + " IN (";
+    for (size_t i = 0; i < values.size(); i++) {
+      c += i ? ",?" : "?";
+      if constexpr (std::is_same_v<T, std::string>)
+        params.emplace_back(values[i]);
+      else
+        params.emplace_back(int64_t(values[i]));
+    }
+    add(c + ")");
+  }
+};
+
+uint64_t wall_now_ns() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count());
+}
+
+void bind_all(sqlite3_stmt* s, const std::vector<SqlValue>& params) {
+  for (size_t i = 0; i < params.size(); i++) {
+    int index = int(i) + 1;
+    if (const int64_t* n = std::get_if<int64_t>(&params[i]))
+      sqlite3_bind_int64(s, index, *n);
+    else if (const std::string* t = std::get_if<std::string>(&params[i]))
+      sqlite3_bind_text(s, index, t->data(), int(t->size()), SQLITE_TRANSIENT);
+    else
+      sqlite3_bind_null(s, index);
+  }
+}
+
+Result<std::vector<SqlRow>> query_rows(sqlite3* db, const std::string& sql,
+                                       const std::vector<SqlValue>& params,
+                                       const std::string& path) {
+  PP_ASSIGN_OR_RETURN(SqliteStmt s, sqlite_prepare(db, sql, path));
+  bind_all(s.get(), params);
+  std::vector<SqlRow> rows;
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    SqlRow row;
+    for (int c = 0; c < sqlite3_column_count(s.get()); c++) {
+      switch (sqlite3_column_type(s.get(), c)) {
+        case SQLITE_NULL:
+          row.emplace_back(std::monostate());
+          break;
+        case SQLITE_INTEGER:
+          row.emplace_back(int64_t(sqlite3_column_int64(s.get(), c)));
+          break;
+        default: {
+          const unsigned char* text = sqlite3_column_text(s.get(), c);
+          row.emplace_back(std::string(text ? reinterpret_cast<const char*>(text) : ""));
+          break;
+        }
+      }
+    }
+    rows.push_back(std::move(row));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db, "reading the history", path);
+  return rows;
+}
+
+bool is_null(const SqlValue& v) {
+  return std::holds_alternative<std::monostate>(v);
+}
+int64_t as_i64(const SqlValue& v) {
+  const int64_t* n = std::get_if<int64_t>(&v);
+  return n ? *n : 0;
+}
+std::string as_text(const SqlValue& v) {
+  const std::string* t = std::get_if<std::string>(&v);
+  return t ? *t : std::string();
+}
+
+// "mce_record" from "persistent/mce_record/" (what -e takes elsewhere).
+std::string event_name(std::string_view name) {
+  constexpr std::string_view kPrefix = "persistent/";
+  if (name.starts_with(kPrefix)) {
+    name.remove_prefix(kPrefix.size());
+    if (name.ends_with('/'))
+      name.remove_suffix(1);
+  }
+  return std::string(name);
+}
+
+struct Filters {
+  Where records, lost;
+};
+
+Result<Filters> make_filters(const DbReportOptions& o) {
+  Filters f;
+  uint64_t now = wall_now_ns();
+  for (auto [text, op] : {std::pair{&o.since, ">="}, std::pair{&o.until, "<="}}) {
+    if (text->empty())
+      continue;
+    PP_ASSIGN_OR_RETURN(uint64_t ns, parse_db_time(*text, now));
+    for (Where* w : {&f.records, &f.lost}) {
+      w->add(std::string("wall_ns ") + op + " ?");
+      w->params.emplace_back(int64_t(std::min<uint64_t>(ns, INT64_MAX)));
+    }
+  }
+  if (o.mce_only || !o.severities.empty()) {
+    f.records.add("severity IS NOT NULL");
+    f.lost.add("event IN (SELECT DISTINCT event FROM records WHERE severity IS NOT NULL)");
+  }
+  if (!o.severities.empty()) {
+    std::vector<std::string> names;
+    for (report::MceSeverity s : o.severities)
+      names.emplace_back(report::mce_severity_name(s));
+    f.records.add_in("severity", names);
+  }
+  if (o.cpus) {
+    f.records.add_in("cpu", *o.cpus);
+    f.lost.add_in("cpu", *o.cpus);
+  }
+  if (!o.events.empty()) {
+    std::vector<std::string> names;
+    for (const std::string& e : o.events)
+      names.push_back(event_name(e));
+    std::string in = "IN (";
+    for (size_t i = 0; i < names.size(); i++)
+      in += i ? ",?" : "?";
+    in += ')';
+    f.records.add("event " + in + " OR tracepoint " + in);
+    for (int twice = 0; twice < 2; twice++)
+      for (const std::string& n : names)
+        f.records.params.emplace_back(n);
+    f.lost.add_in("event", names);
+  }
+  return f;
+}
+
+// A stored "mce" object back into the decoder's registers, decoded again
+// for the text lines (the same decoder the watcher used, so the same text).
+std::optional<report::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
+  auto it = record.find("mce");
+  if (it == record.end() || !it->is_object())
+    return std::nullopt;
+  const nlohmann::ordered_json& m = *it;
+  report::MceRegisters r;
+  auto reg = [&](const char* name, std::optional<uint64_t>& out) {
+    auto f = m.find(name);
+    if (f != m.end())
+      out = u64_from_hex_json(*f);
+  };
+  reg("status", r.status);
+  reg("mcgstatus", r.mcgstatus);
+  reg("mcgcap", r.mcgcap);
+  reg("addr", r.addr);
+  reg("misc", r.misc);
+  reg("synd", r.synd);
+  reg("ipid", r.ipid);
+  reg("ip", r.ip);
+  reg("tsc", r.tsc);
+  reg("walltime", r.walltime);
+  reg("ppin", r.ppin);
+  auto num = [&](const char* name, auto& out) {
+    auto f = m.find(name);
+    if (f != m.end() && f->is_number_unsigned())
+      out = typename std::remove_reference_t<decltype(out)>::value_type(f->get<uint64_t>());
+  };
+  num("cpu", r.cpu);
+  num("bank", r.bank);
+  num("cs", r.cs);
+  num("cpuid", r.cpuid);
+  num("apicid", r.apicid);
+  num("socketid", r.socketid);
+  num("microcode", r.microcode);
+  report::CpuVendor vendor = report::CpuVendor::kUnknown;
+  auto v = m.find("vendor");
+  if (v != m.end() && v->is_string())
+    vendor = report::cpu_vendor_from_name(v->get<std::string>()).value_or(vendor);
+  return report::decode_mce(r, vendor);
+}
+
+void append_padded(std::string& out, std::string_view text, size_t width) {
+  if (text.size() < width)
+    out.append(width - text.size(), ' ');
+  out += text;
+}
+
+void append_count(std::string& out, int64_t count, std::string_view key) {
+  append_padded(out, std::to_string(count), 10);
+  out += "  ";
+  out += key;
+  out += '\n';
+}
+
+std::string field_text(const nlohmann::ordered_json& v) {
+  if (v.is_string())
+    return v.get<std::string>();
+  return dump_json(v);
+}
+
+void append_indented(std::string& out, std::string_view text) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    if (!line.empty()) {
+      out += "  ";
+      out += line;
+      out += '\n';
+    }
+    if (nl == std::string_view::npos)
+      break;
+    text.remove_prefix(nl + 1);
+  }
+}
+
+// One record's text: report's line with the wall time, then the decoding.
+void append_text(std::string& out, const nlohmann::ordered_json& j) {
+  auto get_i = [&](const char* key) -> std::optional<int64_t> {
+    auto f = j.find(key);
+    if (f != j.end() && f->is_number_integer())
+      return f->get<int64_t>();
+    return std::nullopt;
+  };
+  auto get_s = [&](const char* key) -> std::string {
+    auto f = j.find(key);
+    return f != j.end() && f->is_string() ? f->get<std::string>() : std::string();
+  };
+  std::optional<int64_t> tid = get_i("tid"), cpu = get_i("cpu");
+  std::string tid_text = tid && *tid >= 0 ? std::to_string(*tid) : "-";
+  std::string comm = get_s("comm");
+  if (comm.empty())
+    comm = tid && *tid >= 0 ? ":" + tid_text : "-";
+  append_padded(out, comm, 16);
+  out += ' ';
+  append_padded(out, tid_text, 5);
+  out += " [";
+  if (cpu && *cpu >= 0) {
+    std::string c = std::to_string(*cpu);
+    if (c.size() < 3)
+      out.append(3 - c.size(), '0');
+    out += c;
+  } else {
+    out += "???";
+  }
+  out += "] ";
+  std::string wall = get_s("wall_time");
+  out += wall.empty() ? "unknown-time" : wall;
+  out += ": ";
+  out += get_s("tracepoint");
+  out += ':';
+  auto fields = j.find("fields");
+  if (fields != j.end() && fields->is_object()) {
+    for (auto it = fields->begin(); it != fields->end(); ++it) {
+      out += ' ';
+      out += it.key();
+      out += '=';
+      out += field_text(it.value());
+    }
+  }
+  std::string origin = get_s("origin");
+  if (!origin.empty() && origin != "live") {
+    out += " (from ";
+    out += origin;
+    out += ')';
+  }
+  out += '\n';
+  if (std::optional<report::MceDecoded> d = mce_of(j)) {
+    std::string text;
+    report::print_mce_text(*d, text);
+    append_indented(out, text);
+  }
+}
+
+std::string hex_addr(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string wall_or_unknown(const SqlValue& v) {
+  return is_null(v) ? std::string("unknown") : report::format_wall_time(uint64_t(as_i64(v)));
+}
+
+// The summary's data, gathered with one GROUP BY each.
+struct Summary {
+  int64_t records = 0, mces = 0, distinct_pages = 0;
+  SqlValue first, last;
+  std::vector<SqlRow> events, origins, severities, banks, cpus, sockets, classes, days, ranges,
+      pages, lost;
+};
+
+Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
+  Summary s;
+  const std::string from = " FROM records WHERE " + f.records.sql;
+  const std::string mce = from + " AND severity IS NOT NULL";
+  auto rows = [&](const std::string& sql, const Where& w) {
+    return query_rows(db, sql, w.params, path);
+  };
+  PP_ASSIGN_OR_RETURN(std::vector<SqlRow> total,
+                      rows("SELECT count(*), min(wall_ns), max(wall_ns)" + from, f.records));
+  s.records = as_i64(total[0][0]);
+  s.first = total[0][1];
+  s.last = total[0][2];
+  PP_ASSIGN_OR_RETURN(s.events, rows("SELECT event, tracepoint, count(*)" + from +
+                                         " GROUP BY event, tracepoint ORDER BY event, tracepoint",
+                                     f.records));
+  PP_ASSIGN_OR_RETURN(
+      s.origins,
+      rows("SELECT origin, count(*)" + from + " GROUP BY origin ORDER BY origin", f.records));
+  PP_ASSIGN_OR_RETURN(std::vector<SqlRow> m, rows("SELECT count(*)" + mce, f.records));
+  s.mces = as_i64(m[0][0]);
+  PP_ASSIGN_OR_RETURN(s.severities,
+                      rows("SELECT severity, count(*)" + mce + " GROUP BY severity", f.records));
+  // The decoder's order, mildest first, as report --summary lists them.
+  auto rank = [](const SqlRow& r) {
+    auto sev = report::mce_severity_from_name(as_text(r[0]));
+    return sev ? int(*sev) : 1000;
+  };
+  std::stable_sort(s.severities.begin(), s.severities.end(),
+                   [&](const SqlRow& a, const SqlRow& b) { return rank(a) < rank(b); });
+  PP_ASSIGN_OR_RETURN(
+      s.banks, rows("SELECT bank, count(*)" + mce + " GROUP BY bank ORDER BY bank", f.records));
+  PP_ASSIGN_OR_RETURN(s.cpus,
+                      rows("SELECT cpu, count(*)" + mce + " GROUP BY cpu ORDER BY cpu", f.records));
+  PP_ASSIGN_OR_RETURN(
+      s.sockets,
+      rows("SELECT socket, count(*)" + mce + " GROUP BY socket ORDER BY socket", f.records));
+  PP_ASSIGN_OR_RETURN(s.classes, rows("SELECT error_class, count(*)" + mce +
+                                          " GROUP BY error_class ORDER BY count(*) DESC, "
+                                          "error_class",
+                                      f.records));
+  PP_ASSIGN_OR_RETURN(s.days, rows("SELECT date(wall_ns / 1000000000, 'unixepoch') AS day, "
+                                   "count(*)" +
+                                       mce + " GROUP BY day ORDER BY day",
+                                   f.records));
+  const std::string addr = mce + " AND addr IS NOT NULL";
+  PP_ASSIGN_OR_RETURN(s.ranges, rows("SELECT addr >> " + std::to_string(kGiBShift) +
+                                         " AS r, count(*)" + addr + " GROUP BY r ORDER BY r",
+                                     f.records));
+  PP_ASSIGN_OR_RETURN(
+      s.pages, rows("SELECT addr >> " + std::to_string(kPageShift) + " AS p, count(*)" + addr +
+                        " GROUP BY p ORDER BY count(*) DESC, p LIMIT " + std::to_string(kTopPages),
+                    f.records));
+  PP_ASSIGN_OR_RETURN(
+      std::vector<SqlRow> distinct,
+      rows("SELECT count(DISTINCT addr >> " + std::to_string(kPageShift) + ")" + addr, f.records));
+  s.distinct_pages = as_i64(distinct[0][0]);
+  PP_ASSIGN_OR_RETURN(s.lost, rows("SELECT event, cpu, sum(records) FROM lost WHERE " + f.lost.sql +
+                                       " GROUP BY event, cpu ORDER BY event, cpu",
+                                   f.lost));
+  return s;
+}
+
+nlohmann::ordered_json value_json(const SqlValue& v) {
+  if (is_null(v))
+    return nullptr;
+  if (const int64_t* n = std::get_if<int64_t>(&v))
+    return *n;
+  return as_text(v);
+}
+
+nlohmann::ordered_json counts_json(const std::vector<SqlRow>& rows, const char* key) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const SqlRow& r : rows)
+    a.push_back({{key, value_json(r[0])}, {"count", as_i64(r[1])}});
+  return a;
+}
+
+std::string summary_json(const Summary& s) {
+  using oj = nlohmann::ordered_json;
+  oj sum = oj::object();
+  sum["records"] = s.records;
+  sum["first_time"] = is_null(s.first) ? oj(nullptr) : oj(wall_or_unknown(s.first));
+  sum["last_time"] = is_null(s.last) ? oj(nullptr) : oj(wall_or_unknown(s.last));
+  oj events = oj::array();
+  for (const SqlRow& r : s.events)
+    events.push_back(
+        {{"event", value_json(r[0])}, {"tracepoint", value_json(r[1])}, {"count", as_i64(r[2])}});
+  sum["events"] = events;
+  sum["origins"] = counts_json(s.origins, "origin");
+  oj mce = oj::object();
+  mce["records"] = s.mces;
+  mce["severities"] = counts_json(s.severities, "severity");
+  mce["banks"] = counts_json(s.banks, "bank");
+  mce["cpus"] = counts_json(s.cpus, "cpu");
+  mce["sockets"] = counts_json(s.sockets, "socket");
+  mce["error_classes"] = counts_json(s.classes, "error_class");
+  mce["days"] = counts_json(s.days, "day");
+  oj ranges = oj::array();
+  for (const SqlRow& r : s.ranges) {
+    uint64_t start = uint64_t(as_i64(r[0])) << kGiBShift;
+    ranges.push_back({{"start", hex_u64(start)},
+                      {"end", hex_u64(start + (1ull << kGiBShift) - 1)},
+                      {"count", as_i64(r[1])}});
+  }
+  mce["address_ranges"] = ranges;
+  oj pages = oj::array();
+  for (const SqlRow& r : s.pages)
+    pages.push_back(
+        {{"page", hex_u64(uint64_t(as_i64(r[0])) << kPageShift)}, {"count", as_i64(r[1])}});
+  mce["pages"] = pages;
+  mce["distinct_pages"] = s.distinct_pages;
+  sum["mce"] = mce;
+  oj lost = oj::array();
+  for (const SqlRow& r : s.lost)
+    lost.push_back(
+        {{"event", value_json(r[0])}, {"cpu", value_json(r[1])}, {"records", as_i64(r[2])}});
+  sum["lost"] = lost;
+  return dump_json(oj{{"summary", sum}}) + "\n";
+}
+
+std::string key_or(const SqlValue& v, std::string_view unknown) {
+  if (is_null(v))
+    return std::string(unknown);
+  if (const int64_t* n = std::get_if<int64_t>(&v))
+    return std::to_string(*n);
+  return as_text(v);
+}
+
+void append_block(std::string& out, std::string_view title, std::string_view column,
+                  const std::vector<SqlRow>& rows, std::string_view unknown) {
+  if (rows.empty())
+    return;
+  out += "#\n# ";
+  out += title;
+  out += "\n#\n#    count  ";
+  out += column;
+  out += '\n';
+  for (const SqlRow& r : rows)
+    append_count(out, as_i64(r[1]), key_or(r[0], unknown));
+}
+
+std::string summary_text(const Summary& s, const std::string& path) {
+  std::string out = "# " + path + ": " + std::to_string(s.records) + " records";
+  if (s.records > 0)
+    out += ", " + wall_or_unknown(s.first) + " to " + wall_or_unknown(s.last);
+  out += '\n';
+  if (!s.events.empty()) {
+    out += "#\n# records per event\n#\n#    count  event\n";
+    for (const SqlRow& r : s.events) {
+      std::string name = key_or(r[0], "");
+      std::string tp = key_or(r[1], "?");
+      append_count(out, as_i64(r[2]), name.empty() ? tp : name + " (" + tp + ")");
+    }
+  }
+  append_block(out, "records per origin", "origin", s.origins, "?");
+  if (s.mces > 0) {
+    out += "#\n# " + std::to_string(s.mces) + " machine checks\n";
+    append_block(out, "machine checks per severity", "severity", s.severities, "?");
+    append_block(out, "machine checks per bank", "bank", s.banks, "?");
+    append_block(out, "machine checks per CPU", "cpu", s.cpus, "?");
+    append_block(out, "machine checks per socket", "socket", s.sockets, "?");
+    append_block(out, "machine checks per error class", "class", s.classes, "?");
+    append_block(out, "machine checks per day (UTC)", "day", s.days, "unknown");
+    if (!s.ranges.empty()) {
+      out += "#\n# machine checks per 1 GiB of physical address (MCi_ADDR valid)\n#\n";
+      out += "#    count  range\n";
+      for (const SqlRow& r : s.ranges) {
+        uint64_t start = uint64_t(as_i64(r[0])) << kGiBShift;
+        append_count(out, as_i64(r[1]),
+                     hex_addr(start) + "-" + hex_addr(start + (1ull << kGiBShift) - 1));
+      }
+      out += "#\n# the most repeated 4 KiB pages, of " + std::to_string(s.distinct_pages) +
+             " with errors\n#\n#    count  page\n";
+      for (const SqlRow& r : s.pages)
+        append_count(out, as_i64(r[1]), hex_addr(uint64_t(as_i64(r[0])) << kPageShift));
+    }
+  }
+  if (!s.lost.empty()) {
+    out += "#\n# samples lost (overwritten before watch read them)\n#\n";
+    out += "#  samples  cpu  event\n";
+    for (const SqlRow& r : s.lost) {
+      append_padded(out, std::to_string(as_i64(r[2])), 10);
+      out += "  ";
+      append_padded(out, key_or(r[1], "?"), 3);
+      out += "  ";
+      out += key_or(r[0], "?");
+      out += '\n';
+    }
+  }
+  return out;
+}
+
+Status write_out(std::ostream& out, std::string& buffer) {
+  out.write(buffer.data(), std::streamsize(buffer.size()));
+  buffer.clear();
+  if (out)
+    return ok_status();
+  if (errno == EPIPE)
+    return errorf(ErrorKind::kOutput, EPIPE,
+                  "the reader of the report went away (broken pipe); stopped printing");
+  return errorf(ErrorKind::kOutput, EIO, "cannot write the report to its output");
+}
+
+}  // namespace
+
+Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
+  auto bad = [&] {
+    return usage_error("'" + std::string(text) +
+                       "' is not a time for the history: give an ISO 8601 time "
+                       "(2026-12-03T14:05:00Z), a date (2026-12-03, from 00:00 UTC), or a "
+                       "duration before now (90m, 24h, 7d; units s, m, h, d, w)");
+  };
+  if (text.empty())
+    return bad();
+  if (text.find('T') != std::string_view::npos)
+    return report::parse_report_time(text, report::WallClock{});
+  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
+    auto day = report::parse_report_time(std::string(text) + "T00:00:00Z", report::WallClock{});
+    // A day that does not exist (2026-02-30) would roll over: refuse it.
+    if (!day.ok() || !report::format_wall_time(*day).starts_with(text))
+      return bad();
+    return day;
+  }
+  uint64_t unit = 0;
+  switch (text.back()) {
+    case 's':
+      unit = 1;
+      break;
+    case 'm':
+      unit = 60;
+      break;
+    case 'h':
+      unit = 3600;
+      break;
+    case 'd':
+      unit = 86400;
+      break;
+    case 'w':
+      unit = 7 * 86400;
+      break;
+    default:
+      return bad();
+  }
+  std::string_view digits = text.substr(0, text.size() - 1);
+  uint64_t n = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+    return bad();
+  // Further back than the epoch (or than a uint64_t holds): from the start.
+  uint64_t seconds = n * unit;
+  if ((n != 0 && seconds / n != unit) || seconds > now_ns / 1000000000)
+    return uint64_t(0);
+  return now_ns - seconds * 1000000000;
+}
+
+Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,
+                                      std::ostream& out, std::ostream& err) {
+  PP_ASSIGN_OR_RETURN(Filters filters, make_filters(options));
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    int e = errno;
+    if (e == ENOENT)
+      return not_found_error("no history at " + path + ": `perf persistent watch --db " + path +
+                             "` makes it (and keeps it)");
+    return error_from_errno(e, "reading the history " + path);
+  }
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
+  SqliteDb db(raw);
+  if (rc != SQLITE_OK)
+    return sqlite_error(raw, "opening the history", path);
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, 10000);
+  PP_ASSIGN_OR_RETURN(int version, check_history_file(raw, path, /*quick_check=*/false));
+  if (version == 0)
+    return not_found_error(path +
+                           " holds no history (an empty SQLite database): `perf "
+                           "persistent watch --db " +
+                           path + "` fills it");
+  // One read transaction: the summary's counts agree with each other while
+  // the watcher goes on writing.
+  PP_RETURN_IF_ERROR(sqlite_exec(raw, "BEGIN", path));
+  report::ReportStats stats;
+  std::string buffer;
+  if (options.summary) {
+    PP_ASSIGN_OR_RETURN(Summary s, gather(raw, filters, path));
+    stats.records = uint64_t(s.records);
+    buffer = options.json ? summary_json(s) : summary_text(s, path);
+    PP_RETURN_IF_ERROR(write_out(out, buffer));
+    out.flush();
+    return stats;
+  }
+  PP_ASSIGN_OR_RETURN(SqliteStmt s,
+                      sqlite_prepare(raw,
+                                     "SELECT id, json FROM records WHERE " + filters.records.sql +
+                                         " ORDER BY wall_ns, id",
+                                     path));
+  bind_all(s.get(), filters.records.params);
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    stats.records++;
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
+    std::string_view json_text = text ? std::string_view(text) : std::string_view();
+    if (options.json) {
+      buffer += json_text;
+      buffer += '\n';
+    } else {
+      // Keys in stored order: the fields print in the tracepoint's order.
+      nlohmann::ordered_json parsed =
+          nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded() || !parsed.is_object()) {
+        stats.bad++;
+        err << "record " << sqlite3_column_int64(s.get(), 0) << " of " << path
+            << " cannot be read back (its stored JSON is not an object); skipped\n";
+        continue;
+      }
+      append_text(buffer, parsed);
+    }
+    stats.printed++;
+    if (buffer.size() >= kFlushSize)
+      PP_RETURN_IF_ERROR(write_out(out, buffer));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(raw, "reading the records of the history", path);
+  PP_RETURN_IF_ERROR(write_out(out, buffer));
+  out.flush();
+  return stats;
+}
+
+}  // namespace pp::watch
