@@ -134,7 +134,7 @@ WatchRecord make_record(const report::MceLogEntry& entry, Origin origin, report:
   const report::MceRegisters& regs = entry.regs;
   if (regs.cpu)
     r.cpu = int32_t(*regs.cpu);
-  if (regs.walltime)
+  if (regs.walltime && *regs.walltime < UINT64_MAX / 1000000000ull)
     r.wall_ns = *regs.walltime * 1000000000ull;
   r.mce = report::decode_mce(regs, vendor);
   r.key = mce_key(regs);

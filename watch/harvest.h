@@ -9,17 +9,19 @@
 //   for (const WatchRecord& r : h.records)  // pstore's first, then kmsg's
 //     ...;                                  // origin kPstore or kKmsg
 //   for (const std::string& note : h.notes)
-//     ...;                                  // "pstore: read dmesg-ramoops-0: 1 machine check"
+//     ...;  // "pstore: read /sys/fs/pstore/dmesg-ramoops-0: 1 machine check(s)"
 //
 // What is read:
-// - kmsg: every record still in the kernel's ring, oldest first, until
-//   EAGAIN (a regular file in tests: until EOF). Each read() gives one record:
+// - kmsg: every record still in the kernel's ring, from the oldest (also
+//   those `dmesg -C` cleared, which lseek(SEEK_DATA) would skip), until
+//   EAGAIN (a regular file or FIFO in tests: until EOF or EAGAIN). Each
+//   read() gives one record:
 //
 //     2,512,1820736,-;mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 1: be00000000000150
 //      SUBSYSTEM=...                    (continuation lines: skipped)
 //
 //   "pri,seq,ts_us,flags[,caller];text", the text with \xNN escapes; a
-//   record whose flags say 'c' (a fragment) is joined to the next. EPIPE
+//   record whose flags say 'c' (a fragment) is joined to the one before. EPIPE
 //   means the kernel overwrote records before they were read: noted.
 // - pstore: every dmesg-* file in the directory (dmesg-ramoops-0,
 //   dmesg-efi-..., ...), whole; a file that cannot be read, or one pstore
