@@ -294,7 +294,8 @@ EXEC_PATH = $(shell $(PERF) --exec-path 2>/dev/null || echo /usr/lib/perf-core)
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
-UNITS := perf-persistent.service perf-persistent-keeper.service
+UNITS := perf-persistent.service perf-persistent-keeper.service perf-persistent-watch.service
+CONFIGS := perf-persistent.conf perf-persistent-watch.conf
 PP_VERSION := $(shell cat VERSION)
 
 install: $(BIN) doc
@@ -308,8 +309,10 @@ install: $(BIN) doc
 		sed 's|/usr/lib/perf-core/perf-persistent|$(EXEC_PATH)/perf-persistent|g' contrib/$$u \
 			>$(DESTDIR)$(UNITDIR)/$$u && chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
-	test -e $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf || \
-		install -D -m 0644 contrib/perf-persistent.conf $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf
+	for c in $(CONFIGS); do \
+		test -e $(DESTDIR)$(SYSCONFDIR)/$$c || \
+			install -D -m 0644 contrib/$$c $(DESTDIR)$(SYSCONFDIR)/$$c || exit 1; \
+	done
 	install -D -m 0644 contrib/bash-completion/perf-persistent \
 		$(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent
 	install -d $(DESTDIR)$(SYSCONFDIR)/bash_completion.d
@@ -329,13 +332,15 @@ uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent $(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
-	if cmp -s contrib/perf-persistent.conf $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf; then \
-		rm -f $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf; \
-	elif [ -e $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf ]; then \
-		echo "kept $(DESTDIR)$(SYSCONFDIR)/perf-persistent.conf (edited)"; \
-	fi
+	for c in $(CONFIGS); do \
+		if cmp -s contrib/$$c $(DESTDIR)$(SYSCONFDIR)/$$c; then \
+			rm -f $(DESTDIR)$(SYSCONFDIR)/$$c; \
+		elif [ -e $(DESTDIR)$(SYSCONFDIR)/$$c ]; then \
+			echo "kept $(DESTDIR)$(SYSCONFDIR)/$$c (edited)"; \
+		fi; \
+	done
 ifeq ($(DESTDIR),)
-	@echo "uninstalled; if the units were enabled: systemctl disable --now perf-persistent perf-persistent-keeper; systemctl daemon-reload"
+	@echo "uninstalled; if the units were enabled: systemctl disable --now perf-persistent perf-persistent-keeper perf-persistent-watch; systemctl daemon-reload"
 endif
 
 # The Debian package, from the tree as built (debian/rules runs `make all`,

@@ -23,6 +23,8 @@ constexpr Command kCommands[] = {
      cmd_top},
     {"report", "Decode tracepoint records, machine checks explained, from perf.data or a buffer",
      cmd_report},
+    {"watch", "Keep machine checks and records: history, triggers, Prometheus, the journal",
+     cmd_watch},
     {"daemon", "Run the broker that holds persistent events on kernels without the kernel ABI",
      cmd_daemon},
     {"check", "Check that this host records machine checks and samples; a monitoring plugin",

@@ -33,5 +33,6 @@ int cmd_report(int argc, const char** argv);
 int cmd_top(int argc, const char** argv);
 int cmd_decode(int argc, const char** argv);
 int cmd_check(int argc, const char** argv);
+int cmd_watch(int argc, const char** argv);
 
 }  // namespace pp::cmd

@@ -8,6 +8,8 @@
 #include "cmd/persistent_common.h"
 #include "record/live_report.h"
 #include "report/trace_report.h"
+#include "watch/db_report.h"
+#include "watch/watcher.h"
 
 namespace pp::cmd {
 
@@ -15,15 +17,20 @@ int cmd_report(int argc, const char** argv) {
   report::ReportOptions options;
   std::string input = "perf.data";
   std::vector<std::string> events;
-  std::string cpus, sort, severity, run_dir;
+  std::string cpus, sort, severity, run_dir, db;
+  bool db_given = false;
   std::string sort_help = "order by these keys (";
   for (std::string_view key : report::sort_keys())
     sort_help += std::string(key) + (key == report::sort_keys().back() ? ")" : ",");
   OptionParser opts({"perf persistent report [-i FILE] [<options>]",
-                     "perf persistent report -e persistent/NAME/ [<options>]"});
+                     "perf persistent report -e persistent/NAME/ [<options>]",
+                     "perf persistent report --db [FILE] [<options>]"},
+                    OptionParser::Positionals::kInterleaved);
   opts.value('i', "input", "file", &input, "input file name (default perf.data)")
       .values('e', "event", "event", &events,
               "report what persistent/NAME/'s buffers hold now, with no file")
+      .optional_value("db", "file", &db, &db_given,
+                      "report watch's history (default /var/lib/perf-persistent/history.db)")
       .flag('j', "json", &options.json, "print one JSON object per record")
       .flag(0, "summary", &options.summary,
             "print counts per event and CPU (and per MCE bank, severity, class) instead")
@@ -46,6 +53,15 @@ int cmd_report(int argc, const char** argv) {
     std::cout << opts.usage();
     return kExitOk;
   }
+  // `--db FILE` as well as `--db=FILE`: the history is the one positional.
+  if (db_given && db.empty() && parsed->args.size() == 1)
+    db = parsed->args.front();
+  else if (!parsed->args.empty())
+    return report_usage_error(
+        "report",
+        usage_error("unexpected argument '" + parsed->args.front() +
+                    "': the input is -i FILE (perf.data) or --db [FILE] (watch's history)"),
+        opts, json);
   if (!sort.empty()) {
     auto keys = report::parse_sort_keys(sort);
     if (!keys.ok())
@@ -70,7 +86,22 @@ int cmd_report(int argc, const char** argv) {
   // death by SIGPIPE that perf's dispatcher calls a failure to run us.
   ::signal(SIGPIPE, SIG_IGN);
   Result<report::ReportStats> stats = report::ReportStats{};
-  if (!events.empty()) {
+  if (db_given) {
+    if (!sort.empty())
+      return report_usage_error(
+          "report", usage_error("--sort does not apply to --db: its records come in time order"),
+          opts, json);
+    watch::DbReportOptions d;
+    d.json = options.json;
+    d.summary = options.summary;
+    d.mce_only = options.mce_only;
+    d.since = options.since;
+    d.until = options.until;
+    d.severities = options.severities;
+    d.cpus = options.cpus;
+    d.events = events;
+    stats = watch::report_db(db.empty() ? watch::kDefaultHistory : db, d, std::cout, std::cerr);
+  } else if (!events.empty()) {
     record::LiveReportRequest request;
     request.events = events;
     request.cpus = cpus;

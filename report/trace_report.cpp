@@ -91,6 +91,38 @@ void json_field(JsonWriter& w, const TraceField& f, std::span<const uint8_t> raw
   }
 }
 
+nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> raw) {
+  FieldValue v = TraceDecoder::value(f, raw);
+  switch (v.kind) {
+    case FieldKind::kUnsigned:
+      if (f.size == 8)
+        return hex_u64(v.number);
+      return v.number;
+    case FieldKind::kSigned:
+      return int64_t(v.number);
+    case FieldKind::kPointer:
+      return hex_u64(v.number);
+    case FieldKind::kString:
+    case FieldKind::kDynString:
+      return std::string(v.text);
+    case FieldKind::kArray:
+    case FieldKind::kDynArray:
+      break;
+  }
+  nlohmann::ordered_json array = nlohmann::ordered_json::array();
+  uint32_t es = v.element_size;
+  for (size_t i = 0; es && i + es <= v.raw.size(); i += es) {
+    uint64_t x = 0;
+    if (es <= 8)
+      std::memcpy(&x, v.raw.data() + i, es);
+    if (es == 8)
+      array.push_back(hex_u64(x));
+    else
+      array.push_back(x);
+  }
+  return array;
+}
+
 Result<uint64_t> parse_seconds(std::string_view text) {
   size_t dot = text.find('.');
   std::string_view whole = text.substr(0, dot);
@@ -806,6 +838,13 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
   }));
   PP_RETURN_IF_ERROR(report.finish());
   return report.stats();
+}
+
+nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw) {
+  nlohmann::ordered_json fields = nlohmann::ordered_json::object();
+  for (const TraceField& f : event.fields)
+    fields[f.name] = field_json(f, raw);
+  return fields;
 }
 
 }  // namespace pp::report

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -85,6 +86,11 @@ Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text);
 // mce_record's fields by name into the decoder's registers; a field the
 // format does not have stays absent.
 MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw);
+
+// The fields of a record TraceDecoder::check() accepted, as report --json's
+// "fields" object (the same rules: integers as numbers, u64 and pointers as
+// "0x..." strings, strings as strings, arrays as arrays): watch's records.
+nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw);
 
 // A time given to --since/--until: perf's "seconds.fraction" (what the text
 // lines show) or, when `wall` can convert it, an ISO 8601 wall-clock time

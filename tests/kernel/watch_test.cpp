@@ -1,0 +1,199 @@
+// `perf persistent watch` on this machine's kernel: a persistent getppid
+// event (filtered on one load process, so other tests' calls never count)
+// read by the watcher into its history, its Prometheus file and a trigger,
+// then read back with `report --db`. Every count is exact: N calls are N
+// records, once, however often the watcher restarts.
+#include <unistd.h>
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "tests/kernel/kernel_env.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
+
+namespace pp::testing {
+namespace {
+
+using json = nlohmann::json;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<json> json_lines(const std::string& text) {
+  std::vector<json> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty())
+      lines.push_back(json::parse(line));
+  return lines;
+}
+
+class Watch : public PrivateBrokerTest {
+ protected:
+  void SetUp() override {
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
+    db_ = tmp_.path() + "/history.db";
+    prom_ = tmp_.path() + "/pp.prom";
+  }
+
+  // A persistent getppid event that keeps only `caller`'s calls.
+  void create_for(const GetppidCaller& caller) {
+    CommandResult r = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid",
+                          "--filter", caller.filter()});
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+
+  // watch --once into the history, no harvest (the host's kernel log is not
+  // this test's).
+  CommandResult watch_once(std::vector<std::string> more = {}) {
+    std::vector<std::string> args = {"watch", "-e",        "persistent/ppid/", "--once",
+                                     "--db",  db_,         "--no-harvest"};
+    args.insert(args.end(), more.begin(), more.end());
+    return pp(args);
+  }
+
+  std::vector<json> history() {
+    CommandResult r = run_pp({"report", "--db", db_, "--json"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json_lines(r.out);
+  }
+
+  std::string db_, prom_;
+};
+
+TEST_F(Watch, KeepsEveryCallOnceAcrossRestarts) {
+  GetppidCaller caller(1000);
+  create_for(caller);
+  ASSERT_TRUE(caller.run());
+
+  CommandResult first = watch_once({"--prometheus", prom_});
+  ASSERT_EQ(first.status, 0) << first.err;
+  std::vector<json> records = history();
+  ASSERT_EQ(records.size(), 1000u) << first.err;
+  for (const json& r : records) {
+    EXPECT_EQ(r["event"], "ppid");
+    EXPECT_EQ(r["tracepoint"], "syscalls:sys_enter_getppid");
+    EXPECT_EQ(r["origin"], "live");
+    EXPECT_EQ(r["pid"], caller.pid());
+    EXPECT_EQ(r["cpu"], 0);  // the caller is pinned to CPU 0
+  }
+
+  // The metrics of that run: exactly the calls, on CPU 0.
+  std::string prom = slurp(prom_);
+  EXPECT_TRUE(std::regex_search(
+      prom, std::regex(R"(perf_persistent_records_total\{[^}]*cpu="0"[^}]*\} 1000\n)")))
+      << prom;
+  EXPECT_TRUE(std::regex_search(prom, std::regex(R"(perf_persistent_watch_up 0\n)"))) << prom;
+
+  // A restart reads the same buffers again and keeps nothing twice.
+  CommandResult again = watch_once();
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(history().size(), 1000u) << again.err;
+
+  // New calls after the restart: only they are added.
+  GetppidCaller more(500);
+  CommandResult filter =
+      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid2", "--filter",
+          more.filter()});
+  ASSERT_EQ(filter.status, 0) << filter.err;
+  ASSERT_TRUE(more.run());
+  CommandResult both =
+      pp({"watch", "-e", "persistent/ppid/", "-e", "persistent/ppid2/", "--once", "--db", db_,
+          "--no-harvest"});
+  ASSERT_EQ(both.status, 0) << both.err;
+  records = history();
+  EXPECT_EQ(records.size(), 1500u) << both.err;
+  int second = 0;
+  for (const json& r : records)
+    second += r["event"] == "ppid2" && r["pid"] == more.pid();
+  EXPECT_EQ(second, 500);
+
+  // The summary counts the same.
+  CommandResult summary = run_pp({"report", "--db", db_, "--summary", "--json"});
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  EXPECT_NE(summary.out.find("1000"), std::string::npos) << summary.out;
+  EXPECT_NE(summary.out.find("500"), std::string::npos) << summary.out;
+}
+
+TEST_F(Watch, PromtoolAcceptsTheMetricsFile) {
+  GetppidCaller caller(100);
+  create_for(caller);
+  ASSERT_TRUE(caller.run());
+  CommandResult r = watch_once({"--prometheus", prom_});
+  ASSERT_EQ(r.status, 0) << r.err;
+  bool have_promtool = run_command({"sh", "-c", "command -v promtool"}).status == 0;
+  if (!have_promtool) {
+    ASSERT_EQ(getenv("CI"), nullptr) << "promtool is missing (./scripts/setup --test installs it)";
+    GTEST_SKIP() << "promtool is missing; ./scripts/setup --test installs it";
+  }
+  CommandResult check = run_command({"sh", "-c", "promtool check metrics < " + prom_});
+  EXPECT_EQ(check.status, 0) << check.out << check.err << slurp(prom_);
+}
+
+TEST_F(Watch, FollowsNewRecordsAsTheyComeAndNdjsonHasEach) {
+  GetppidCaller caller(1000);
+  create_for(caller);
+  CommandResult watched;
+  std::thread watcher([&] {
+    watched = pp({"watch", "-e", "persistent/ppid/", "--no-db", "--no-harvest", "--ndjson",
+                  "--duration", "4"});
+  });
+  sleep(1);  // attached by now: the calls come while it watches
+  ASSERT_TRUE(caller.run());
+  watcher.join();
+  ASSERT_EQ(watched.status, 0) << watched.err;
+  std::vector<json> lines = json_lines(watched.out);
+  ASSERT_EQ(lines.size(), 1000u) << watched.err;
+  EXPECT_EQ(lines.front()["fields"].type(), json::value_t::object);
+  EXPECT_EQ(lines.back()["pid"], caller.pid());
+}
+
+TEST_F(Watch, ATriggerRunsOncePerThresholdCrossed) {
+  GetppidCaller caller(1000);
+  create_for(caller);
+  ASSERT_TRUE(caller.run());
+  std::string out = tmp_.path() + "/fired";
+  // 1000 matching records, 100 per firing: exactly 10 runs, each given the
+  // record that crossed the threshold on its stdin.
+  CommandResult r = watch_once({"--exec", "cat >> " + out, "--match",
+                                "pid == " + std::to_string(caller.pid()), "--threshold",
+                                "100 in 1h", "--rate-limit", "1000 per 1h", "--max-children",
+                                "1"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<json> fired = json_lines(slurp(out));
+  EXPECT_EQ(fired.size(), 10u) << r.err;
+  for (const json& f : fired)
+    EXPECT_EQ(f["pid"], caller.pid());
+}
+
+TEST_F(Watch, ReportDbSaysWhatIsWrong) {
+  CommandResult missing = run_pp({"report", "--db", tmp_.path() + "/none.db"});
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("none.db"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("watch"), std::string::npos) << missing.err;
+
+  std::string garbage = tmp_.path() + "/garbage.db";
+  std::ofstream(garbage) << "this is not a database, only text that looks nothing like one\n";
+  CommandResult bad = run_pp({"report", "--db", garbage});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("garbage.db"), std::string::npos) << bad.err;
+
+  CommandResult unknown = pp({"watch", "-e", "persistent/nosuch/", "--once", "--no-db"});
+  EXPECT_NE(unknown.status, 0);
+  EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
+}
+
+}  // namespace
+}  // namespace pp::testing

@@ -1,0 +1,300 @@
+#include "watch/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+#include "base/strings.h"
+#include "sys/tree.h"
+
+namespace pp::watch {
+namespace {
+
+Error config_error(std::string_view path, int line, const std::string& what) {
+  return Error(ErrorKind::kConfig, EINVAL,
+               std::string(path) + ":" + std::to_string(line) + ": " + what +
+                   "; see perf-persistent-watch(1), CONFIG FILE");
+}
+
+Result<bool> parse_yes_no(std::string_view value, std::string_view what) {
+  if (value == "yes" || value == "true" || value == "1")
+    return true;
+  if (value == "no" || value == "false" || value == "0")
+    return false;
+  return usage_error(std::string(what) + " '" + std::string(value) + "': say yes or no");
+}
+
+Result<JournalMode> parse_journal(std::string_view value) {
+  if (value.empty() || value == "yes" || value == "mce")
+    return JournalMode::kMachineChecks;
+  if (value == "no")
+    return JournalMode::kOff;
+  if (value == "all")
+    return JournalMode::kEvery;
+  return usage_error("journal '" + std::string(value) +
+                     "': say no, yes (machine checks and lost samples) or all (every record)");
+}
+
+Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint64_t min,
+                             uint64_t max) {
+  auto value = parse_u64(text, what);
+  if (!value.ok() || *value < min || *value > max)
+    return usage_error(std::string(what) + " '" + std::string(text) + "': give a number from " +
+                       std::to_string(min) + " to " + std::to_string(max));
+  return *value;
+}
+
+// Sets the key of a [trigger NAME] section.
+Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view value) {
+  if (key == "match") {
+    rule.match = value;
+  } else if (key == "threshold") {
+    rule.threshold = value;
+  } else if (key == "key") {
+    rule.key.clear();
+    for (std::string_view k : split(value, ','))
+      if (!trim(k).empty())
+        rule.key.emplace_back(trim(k));
+  } else if (key == "exec") {
+    rule.exec = value;
+  } else if (key == "timeout") {
+    PP_ASSIGN_OR_RETURN(rule.timeout_ms, parse_seconds_ms(value, "timeout"));
+  } else if (key == "rate-limit") {
+    rule.rate_limit = value;
+  } else if (key == "on") {
+    if (value != "records" && value != "lost")
+      return usage_error("on '" + std::string(value) + "': say records or lost");
+    rule.on_lost = value == "lost";
+  } else {
+    return usage_error("unknown key '" + std::string(key) +
+                       "' (a trigger has match, threshold, key, exec, timeout, rate-limit, on)");
+  }
+  return ok_status();
+}
+
+Status set_watch_key(WatchOptions& options, bool& events_set, std::string_view key,
+                     std::string_view value) {
+  if (key == "event") {
+    if (!events_set)
+      options.events.clear();
+    events_set = true;
+    options.events.emplace_back(value);
+  } else if (key == "cpus") {
+    options.cpus = value;
+  } else if (key == "db") {
+    options.db = value == "none" ? "" : std::string(value);
+  } else if (key == "retention-days") {
+    PP_ASSIGN_OR_RETURN(uint64_t days, parse_count(value, "retention-days", 0, 36500));
+    options.history.max_age_s = days * 86400;
+  } else if (key == "retention-size") {
+    PP_ASSIGN_OR_RETURN(options.history.max_bytes, parse_size(value, "retention-size"));
+  } else if (key == "prometheus") {
+    options.prometheus = value == "none" ? "" : std::string(value);
+  } else if (key == "prometheus-interval") {
+    PP_ASSIGN_OR_RETURN(options.prometheus_interval_ms,
+                        parse_seconds_ms(value, "prometheus-interval"));
+  } else if (key == "journal") {
+    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(value));
+  } else if (key == "harvest") {
+    PP_ASSIGN_OR_RETURN(options.harvest, parse_yes_no(value, "harvest"));
+  } else if (key == "max-children") {
+    PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(value, "max-children", 1, 64));
+    options.max_children = size_t(n);
+  } else {
+    return usage_error("unknown key '" + std::string(key) +
+                       "' (watch has event, cpus, db, retention-days, retention-size, "
+                       "prometheus, prometheus-interval, journal, harvest, max-children)");
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<uint64_t> parse_size(std::string_view text, std::string_view what) {
+  std::string_view digits = text;
+  uint64_t unit = 1;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K':
+      case 'k':
+        unit = 1ULL << 10;
+        break;
+      case 'M':
+      case 'm':
+        unit = 1ULL << 20;
+        break;
+      case 'G':
+      case 'g':
+        unit = 1ULL << 30;
+        break;
+      case 'T':
+      case 't':
+        unit = 1ULL << 40;
+        break;
+      default:
+        break;
+    }
+    if (unit != 1)
+      digits.remove_suffix(1);
+  }
+  auto value = parse_u64(digits, what);
+  if (!value.ok() || *value > UINT64_MAX / unit)
+    return usage_error(std::string(what) + " '" + std::string(text) +
+                       "': give a size in bytes, or with K, M, G or T (e.g. 256M)");
+  return *value * unit;
+}
+
+Result<uint64_t> parse_seconds_ms(std::string_view text, std::string_view what) {
+  std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  double value = std::strtod(s.c_str(), &end);
+  if (s.empty() || errno || end != s.c_str() + s.size() || !std::isfinite(value) || value < 0 ||
+      value > 365.0 * 86400)
+    return usage_error(std::string(what) + " '" + s +
+                       "': give seconds (e.g. 30, or 0.5 for half a second)");
+  return uint64_t(std::llround(value * 1000));
+}
+
+Status parse_watch_config(std::string_view text, std::string_view path, WatchOptions& options) {
+  enum class Section { kNone, kWatch, kTrigger } section = Section::kNone;
+  bool events_set = false;
+  int number = 0;
+  for (std::string_view raw : split(text, '\n')) {
+    number++;
+    std::string_view line = raw;
+    for (size_t i = 0; i < line.size(); ++i)
+      if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+        line = line.substr(0, i);
+        break;
+      }
+    line = trim(line);
+    if (line.empty())
+      continue;
+    if (line.front() == '[') {
+      if (line.back() != ']')
+        return config_error(path, number, "a section header is [watch] or [trigger NAME]");
+      std::string_view name = trim(line.substr(1, line.size() - 2));
+      if (name == "watch") {
+        section = Section::kWatch;
+      } else if (starts_with(name, "trigger ") && !trim(name.substr(8)).empty()) {
+        section = Section::kTrigger;
+        TriggerRule rule;
+        rule.name = std::string(trim(name.substr(8)));
+        for (const TriggerRule& r : options.triggers)
+          if (r.name == rule.name)
+            return config_error(path, number, "a second [trigger " + rule.name + "]");
+        options.triggers.push_back(std::move(rule));
+      } else {
+        return config_error(path, number,
+                            "unknown section [" + std::string(name) +
+                                "]; the sections are [watch] and [trigger NAME]");
+      }
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos)
+      return config_error(path, number, "expected KEY = VALUE");
+    std::string_view key = trim(line.substr(0, eq));
+    std::string_view value = trim(line.substr(eq + 1));
+    if (section == Section::kNone)
+      return config_error(path, number, "a key before any section; start with [watch]");
+    Status set = section == Section::kWatch
+                     ? set_watch_key(options, events_set, key, value)
+                     : set_trigger_key(options.triggers.back(), key, value);
+    if (!set.ok())
+      return config_error(path, number, set.error().message());
+  }
+  return ok_status();
+}
+
+Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend) {
+  WatchOptions options;
+  if (!args.config.empty()) {
+    std::string path = args.config;
+    sys::Tree root(path.front() == '/' ? "/" : ".");
+    auto text = root.read(path.front() == '/' ? std::string_view(path).substr(1) : path, 1 << 20);
+    if (!text.ok())
+      return Error(ErrorKind::kConfig, text.error().code(),
+                   "cannot read the config file " + path + ": " + text.error().message() +
+                       "; give an existing file with --config, or none");
+    PP_RETURN_IF_ERROR(parse_watch_config(*text, path, options));
+  }
+  if (!args.events.empty())
+    options.events = args.events;
+  if (!args.cpus.empty())
+    options.cpus = args.cpus;
+  if (args.no_db && !args.db.empty())
+    return usage_error("--db and --no-db: give one of them");
+  if (!args.db.empty())
+    options.db = args.db;
+  if (args.no_db)
+    options.db.clear();
+  if (!args.retention_days.empty()) {
+    PP_ASSIGN_OR_RETURN(uint64_t days,
+                        parse_count(args.retention_days, "--retention-days", 0, 36500));
+    options.history.max_age_s = days * 86400;
+  }
+  if (!args.retention_size.empty()) {
+    PP_ASSIGN_OR_RETURN(options.history.max_bytes,
+                        parse_size(args.retention_size, "--retention-size"));
+  }
+  if (!args.prometheus.empty())
+    options.prometheus = args.prometheus;
+  if (!args.prometheus_interval.empty()) {
+    PP_ASSIGN_OR_RETURN(options.prometheus_interval_ms,
+                        parse_seconds_ms(args.prometheus_interval, "--prometheus-interval"));
+  }
+  if (options.prometheus_interval_ms < 100)
+    return usage_error("--prometheus-interval: give at least 0.1 seconds");
+  options.ndjson = args.ndjson;
+  if (args.journal_given) {
+    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(args.journal));
+  }
+  bool rule_given = !args.exec.empty() || !args.match.empty() || !args.threshold.empty() ||
+                    !args.key.empty() || !args.timeout.empty() || !args.rate_limit.empty() ||
+                    args.on_lost;
+  if (rule_given) {
+    if (args.exec.empty())
+      return usage_error(
+          "--match, --threshold, --key, --timeout, --rate-limit and --on-lost describe a "
+          "trigger: give the command to run with --exec CMD");
+    TriggerRule rule;
+    rule.name = "command line";
+    rule.exec = args.exec;
+    rule.match = args.match;
+    rule.threshold = args.threshold;
+    rule.rate_limit = args.rate_limit;
+    rule.on_lost = args.on_lost;
+    for (std::string_view k : split(args.key, ','))
+      if (!trim(k).empty())
+        rule.key.emplace_back(trim(k));
+    if (!args.timeout.empty()) {
+      PP_ASSIGN_OR_RETURN(rule.timeout_ms, parse_seconds_ms(args.timeout, "--timeout"));
+    }
+    options.triggers.push_back(std::move(rule));
+  }
+  if (!args.max_children.empty()) {
+    PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(args.max_children, "--max-children", 1, 64));
+    options.max_children = size_t(n);
+  }
+  if (args.no_harvest)
+    options.harvest = false;
+  if (args.kmsg_given)
+    options.harvest_options.kmsg = args.kmsg;
+  if (args.pstore_given)
+    options.harvest_options.pstore = args.pstore;
+  options.once = args.once;
+  if (!args.duration.empty()) {
+    PP_ASSIGN_OR_RETURN(options.duration_ms, parse_seconds_ms(args.duration, "--duration"));
+    if (options.duration_ms == 0)
+      return usage_error("--duration 0: give a positive number of seconds, or leave it out");
+  }
+  if (options.once && options.duration_ms)
+    return usage_error("--once and --duration: give one of them");
+  options.backend = std::move(backend);
+  options.roots.broker_run_dir = options.backend.run_dir;
+  return options;
+}
+
+}  // namespace pp::watch
