@@ -14,12 +14,13 @@
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make check-completion  the bash completion against the built program
 #   make ci           everything CI runs: layers, check-binary, lint, doc,
-#                     check-completion, asan, fuzz, check-mce, check-systemd,
+#                     check-completion, asan, fuzz, check-mce, check-pstore, check-systemd,
 #                     bench-smoke, test
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make bench-smoke  the short form of every benchmark (in ci: a benchmark
 #                     that breaks is seen; measures nothing, asserts no time)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
+#   make check-pstore a fatal MCE that resets a QEMU guest, harvested from pstore by watch
 #   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
 #                     restarts that keep samples, removal (builds a Debian rootfs)
 #   V=1               show full commands
@@ -130,7 +131,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
-	lint format install uninstall deb ci bench bench-smoke check-mce check-systemd check-completion clean setup FORCE
+	lint format install uninstall deb ci bench bench-smoke check-mce check-pstore check-systemd check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -366,6 +367,7 @@ ci:
 	$(Q)$(MAKE) --no-print-directory asan
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)$(MAKE) --no-print-directory check-mce
+	$(Q)$(MAKE) --no-print-directory check-pstore
 	$(Q)$(MAKE) --no-print-directory check-systemd
 	$(Q)$(MAKE) --no-print-directory bench-smoke
 	$(Q)$(MAKE) --no-print-directory test
@@ -389,6 +391,12 @@ check-completion: $(BIN)
 check-mce: $(BIN)
 	$(quiet) TEST "a real machine check under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/mce-test
+
+# A machine check that crashed the guest, found after the reset in pstore by
+# watch --once and stored once (root; the kernel as check-mce downloads it).
+check-pstore: $(BIN)
+	$(quiet) TEST "a fatal machine check kept in pstore under QEMU"
+	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/pstore-test
 
 # The package as an ops team runs it (root; on its first run builds a Debian
 # root file system with mmdebstrap into $(BUILD)/qemu/, and downloads the

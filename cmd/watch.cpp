@@ -48,10 +48,10 @@ int cmd_watch(int argc, const char** argv) {
              "commands running at once, at most (default 4)")
       .flag(0, "no-harvest", &args.no_harvest,
             "do not read machine checks from the kernel log and pstore at start")
-      .optional_value("kmsg", "path", &args.kmsg, &args.kmsg_given,
-                      "the kernel log to harvest (default /dev/kmsg; empty: none)")
-      .optional_value("pstore", "dir", &args.pstore, &args.pstore_given,
-                      "the pstore to harvest (default /sys/fs/pstore; empty: none)")
+      .value(0, "kmsg", "path", &args.kmsg, "the kernel log to harvest (default /dev/kmsg)")
+      .flag(0, "no-kmsg", &args.no_kmsg, "do not harvest this boot's kernel log")
+      .value(0, "pstore", "dir", &args.pstore, "the pstore to harvest (default /sys/fs/pstore)")
+      .flag(0, "no-pstore", &args.no_pstore, "do not harvest a previous boot's pstore")
       .flag(0, "once", &args.once, "harvest, keep what the buffers hold, and exit")
       .value(0, "duration", "secs", &args.duration, "stop after this many seconds")
       .value(0, "run-dir", "dir", &args.run_dir, kRunDirHelp);

@@ -280,10 +280,14 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
   }
   if (args.no_harvest)
     options.harvest = false;
-  if (args.kmsg_given)
+  if (!args.kmsg.empty())
     options.harvest_options.kmsg = args.kmsg;
-  if (args.pstore_given)
+  if (!args.pstore.empty())
     options.harvest_options.pstore = args.pstore;
+  if (args.no_kmsg)
+    options.harvest_options.kmsg.clear();
+  if (args.no_pstore)
+    options.harvest_options.pstore.clear();
   options.once = args.once;
   if (!args.duration.empty()) {
     PP_ASSIGN_OR_RETURN(options.duration_ms, parse_seconds_ms(args.duration, "--duration"));

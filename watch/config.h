@@ -57,8 +57,8 @@ struct WatchArgs {
   bool on_lost = false;
   std::string max_children;
   bool no_harvest = false;
-  std::string kmsg, pstore;
-  bool kmsg_given = false, pstore_given = false;
+  std::string kmsg, pstore;  // --kmsg PATH, --pstore DIR ("": the defaults)
+  bool no_kmsg = false, no_pstore = false;
   bool once = false;
   std::string duration;
   std::string run_dir;

@@ -240,7 +240,11 @@ Status Watcher::attach(bool required) {
   auto fail = [&](const Error& e) -> Status {
     if (required)
       return e;
-    log_ << "watch: " << e.message() << "; trying again every " << kReattachMs / 1000 << " s\n";
+    if (options_.once)
+      log_ << "watch: " << e.message() << "; --once reads only the kernel's logs then\n";
+    else
+      log_ << "watch: " << e.message() << "; trying again every " << kReattachMs / 1000
+           << " s\n";
     return ok_status();
   };
   auto model = pmu::Model::load(options_.roots);
@@ -430,11 +434,13 @@ Status Watcher::run() {
   boot_id_ = read_boot_id(options_.backend.proc_root);
   backend_ = persistent::make_backend(options_.backend);
   PP_RETURN_IF_ERROR(open_sinks());
-  if (options_.harvest)
-    PP_RETURN_IF_ERROR(harvest());
   // Named on the command line: a mistake is an error now. The default
   // event is waited for (a host whose broker starts later, or a VM).
+  // Attached before the harvest, read after it: the harvest's pstore
+  // records are known when a live sample relogs one of them.
   PP_RETURN_IF_ERROR(attach(!options_.events.empty()));
+  if (options_.harvest)
+    PP_RETURN_IF_ERROR(harvest());
   uint64_t start = sys::monotonic_ms();
   if (options_.once) {
     PP_RETURN_IF_ERROR(drain());

@@ -190,6 +190,7 @@ TEST_F(Watch, ReportDbSaysWhatIsWrong) {
   EXPECT_NE(bad.status, 0);
   EXPECT_NE(bad.err.find("garbage.db"), std::string::npos) << bad.err;
 
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid"}).status, 0);
   CommandResult unknown = pp({"watch", "-e", "persistent/nosuch/", "--once", "--no-db"});
   EXPECT_NE(unknown.status, 0);
   EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
