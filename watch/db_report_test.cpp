@@ -1,13 +1,13 @@
 #include "watch/db_report.h"
 
 #include <chrono>
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/json.h"
-#include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 #include "watch/history.h"
 

@@ -6,10 +6,10 @@
 
 #include <algorithm>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <sstream>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 

@@ -8,11 +8,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <random>
 #include <sqlite3.h>
 #include <string>
 
-#include "gtest/gtest.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::watch {
