@@ -40,8 +40,12 @@ std::vector<std::string> environment_with(
     if (!replaced)
       env.emplace_back(entry);
   }
-  for (const auto& [n, v] : extra)
-    env.push_back(n + "=" + v);
+  for (const auto& [n, v] : extra) {
+    std::string entry = n;
+    entry += '=';
+    entry += v;
+    env.push_back(std::move(entry));
+  }
   return env;
 }
 

@@ -199,9 +199,8 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
     std::string_view value = trim(line.substr(eq + 1));
     if (section == Section::kNone)
       return config_error(path, number, "a key before any section; start with [watch]");
-    Status set = section == Section::kWatch
-                     ? set_watch_key(options, events_set, key, value)
-                     : set_trigger_key(options.triggers.back(), key, value);
+    Status set = section == Section::kWatch ? set_watch_key(options, events_set, key, value)
+                                            : set_trigger_key(options.triggers.back(), key, value);
     if (!set.ok())
       return config_error(path, number, set.error().message());
   }

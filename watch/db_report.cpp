@@ -470,7 +470,14 @@ std::string summary_text(const Summary& s, const std::string& path) {
     for (const SqlRow& r : s.events) {
       std::string name = key_or(r[0], "");
       std::string tp = key_or(r[1], "?");
-      append_count(out, as_i64(r[2]), name.empty() ? tp : name + " (" + tp + ")");
+      std::string label = tp;
+      if (!name.empty()) {
+        label = name;
+        label += " (";
+        label += tp;
+        label += ')';
+      }
+      append_count(out, as_i64(r[2]), label);
     }
   }
   append_block(out, "records per origin", "origin", s.origins, "?");
@@ -557,7 +564,7 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
       unit = 86400;
       break;
     case 'w':
-      unit = 7 * 86400;
+      unit = uint64_t(7) * 86400;
       break;
     default:
       return bad();

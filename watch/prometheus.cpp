@@ -313,7 +313,7 @@ std::string PrometheusFile::text() const {
 Status PrometheusFile::write_file() const {
   const std::string& path = options_.path;
   std::string temp = temp_path_for(path);
-  auto fail = [&](Error e) -> Status {
+  auto fail = [&](const Error& e) -> Status {
     ::unlink(temp.c_str());
     return Error(ErrorKind::kOutput, e.code(),
                  "writing the Prometheus file " + path + ": " + e.message() +

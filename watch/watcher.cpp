@@ -105,7 +105,7 @@ class Watcher {
   };
   Status each_sink(const std::function<Status(Sink&)>& call);
   std::vector<Held> sinks_;
-  History* history_ = nullptr;           // sinks_ owns it
+  History* history_ = nullptr;            // sinks_ owns it
   PrometheusFile* prometheus_ = nullptr;  // sinks_ owns it
   Triggers* triggers_ = nullptr;          // sinks_ owns it
   std::unique_ptr<persistent::Backend> backend_;
@@ -114,7 +114,7 @@ class Watcher {
   std::vector<uint64_t> resume_;  // per stream: records at or before this time were fed
   std::unique_ptr<report::TraceDecoder> decoder_;
   std::optional<report::WallClock> wall_;
-  std::set<std::string> mce_keys_;       // machine checks fed in this run
+  std::set<std::string> mce_keys_;      // machine checks fed in this run
   std::vector<WatchRecord> harvested_;  // what the harvest found (the relog rule)
   bool attached_ = false;
   uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0;
@@ -148,8 +148,7 @@ Status Watcher::open_sinks() {
     TriggerOptions t;
     t.max_children = options_.max_children;
     t.log = &log_;
-    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers,
-                        Triggers::create(options_.triggers, t));
+    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, Triggers::create(options_.triggers, t));
     triggers_ = triggers.get();
     sinks_.push_back({std::move(triggers), false, "triggers"});
   }
@@ -243,8 +242,7 @@ Status Watcher::attach(bool required) {
     if (options_.once)
       log_ << "watch: " << e.message() << "; --once reads only the kernel's logs then\n";
     else
-      log_ << "watch: " << e.message() << "; trying again every " << kReattachMs / 1000
-           << " s\n";
+      log_ << "watch: " << e.message() << "; trying again every " << kReattachMs / 1000 << " s\n";
     return ok_status();
   };
   auto model = pmu::Model::load(options_.roots);
@@ -329,8 +327,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   auto sample = sys::decode_sample(event.info.attr.attr, bytes);
   if (!sample.ok()) {
     if (bad_++ < 10)
-      log_ << "watch: " << stream_name(stream) << ": a record cannot be read: "
-           << sample.error().message() << '\n';
+      log_ << "watch: " << stream_name(stream)
+           << ": a record cannot be read: " << sample.error().message() << '\n';
     return ok_status();
   }
   size_t index = size_t(&stream - streams_.data());

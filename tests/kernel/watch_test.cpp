@@ -58,8 +58,8 @@ class Watch : public PrivateBrokerTest {
   // watch --once into the history, no harvest (the host's kernel log is not
   // this test's).
   CommandResult watch_once(std::vector<std::string> more = {}) {
-    std::vector<std::string> args = {"watch", "-e",        "persistent/ppid/", "--once",
-                                     "--db",  db_,         "--no-harvest"};
+    std::vector<std::string> args = {"watch", "-e", "persistent/ppid/", "--once",
+                                     "--db",  db_,  "--no-harvest"};
     args.insert(args.end(), more.begin(), more.end());
     return pp(args);
   }
@@ -104,14 +104,12 @@ TEST_F(Watch, KeepsEveryCallOnceAcrossRestarts) {
 
   // New calls after the restart: only they are added.
   GetppidCaller more(500);
-  CommandResult filter =
-      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid2", "--filter",
-          more.filter()});
+  CommandResult filter = pp(
+      {"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid2", "--filter", more.filter()});
   ASSERT_EQ(filter.status, 0) << filter.err;
   ASSERT_TRUE(more.run());
-  CommandResult both =
-      pp({"watch", "-e", "persistent/ppid/", "-e", "persistent/ppid2/", "--once", "--db", db_,
-          "--no-harvest"});
+  CommandResult both = pp({"watch", "-e", "persistent/ppid/", "-e", "persistent/ppid2/", "--once",
+                           "--db", db_, "--no-harvest"});
   ASSERT_EQ(both.status, 0) << both.err;
   records = history();
   EXPECT_EQ(records.size(), 1500u) << both.err;
@@ -169,8 +167,7 @@ TEST_F(Watch, ATriggerRunsOncePerThresholdCrossed) {
   // record that crossed the threshold on its stdin.
   CommandResult r = watch_once({"--exec", "cat >> " + out, "--match",
                                 "pid == " + std::to_string(caller.pid()), "--threshold",
-                                "100 in 1h", "--rate-limit", "1000 per 1h", "--max-children",
-                                "1"});
+                                "100 in 1h", "--rate-limit", "1000 per 1h", "--max-children", "1"});
   ASSERT_EQ(r.status, 0) << r.err;
   std::vector<json> fired = json_lines(slurp(out));
   EXPECT_EQ(fired.size(), 10u) << r.err;
