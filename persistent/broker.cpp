@@ -261,6 +261,8 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
                                    filter, plan.event, {config_.proc_root, config_.sysfs_root}));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
+  event.handed_out.assign(opened.buffers.size(), false);
+  event.guard_schedule = {};
   if (!opened.note.empty() && note)
     *note = opened.note;
   event.info.attr = opened.attr;
@@ -270,12 +272,7 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   event.info.buffer_start = now();
   event.buffers = std::move(opened.buffers);
   read_perf_ids(event);
-  // The guard's first look, before any client can hold an fd: its baseline
-  // is the event as the broker opened it.
-  int64_t now_ns = sys::monotonic_ns();
-  for (size_t i = 0; i < event.buffers.size(); i++)
-    (void)check_buffer(*config_.kernel, event.buffers[i], event.info.attr, event.info.layout,
-                       event.broker_filter, event.guard[i], now_ns);
+  // No fd has left the broker: the guard takes its baseline when one does.
   return ok_status();
 }
 
@@ -514,19 +511,50 @@ void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what
   event.json = dump_json(event_to_json(info));
 }
 
-void Broker::guard_events() {
+void Broker::guard_from_now(LiveEvent& event, size_t index) {
+  // Context streams the broker opened itself have no guard state: unguarded.
+  if (index >= event.buffers.size() || index >= event.guard.size())
+    return;
+  event.handed_out.resize(event.guard.size(), false);
+  if (!event.handed_out[index]) {
+    event.guard[index] = GuardState{};
+    (void)check_buffer(*config_.kernel, event.buffers[index], event.info.attr, event.info.layout,
+                       event.broker_filter, event.guard[index], sys::monotonic_ns());
+    event.handed_out[index] = true;
+  }
+  event.guard_schedule.tighten(sys::monotonic_ms(), config_.guard_interval_ms);
+}
+
+void Broker::guard_events(int64_t now_ms) {
   int64_t now_ns = sys::monotonic_ns();
   for (auto& [id, event] : events_) {
-    if (event.info.state != "running")
+    if (event.info.state != "running" || !event.guard_schedule.due(now_ms))
       continue;
+    bool found = false;
     for (size_t i = 0; i < event.buffers.size() && i < event.guard.size(); i++) {
+      if (i >= event.handed_out.size() || !event.handed_out[i])
+        continue;
       const CpuBuffer& buffer = event.buffers[i];
       for (const std::string& what :
            check_buffer(*config_.kernel, buffer, event.info.attr, event.info.layout,
-                        event.broker_filter, event.guard[i], now_ns))
+                        event.broker_filter, event.guard[i], now_ns)) {
         record_tampering(event, buffer.cpu, what);
+        found = true;
+      }
     }
+    if (found)
+      event.guard_schedule.tighten(now_ms, config_.guard_interval_ms);
+    else
+      event.guard_schedule.relax(now_ms, config_.guard_max_interval_ms);
   }
+}
+
+int64_t Broker::next_guard_ms() const {
+  int64_t next = -1;
+  for (const auto& [id, event] : events_)
+    if (event.info.state == "running" && event.guard_schedule.active())
+      next = next < 0 ? event.guard_schedule.due_ms : std::min(next, event.guard_schedule.due_ms);
+  return next;
 }
 
 EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) const {
@@ -735,7 +763,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
   auto it = events_.find(request.id);
   if (it == events_.end())
     return not_found(std::to_string(request.id));
-  const LiveEvent& event = it->second;
+  LiveEvent& event = it->second;
   if (event.info.state != "running")
     return errorf(
         ENODEV, "persistent event %llu '%s' has no buffers: %s; kill it and create it again",
@@ -748,6 +776,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
+  guard_from_now(event, size_t(buffer - event.buffers.begin()));
   client.opened.insert(event.info.id);
   if (request.keep && !client.keeper) {
     client.keeper = true;
@@ -944,8 +973,9 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     wake_by(next_watchdog_ms_ - start_ms);
   if (next_idle_ms >= 0)
     wake_by(next_idle_ms - start_ms + 1);
-  if (!events_.empty())
-    wake_by(next_guard_ms_ - sys::monotonic_ms());
+  // The guard, only for events with fds handed out: none, no wakeup.
+  if (int64_t guard_ms = next_guard_ms(); guard_ms >= 0)
+    wake_by(guard_ms - start_ms);
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
@@ -995,10 +1025,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   if (handover_done_ &&
       std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
-  if (now_ms >= next_guard_ms_) {
-    guard_events();
-    next_guard_ms_ = now_ms + kGuardIntervalMs;
-  }
+  guard_events(sys::monotonic_ms());
   return true;
 }
 
