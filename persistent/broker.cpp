@@ -21,6 +21,7 @@
 #include "persistent/tracking.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
+#include "sys/explain.h"
 
 namespace pp::persistent {
 
@@ -247,6 +248,20 @@ Status Broker::save() const {
   return save_state(dir_, state);
 }
 
+FdRoom Broker::fd_room(const std::string& name, size_t cpus, bool new_context) const {
+  FdRoom room{.event = name, .cpus = cpus, .events = event_count(), .service = notifying()};
+  if (new_context) {
+    auto online = online_cpus(sysfs_);
+    room.context_cpus = online.ok() ? online->size() : cpus;
+  }
+  if (auto usage = sys::fd_usage({config_.proc_root, config_.sysfs_root})) {
+    room.open = usage->open;
+    room.limit = usage->limit;
+    room.hard_limit = usage->hard_limit;
+  }
+  return room;
+}
+
 CreateContext Broker::create_context() const {
   return {.resolver = config_.resolver,
           .sysfs = &sysfs_,
@@ -323,6 +338,18 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
                   dir_.state().c_str());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
+  // Refused before anything is opened when the fds would run out midway.
+  bool new_context = request.context && wants_context(plan.attr) &&
+                     !find_context(infos(), guarded_attr(plan.attr));
+  FdRoom room = fd_room(name, plan.cpus.size(), new_context);
+  PP_RETURN_IF_ERROR(check_fd_room(room));
+  // Out of fds anyway (what the broker opens meanwhile is not all counted):
+  // the same figures.
+  auto explained = [&](Error error) {
+    if (error.code() != EMFILE || room.limit <= 0)
+      return error;
+    return Error(error.kind(), EMFILE, error.message() + "; " + describe_fd_use(room));
+  };
 
   LiveEvent event;
   EventInfo& info = event.info;
@@ -338,20 +365,21 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     info.origin = kOriginConfig;
     info.optional = from_config->optional;
   }
-  PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
+  if (Status opened = open_buffers(event, plan, note); !opened.ok())
+    return explained(opened.error());
   info.created = info.buffer_start;
   if (request.context && wants_context(info.attr)) {
     auto context = context_for(info.attr, creator);
     if (!context.ok())
-      return context.error().with_context(
+      return explained(context.error().with_context(
           "opening the context stream of '" + name +
-          "' (what names its tasks after they exit); create it with --no-context to go without");
+          "' (what names its tasks after they exit); create it with --no-context to go without"));
     info.context = *context;
   }
 
   if (Status published = dir_.publish_event(name, id); !published.ok()) {
     drop_unused_contexts();
-    return published.error();
+    return explained(published.error());
   }
   event.json = dump_json(event_to_json(event.info));
   events_.emplace(id, std::move(event));
@@ -361,7 +389,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     next_id_ = id;
     (void)dir_.unpublish_event(name);
     drop_unused_contexts();
-    return saved.error().with_context("saving the registry");
+    return explained(saved.error().with_context("saving the registry"));
   }
   store_fds(events_.at(id));
   const EventInfo& made = events_.at(id).info;

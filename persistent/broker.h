@@ -250,6 +250,9 @@ class Broker {
   Result<EventInfo> create_event(const CreateRequest& request, const sys::PeerCredentials& creator,
                                  std::string* note, const ConfigEvent* from_config = nullptr);
   CreateContext create_context() const;
+  // What creating `name` on `cpus` CPUs (and a new context stream with it)
+  // needs in fds, against what the broker holds (persistent/limits.h).
+  FdRoom fd_room(const std::string& name, size_t cpus, bool new_context) const;
   Status open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note);
   // Context streams (persistent/tracking.h): the one that serves `served`,
   // made now when there is none; opening one (again, after a restart); and

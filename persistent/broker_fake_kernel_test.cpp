@@ -359,6 +359,40 @@ TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
   EXPECT_GE(kernel_->reads(1) - after_finding, 2u) << "not back to the shortest interval";
 }
 
+// A create that would run the broker out of fds midway is refused before
+// anything is opened, with the figures and what to raise. The fds and the
+// limit come from <proc>/self (a fake tree: 44 open of 64); the sender's
+// credentials from <proc>/<pid>/status, copied from the real one.
+TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
+  ::pp::testing::TempDir proc;
+  auto status = sys::Tree("/proc").read("self/status");
+  ASSERT_TRUE(status.ok());
+  proc.write(std::to_string(::getpid()) + "/status", *status);
+  proc.write("self/limits",
+             "Limit                     Soft Limit           Hard Limit           Units\n"
+             "Max open files            64                   64                   files\n");
+  for (int i = 0; i < 45; i++)
+    proc.write("self/fd/" + std::to_string(i), "");
+  config_.proc_root = proc.path();
+  start();
+  kernel_->clear_calls();
+  auto refused = client()->create(kGetppidRequest, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EMFILE);
+  const std::string& message = refused.error().message();
+  for (const char* part :
+       {"cannot create 'sys_enter_getppid': it needs 2 file descriptors (one per CPU, 2 CPUs) and "
+        "2 for its context stream",
+        "the broker holds 45 fds of its limit of 64 (RLIMIT_NOFILE, hard limit 64) for 0 events",
+        "keeping 16 free", "ulimit -n 1024", "perf persistent kill"})
+    EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
+  EXPECT_EQ(kernel_->render_calls(), "") << "nothing is opened";
+  EXPECT_TRUE(list_all().empty());
+  // 44 open: 2 + 2 + 16 more fit under 64.
+  ASSERT_EQ(::unlink(proc.path("self/fd/44").c_str()), 0);
+  EXPECT_EQ(create(*client(), kGetppidRequest).id, 1u);
+}
+
 TEST_F(BrokerFakeKernelTest, KernelWithoutWriteBackwardGetsForwardBuffersAndANote) {
   kernel_ =
       std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2, .write_backward = false});
