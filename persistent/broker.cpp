@@ -21,6 +21,7 @@
 #include "persistent/tracking.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
+#include "sys/explain.h"
 
 namespace pp::persistent {
 
@@ -247,6 +248,20 @@ Status Broker::save() const {
   return save_state(dir_, state);
 }
 
+FdRoom Broker::fd_room(const std::string& name, size_t cpus, bool new_context) const {
+  FdRoom room{.event = name, .cpus = cpus, .events = event_count(), .service = notifying()};
+  if (new_context) {
+    auto online = online_cpus(sysfs_);
+    room.context_cpus = online.ok() ? online->size() : cpus;
+  }
+  if (auto usage = sys::fd_usage({config_.proc_root, config_.sysfs_root})) {
+    room.open = usage->open;
+    room.limit = usage->limit;
+    room.hard_limit = usage->hard_limit;
+  }
+  return room;
+}
+
 CreateContext Broker::create_context() const {
   return {.resolver = config_.resolver,
           .sysfs = &sysfs_,
@@ -261,6 +276,8 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
                                    filter, plan.event, {config_.proc_root, config_.sysfs_root}));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
+  event.handed_out.assign(opened.buffers.size(), false);
+  event.guard_schedule = {};
   if (!opened.note.empty() && note)
     *note = opened.note;
   event.info.attr = opened.attr;
@@ -270,12 +287,7 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   event.info.buffer_start = now();
   event.buffers = std::move(opened.buffers);
   read_perf_ids(event);
-  // The guard's first look, before any client can hold an fd: its baseline
-  // is the event as the broker opened it.
-  int64_t now_ns = sys::monotonic_ns();
-  for (size_t i = 0; i < event.buffers.size(); i++)
-    (void)check_buffer(*config_.kernel, event.buffers[i], event.info.attr, event.info.layout,
-                       event.broker_filter, event.guard[i], now_ns);
+  // No fd has left the broker: the guard takes its baseline when one does.
   return ok_status();
 }
 
@@ -326,6 +338,18 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
                   dir_.state().c_str());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
+  // Refused before anything is opened when the fds would run out midway.
+  bool new_context = request.context && wants_context(plan.attr) &&
+                     !find_context(infos(), guarded_attr(plan.attr));
+  FdRoom room = fd_room(name, plan.cpus.size(), new_context);
+  PP_RETURN_IF_ERROR(check_fd_room(room));
+  // Out of fds anyway (what the broker opens meanwhile is not all counted):
+  // the same figures.
+  auto explained = [&](Error error) {
+    if (error.code() != EMFILE || room.limit <= 0)
+      return error;
+    return Error(error.kind(), EMFILE, error.message() + "; " + describe_fd_use(room));
+  };
 
   LiveEvent event;
   EventInfo& info = event.info;
@@ -341,20 +365,21 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     info.origin = kOriginConfig;
     info.optional = from_config->optional;
   }
-  PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
+  if (Status opened = open_buffers(event, plan, note); !opened.ok())
+    return explained(opened.error());
   info.created = info.buffer_start;
   if (request.context && wants_context(info.attr)) {
     auto context = context_for(info.attr, creator);
     if (!context.ok())
-      return context.error().with_context(
+      return explained(context.error().with_context(
           "opening the context stream of '" + name +
-          "' (what names its tasks after they exit); create it with --no-context to go without");
+          "' (what names its tasks after they exit); create it with --no-context to go without"));
     info.context = *context;
   }
 
   if (Status published = dir_.publish_event(name, id); !published.ok()) {
     drop_unused_contexts();
-    return published.error();
+    return explained(published.error());
   }
   event.json = dump_json(event_to_json(event.info));
   events_.emplace(id, std::move(event));
@@ -364,7 +389,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     next_id_ = id;
     (void)dir_.unpublish_event(name);
     drop_unused_contexts();
-    return saved.error().with_context("saving the registry");
+    return explained(saved.error().with_context("saving the registry"));
   }
   store_fds(events_.at(id));
   const EventInfo& made = events_.at(id).info;
@@ -514,19 +539,50 @@ void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what
   event.json = dump_json(event_to_json(info));
 }
 
-void Broker::guard_events() {
+void Broker::guard_from_now(LiveEvent& event, size_t index) {
+  // Context streams the broker opened itself have no guard state: unguarded.
+  if (index >= event.buffers.size() || index >= event.guard.size())
+    return;
+  event.handed_out.resize(event.guard.size(), false);
+  if (!event.handed_out[index]) {
+    event.guard[index] = GuardState{};
+    (void)check_buffer(*config_.kernel, event.buffers[index], event.info.attr, event.info.layout,
+                       event.broker_filter, event.guard[index], sys::monotonic_ns());
+    event.handed_out[index] = true;
+  }
+  event.guard_schedule.tighten(sys::monotonic_ms(), config_.guard_interval_ms);
+}
+
+void Broker::guard_events(int64_t now_ms) {
   int64_t now_ns = sys::monotonic_ns();
   for (auto& [id, event] : events_) {
-    if (event.info.state != "running")
+    if (event.info.state != "running" || !event.guard_schedule.due(now_ms))
       continue;
+    bool found = false;
     for (size_t i = 0; i < event.buffers.size() && i < event.guard.size(); i++) {
+      if (i >= event.handed_out.size() || !event.handed_out[i])
+        continue;
       const CpuBuffer& buffer = event.buffers[i];
       for (const std::string& what :
            check_buffer(*config_.kernel, buffer, event.info.attr, event.info.layout,
-                        event.broker_filter, event.guard[i], now_ns))
+                        event.broker_filter, event.guard[i], now_ns)) {
         record_tampering(event, buffer.cpu, what);
+        found = true;
+      }
     }
+    if (found)
+      event.guard_schedule.tighten(now_ms, config_.guard_interval_ms);
+    else
+      event.guard_schedule.relax(now_ms, config_.guard_max_interval_ms);
   }
+}
+
+int64_t Broker::next_guard_ms() const {
+  int64_t next = -1;
+  for (const auto& [id, event] : events_)
+    if (event.info.state == "running" && event.guard_schedule.active())
+      next = next < 0 ? event.guard_schedule.due_ms : std::min(next, event.guard_schedule.due_ms);
+  return next;
 }
 
 EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) const {
@@ -735,7 +791,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
   auto it = events_.find(request.id);
   if (it == events_.end())
     return not_found(std::to_string(request.id));
-  const LiveEvent& event = it->second;
+  LiveEvent& event = it->second;
   if (event.info.state != "running")
     return errorf(
         ENODEV, "persistent event %llu '%s' has no buffers: %s; kill it and create it again",
@@ -748,6 +804,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
+  guard_from_now(event, size_t(buffer - event.buffers.begin()));
   client.opened.insert(event.info.id);
   if (request.keep && !client.keeper) {
     client.keeper = true;
@@ -944,8 +1001,9 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     wake_by(next_watchdog_ms_ - start_ms);
   if (next_idle_ms >= 0)
     wake_by(next_idle_ms - start_ms + 1);
-  if (!events_.empty())
-    wake_by(next_guard_ms_ - sys::monotonic_ms());
+  // The guard, only for events with fds handed out: none, no wakeup.
+  if (int64_t guard_ms = next_guard_ms(); guard_ms >= 0)
+    wake_by(guard_ms - start_ms);
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
@@ -995,10 +1053,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   if (handover_done_ &&
       std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
-  if (now_ms >= next_guard_ms_) {
-    guard_events();
-    next_guard_ms_ = now_ms + kGuardIntervalMs;
-  }
+  guard_events(sys::monotonic_ms());
   return true;
 }
 

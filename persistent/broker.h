@@ -109,6 +109,9 @@ struct BrokerConfig {
   int accept_backoff_ms = kAcceptBackoffMs;
   size_t list_page_bytes = kListPageBytes;
   size_t max_events = kMaxEvents;
+  // The guard's intervals (persistent/guard.h), changeable for tests.
+  int guard_interval_ms = kGuardIntervalMs;         // after a hand-out or a finding
+  int guard_max_interval_ms = kGuardMaxIntervalMs;  // after clean checks
 };
 
 class Broker {
@@ -176,6 +179,10 @@ class Broker {
     std::string json;
     std::vector<GuardState> guard;  // one per buffer (persistent/guard.h)
     bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
+    // One per buffer: its fd left the broker (open, or a predecessor that may
+    // have handed it out), so a holder may change it and the guard checks it.
+    std::vector<bool> handed_out;
+    GuardSchedule guard_schedule;  // inactive while nothing was handed out
   };
   // Who sent the bytes of a request (sys::ReceivedMessage).
   struct Sender {
@@ -243,6 +250,9 @@ class Broker {
   Result<EventInfo> create_event(const CreateRequest& request, const sys::PeerCredentials& creator,
                                  std::string* note, const ConfigEvent* from_config = nullptr);
   CreateContext create_context() const;
+  // What creating `name` on `cpus` CPUs (and a new context stream with it)
+  // needs in fds, against what the broker holds (persistent/limits.h).
+  FdRoom fd_room(const std::string& name, size_t cpus, bool new_context) const;
   Status open_buffers(LiveEvent& event, const CreatePlan& plan, std::string* note);
   // Context streams (persistent/tracking.h): the one that serves `served`,
   // made now when there is none; opening one (again, after a restart); and
@@ -306,9 +316,17 @@ class Broker {
   bool kept(uint64_t id) const;       // a keeper holds its fds
   // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
   std::string holders_of(uint64_t id) const;
-  // The periodic check of every event (persistent/guard.h), every
-  // kGuardIntervalMs: repairs, records and logs what a holder changed.
-  void guard_events();
+  // Buffer `index` of `event` leaves the broker (its fd is handed out, or
+  // came back from where it may have been): from now on the guard checks it,
+  // at its shortest interval for a start. The first time, its baseline is
+  // taken again: until now nobody but the broker could change it.
+  void guard_from_now(LiveEvent& event, size_t index);
+  // The check of every event that is due (persistent/guard.h), which is only
+  // ever one with fds handed out: repairs, records and logs what a holder
+  // changed, and sets when each is checked next.
+  void guard_events(int64_t now_ms);
+  // When the next check is due (monotonic ms), or -1 for none.
+  int64_t next_guard_ms() const;
   void record_tampering(LiveEvent& event, int cpu, const std::string& what);
 
   BrokerConfig config_;
@@ -323,10 +341,9 @@ class Broker {
   std::string start_summary_;
   mutable BrokerLog log_;
   int64_t accept_paused_until_ms_ = 0;  // out of fds: not accepting until then
-  int64_t next_guard_ms_ = 0;
-  InheritedFds inherited_;            // at start: what the store or a predecessor gave back
-  bool listener_stored_ = false;      // the listening socket is in systemd's fd store
-  int64_t watchdog_interval_ms_ = 0;  // half WATCHDOG_USEC; 0 for no watchdog
+  InheritedFds inherited_;              // at start: what the store or a predecessor gave back
+  bool listener_stored_ = false;        // the listening socket is in systemd's fd store
+  int64_t watchdog_interval_ms_ = 0;    // half WATCHDOG_USEC; 0 for no watchdog
   int64_t next_watchdog_ms_ = 0;
   // The handover (daemon --replace): the client taking over, and the fds
   // being handed to it, page by page.

@@ -292,6 +292,107 @@ TEST_F(BrokerFakeKernelTest, OpenHandsAnFdAndCountsTheReader) {
   EXPECT_EQ(readers, 0) << "a reader that hung up is no longer counted";
 }
 
+// The guard (persistent/guard.h) reads an event's count only once one of
+// its fds left the broker: an event nobody opened cannot be changed, and a
+// broker with no reader wakes up for nothing. fd#1 and fd#2 are the event's
+// CPUs 0 and 1 (CreateCallsGolden), fd#3 and fd#4 its context stream's.
+TEST_F(BrokerFakeKernelTest, GuardReadsNothingNobodyWasHanded) {
+  config_.guard_interval_ms = 5;
+  config_.guard_max_interval_ms = 5;
+  start();
+  auto b = client();
+  create(*b, kGetppidRequest);
+  // Each request is a pass of the loop, which runs every check that is due.
+  for (int i = 0; i < 20; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    (void)list();
+  }
+  for (int handle = 1; handle <= 4; handle++)
+    EXPECT_EQ(kernel_->reads(handle), 0u) << "fd#" << handle << " was read";
+}
+
+TEST_F(BrokerFakeKernelTest, GuardChecksTheHandedOutCpuOnly) {
+  config_.guard_interval_ms = 5;
+  config_.guard_max_interval_ms = 5;
+  start();
+  EventInfo e = create(*client(), kGetppidRequest);
+  auto reader = client();
+  auto buffer = reader->open(e.id, 1);
+  ASSERT_TRUE(buffer.ok()) << buffer.error().message();
+  for (int i = 0; i < 400 && kernel_->reads(2) < 5; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GE(kernel_->reads(2), 5u) << "CPU 1's fd was handed out: checked every 5 ms";
+  EXPECT_EQ(kernel_->reads(1), 0u) << "CPU 0's fd never left the broker";
+  EXPECT_EQ(kernel_->reads(3) + kernel_->reads(4), 0u) << "nor did the context stream's";
+}
+
+// Checks that find nothing come ever less often (20 ms doubling to 640 ms
+// here); a finding brings them back to the shortest interval. Counted in
+// reads of CPU 0's fd, which only the guard makes.
+TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
+  config_.guard_interval_ms = 20;
+  config_.guard_max_interval_ms = 640;
+  start();
+  EventInfo e = create(*client(), kGetppidRequest);
+  auto reader = client();
+  auto buffer = reader->open(e.id, 0);
+  ASSERT_TRUE(buffer.ok()) << buffer.error().message();
+  size_t at_open = kernel_->reads(1);
+  EXPECT_GE(at_open, 1u) << "the baseline is taken at the hand-out";
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  size_t checks = kernel_->reads(1) - at_open;
+  // 20, 40, 80, 160, 320, then every 640 ms: about 7 in 2 s (100 at 20 ms).
+  EXPECT_GE(checks, 3u);
+  EXPECT_LE(checks, 12u) << "no back-off";
+  // Another holder of the same open file disables the event.
+  ASSERT_TRUE(kernel_->ioctl(kernel_->fd_of(1), PERF_EVENT_IOC_DISABLE, 0).ok());
+  uint64_t tampered = 0;
+  for (int i = 0; i < 300 && tampered == 0; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    auto events = list();
+    tampered = events.empty() ? 0 : events[0].tamper_count;
+  }
+  ASSERT_EQ(tampered, 1u) << "the disable was not found within 1.5 s";
+  size_t after_finding = kernel_->reads(1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(320));
+  // 20, 40, 80, 160 ms after the finding: about 4; at 640 ms, at most 1.
+  EXPECT_GE(kernel_->reads(1) - after_finding, 2u) << "not back to the shortest interval";
+}
+
+// A create that would run the broker out of fds midway is refused before
+// anything is opened, with the figures and what to raise. The fds and the
+// limit come from <proc>/self (a fake tree: 44 open of 64); the sender's
+// credentials from <proc>/<pid>/status, copied from the real one.
+TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
+  ::pp::testing::TempDir proc;
+  auto status = sys::Tree("/proc").read("self/status");
+  ASSERT_TRUE(status.ok());
+  proc.write(std::to_string(::getpid()) + "/status", *status);
+  proc.write("self/limits",
+             "Limit                     Soft Limit           Hard Limit           Units\n"
+             "Max open files            64                   64                   files\n");
+  for (int i = 0; i < 45; i++)
+    proc.write("self/fd/" + std::to_string(i), "");
+  config_.proc_root = proc.path();
+  start();
+  kernel_->clear_calls();
+  auto refused = client()->create(kGetppidRequest, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EMFILE);
+  const std::string& message = refused.error().message();
+  for (const char* part :
+       {"cannot create 'sys_enter_getppid': it needs 2 file descriptors (one per CPU, 2 CPUs) and "
+        "2 for its context stream",
+        "the broker holds 45 fds of its limit of 64 (RLIMIT_NOFILE, hard limit 64) for 0 events",
+        "keeping 16 free", "ulimit -n 1024", "perf persistent kill"})
+    EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
+  EXPECT_EQ(kernel_->render_calls(), "") << "nothing is opened";
+  EXPECT_TRUE(list_all().empty());
+  // 44 open: 2 + 2 + 16 more fit under 64.
+  ASSERT_EQ(::unlink(proc.path("self/fd/44").c_str()), 0);
+  EXPECT_EQ(create(*client(), kGetppidRequest).id, 1u);
+}
+
 TEST_F(BrokerFakeKernelTest, KernelWithoutWriteBackwardGetsForwardBuffersAndANote) {
   kernel_ =
       std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2, .write_backward = false});

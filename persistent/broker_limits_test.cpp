@@ -461,5 +461,35 @@ TEST_F(BrokerLimitsTest, OutOfDescriptorsTheBrokerBacksOffAndLogsLittle) {
   EXPECT_LT(log_bytes, 8192) << "its log grew while out of descriptors";
 }
 
+// The fd room a create needs: one fd per CPU, one per CPU of a new context
+// stream, and kFdReserve kept free; the advice follows who runs the broker.
+TEST(FdRoom, RefusesPastTheLimitAndSaysWhatToRaise) {
+  FdRoom room{.event = "fp25", .cpus = 2, .open = 46, .limit = 64, .hard_limit = 64, .events = 20};
+  EXPECT_TRUE(check_fd_room(room).ok()) << "46 + 2 + 16 = 64 fits";
+  room.context_cpus = 2;
+  Status refused = check_fd_room(room);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EMFILE);
+  EXPECT_EQ(refused.error().message(),
+            "cannot create 'fp25': it needs 2 file descriptors (one per CPU, 2 CPUs) and 2 for "
+            "its context stream, and the broker holds 46 fds of its limit of 64 (RLIMIT_NOFILE, "
+            "hard limit 64) for 20 events (each takes one fd per CPU, and each context stream one "
+            "per CPU), keeping 16 free for clients and its own files; start the broker with a "
+            "higher limit ('ulimit -n 1024' in its shell first; the broker raises its soft limit "
+            "to the hard one), or kill events you no longer need ('perf persistent kill')");
+  room.service = true;
+  room.open = 1010;
+  room.limit = 1024;
+  room.hard_limit = -1;
+  std::string message = check_fd_room(room).error().message();
+  EXPECT_NE(message.find("limit of 1024 (RLIMIT_NOFILE) for"), std::string::npos) << message;
+  EXPECT_NE(message.find("raise LimitNOFILE= (e.g. LimitNOFILE=2060, 'systemctl edit "
+                         "perf-persistent.service') and restart the broker"),
+            std::string::npos)
+      << message;
+  room.limit = 0;
+  EXPECT_TRUE(check_fd_room(room).ok()) << "no limit known: nothing refused";
+}
+
 }  // namespace
 }  // namespace pp::persistent

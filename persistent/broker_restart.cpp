@@ -119,6 +119,8 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
   event.buffers = std::move(buffers);
   event.broker_filter = !info.is_context && !guarded_filter(info.attr, info.filter).empty();
   event.guard.assign(event.buffers.size(), GuardState{});
+  event.handed_out.assign(event.buffers.size(), false);
+  event.guard_schedule = {};
   info.page_size = sys::page_size();
   if (!samples_kept) {
     info.buffer_start = now();
@@ -126,10 +128,10 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
         "broker restart: the event came back with its fds, but nothing kept its buffers mapped "
         "meanwhile (no keeper, no reader)";
   }
-  int64_t now_ns = sys::monotonic_ns();
+  // The broker before this one may have handed these fds out: guarded from
+  // the start.
   for (size_t i = 0; i < event.buffers.size(); i++)
-    (void)check_buffer(*config_.kernel, event.buffers[i], info.attr, info.layout,
-                       event.broker_filter, event.guard[i], now_ns);
+    guard_from_now(event, i);
   if (notifying()) {
     for (const std::string& name : stale_names)
       (void)config_.systemd->remove_fds(name);

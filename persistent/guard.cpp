@@ -2,6 +2,8 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
+
 #include "sys/ring.h"
 
 namespace pp::persistent {
@@ -19,7 +21,26 @@ std::string with_error(std::string line, const Status& repaired) {
   return line;
 }
 
+// The first multiple of `interval_ms` after `now_ms`.
+int64_t next_multiple(int64_t now_ms, int interval_ms) {
+  return (now_ms / interval_ms + 1) * interval_ms;
+}
+
 }  // namespace
+
+void GuardSchedule::tighten(int64_t now_ms, int min_ms) {
+  min_ms = std::max(min_ms, 1);
+  int64_t at = next_multiple(now_ms, min_ms);
+  due_ms = active() ? std::min(due_ms, at) : at;
+  interval_ms = min_ms;
+}
+
+void GuardSchedule::relax(int64_t now_ms, int max_ms) {
+  if (!active())
+    return;
+  interval_ms = std::min(interval_ms * 2, std::max(max_ms, interval_ms));
+  due_ms = next_multiple(now_ms, interval_ms);
+}
 
 std::string guarded_filter(const sys::EventAttr& attr, std::string_view filter) {
   if (filter.empty() && attr.attr.type == PERF_TYPE_TRACEPOINT)

@@ -6,8 +6,18 @@
 // (TRUST MODEL) is the user's account of it.
 //
 //   at creation:  open guarded_attr(attr), set guarded_filter(attr, filter)
-//   every check:  for each CPU: check_buffer(kernel, buffer, attr, state, now)
-//                 -> what was found, one line each (already repaired)
+//   at a hand-out: the CPU's baseline taken again (if its fd never left the
+//                 broker before), schedule.tighten(now)
+//   when due:     for each CPU whose fd was handed out:
+//                   check_buffer(kernel, buffer, attr, state, now)
+//                   -> what was found, one line each (already repaired)
+//                 schedule.tighten(now) after a finding, else relax(now)
+//
+// Only a process the broker gave an fd can change an event (the broker
+// changes none), so a buffer whose fd never left the broker is never
+// checked: a broker nobody has read from wakes up for nothing. Once handed
+// out, a buffer is checked for as long as the event lives, since nothing
+// shows when the last copy of an fd is closed.
 //
 // Measured on Linux 6.18 (2 CPUs): one check of one CPU (read(2) and at most
 // three ioctls) costs about 3.5 us; the filter probe 1.5-3 us.
@@ -24,9 +34,28 @@
 
 namespace pp::persistent {
 
-// How often the broker checks its events, in milliseconds: a tampering that
-// can be undone is undone within this (plus the time to serve one request).
+// How often the broker checks an event whose fds it handed out, in
+// milliseconds: every kGuardIntervalMs right after a hand-out or a finding,
+// doubling after each check that finds nothing up to kGuardMaxIntervalMs. A
+// tampering that can be undone is undone within the interval of the moment
+// (plus the time to serve one request).
 inline constexpr int kGuardIntervalMs = 250;
+inline constexpr int kGuardMaxIntervalMs = 10'000;
+
+// When one event is checked next. Due times are multiples of the interval
+// on the monotonic clock, so events at the same interval share one wakeup.
+struct GuardSchedule {
+  int interval_ms = 0;  // 0: no fd of the event was handed out; never due
+  int64_t due_ms = 0;   // monotonic ms
+
+  bool active() const { return interval_ms > 0; }
+  bool due(int64_t now_ms) const { return active() && now_ms >= due_ms; }
+  // A hand-out or a finding: every `min_ms` again, the next check within
+  // `min_ms` of `now_ms` (or sooner, when one was due sooner).
+  void tighten(int64_t now_ms, int min_ms);
+  // A check that found nothing: the interval doubles, up to `max_ms`.
+  void relax(int64_t now_ms, int max_ms);
+};
 
 // The filter the broker sets on a tracepoint event created without one. It
 // passes every hit (no task has pid -1), and a perf event takes a single

@@ -128,5 +128,39 @@ TEST_F(GuardTest, ResetAndAScribbledHeadAreNoted) {
   EXPECT_NE(found[0].find("data_head"), std::string::npos) << found[0];
 }
 
+// The schedule: nothing handed out, never due; a hand-out, due within the
+// shortest interval; each clean check doubles it up to the longest; a
+// finding brings it back. Due times sit on multiples of the interval.
+TEST(GuardScheduleTest, IdleUntilAHandOutThenBacksOffAndTightens) {
+  GuardSchedule s;
+  EXPECT_FALSE(s.active());
+  EXPECT_FALSE(s.due(1'000'000));
+  s.relax(1'000, kGuardMaxIntervalMs);
+  EXPECT_FALSE(s.active()) << "a clean check of nothing starts nothing";
+
+  s.tighten(1'010, kGuardIntervalMs);
+  EXPECT_EQ(s.interval_ms, 250);
+  EXPECT_EQ(s.due_ms, 1'250);
+  EXPECT_FALSE(s.due(1'249));
+  EXPECT_TRUE(s.due(1'250));
+
+  std::vector<int> intervals;
+  int64_t now = 1'250;
+  for (int i = 0; i < 8; i++) {
+    s.relax(now, kGuardMaxIntervalMs);
+    intervals.push_back(s.interval_ms);
+    EXPECT_GT(s.due_ms, now);
+    EXPECT_LE(s.due_ms - now, s.interval_ms);
+    EXPECT_EQ(s.due_ms % s.interval_ms, 0);
+    now = s.due_ms;
+  }
+  EXPECT_EQ(intervals, (std::vector<int>{500, 1000, 2000, 4000, 8000, 10000, 10000, 10000}));
+
+  // A new hand-out or a finding: 250 ms again, and the next check within it.
+  s.tighten(now + 3, kGuardIntervalMs);
+  EXPECT_EQ(s.interval_ms, 250);
+  EXPECT_LE(s.due_ms - (now + 3), 250);
+}
+
 }  // namespace
 }  // namespace pp::persistent

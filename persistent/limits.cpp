@@ -1,5 +1,7 @@
 #include "persistent/limits.h"
 
+#include <algorithm>
+
 namespace pp::persistent {
 namespace {
 
@@ -20,6 +22,39 @@ Status check_create_limits(const CreateRequest& request) {
   PP_RETURN_IF_ERROR(check_length("filter", "--filter", request.filter.size(), kMaxFilterBytes));
   PP_RETURN_IF_ERROR(check_length("CPU list", "-C", request.cpus.size(), kMaxCpuListBytes));
   return ok_status();
+}
+
+std::string describe_fd_use(const FdRoom& room) {
+  size_t needed = room.cpus + room.context_cpus;
+  std::string limit =
+      std::to_string(room.limit) + " (RLIMIT_NOFILE" +
+      (room.hard_limit >= 0 ? ", hard limit " + std::to_string(room.hard_limit) : std::string()) +
+      ")";
+  // Room for as many events again as the broker holds now.
+  size_t wanted = std::max<size_t>(2 * (room.open + needed + kFdReserve), 1024);
+  std::string advice =
+      room.service ? "raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) +
+                         ", 'systemctl edit perf-persistent.service') and restart the broker"
+                   : "start the broker with a higher limit ('ulimit -n " + std::to_string(wanted) +
+                         "' in its shell first; the broker raises its soft limit to the hard one)";
+  return "the broker holds " + std::to_string(room.open) + " fds of its limit of " + limit +
+         " for " + std::to_string(room.events) + " event" + (room.events == 1 ? "" : "s") +
+         " (each takes one fd per CPU, and each context stream one per CPU), keeping " +
+         std::to_string(kFdReserve) + " free for clients and its own files; " + advice +
+         ", or kill events you no longer need ('perf persistent kill')";
+}
+
+Status check_fd_room(const FdRoom& room) {
+  size_t needed = room.cpus + room.context_cpus;
+  if (room.limit <= 0 || room.open + needed + kFdReserve <= size_t(room.limit))
+    return ok_status();
+  std::string what = std::to_string(room.cpus) + " file descriptor" + (room.cpus == 1 ? "" : "s") +
+                     " (one per CPU, " + std::to_string(room.cpus) + " CPU" +
+                     (room.cpus == 1 ? "" : "s") + ")";
+  if (room.context_cpus)
+    what += " and " + std::to_string(room.context_cpus) + " for its context stream";
+  return errorf(EMFILE, "cannot create '%s': it needs %s, and %s", room.event.c_str(), what.c_str(),
+                describe_fd_use(room).c_str());
 }
 
 }  // namespace pp::persistent

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "base/result.h"
 #include "persistent/event.h"
@@ -40,6 +41,12 @@ inline constexpr int kStallTimeoutMs = 10 * 1000;
 // long instead of retrying at once.
 inline constexpr int kAcceptBackoffMs = 250;
 
+// File descriptors: the broker holds one per CPU of every event and context
+// stream, and refuses a create that would leave fewer than this many free
+// under its RLIMIT_NOFILE, for its clients' sockets, the files it writes
+// and the fds it hands out (EMFILE, saying the figures and what to raise).
+inline constexpr size_t kFdReserve = 16;
+
 // The log: each client uid, and each other source, may write this many
 // lines per window; the rest are counted and said once the window ends. A
 // detached broker's broker.log is moved to broker.log.1 past kLogMaxBytes.
@@ -50,5 +57,26 @@ inline constexpr uint64_t kLogMaxBytes = 4 * 1024 * 1024;
 // EINVAL naming the field and its bound when `request` carries more than
 // the bounds above allow.
 Status check_create_limits(const CreateRequest& request);
+
+// What a create is about to open, against what the broker holds.
+struct FdRoom {
+  std::string event;        // its name, for the message
+  size_t cpus = 0;          // one fd each
+  size_t context_cpus = 0;  // a context stream to open with it: one fd each; 0: none
+  size_t open = 0;          // fds the broker holds now (<proc>/self/fd)
+  long limit = 0;           // its RLIMIT_NOFILE, soft
+  long hard_limit = -1;     // -1: unlimited
+  size_t events = 0;        // events it holds now, context streams not counted
+  bool service = false;     // run by systemd (LimitNOFILE=), else by hand (ulimit -n)
+};
+// EMFILE when opening the event would leave fewer than kFdReserve fds free:
+//   cannot create 'fp25': it needs 2 file descriptors (one per CPU, 2 CPUs)
+//   and the broker holds 50 of its limit of 64 (RLIMIT_NOFILE, hard limit 64)
+//   for 24 events, keeping 16 free for clients and its files; raise
+//   LimitNOFILE= (e.g. LimitNOFILE=256) in perf-persistent.service ...
+Status check_fd_room(const FdRoom& room);
+// The second half of that message, for an EMFILE met anyway (a file the
+// broker writes, a fd the kernel would not give).
+std::string describe_fd_use(const FdRoom& room);
 
 }  // namespace pp::persistent

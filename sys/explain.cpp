@@ -471,6 +471,15 @@ std::string perf_ioctl_name(unsigned long request) {
   }
 }
 
+std::optional<FdUsage> fd_usage(const ExplainEnv& env) {
+  Facts facts(env);
+  auto limits = facts.fd_limits();
+  auto open = facts.open_fds();
+  if (!limits || !open)
+    return std::nullopt;
+  return FdUsage{.open = *open, .limit = limits->first, .hard_limit = limits->second};
+}
+
 Error explain(int err, const FailedCall& call, const ExplainEnv& env) {
   Facts facts(env);
   std::vector<std::string> lines;

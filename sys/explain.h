@@ -73,6 +73,17 @@ Error explain(int err, const FailedCall& call, const ExplainEnv& env = {});
 // The same for an Error a Kernel returned (its code is the errno).
 Error explain(const Error& error, const FailedCall& call, const ExplainEnv& env = {});
 
+// How many fds this process holds and may hold: the entries of
+// <proc>/self/fd and the "Max open files" line of <proc>/self/limits
+//   Max open files            1024                 524288               files
+// nullopt when either cannot be read, or the soft limit is "unlimited".
+struct FdUsage {
+  size_t open = 0;
+  long limit = 0;        // RLIMIT_NOFILE, soft (ulimit -n)
+  long hard_limit = -1;  // -1: unlimited
+};
+std::optional<FdUsage> fd_usage(const ExplainEnv& env = {});
+
 // The name of a perf ioctl request ("PERF_EVENT_IOC_DETACH"), or its number
 // in hex.
 std::string perf_ioctl_name(unsigned long request);

@@ -708,6 +708,7 @@ Result<size_t> FakeKernel::read(int fd, void* buf, size_t length) {
     lock.unlock();
     return real_kernel().read(fd, buf, length);
   }
+  reads_[it->second->handle]++;
   return read_locked(*it->second, buf, length);
 }
 
@@ -1142,6 +1143,20 @@ uint64_t FakeKernel::count(int fd) const {
 size_t FakeKernel::open_fds() const {
   std::lock_guard lock(mutex_);
   return fds_.size();
+}
+
+size_t FakeKernel::reads(int handle) const {
+  std::lock_guard lock(mutex_);
+  auto it = reads_.find(handle);
+  return it == reads_.end() ? 0 : it->second;
+}
+
+int FakeKernel::fd_of(int handle) const {
+  std::lock_guard lock(mutex_);
+  for (const auto& [fd, entry] : fds_)
+    if (entry->handle == handle)
+      return fd;
+  return -1;
 }
 
 size_t FakeKernel::mappings() const {

@@ -208,7 +208,13 @@ class FakeKernel final : public Kernel {
   std::optional<EventAttr> event_attr(int fd) const;  // with bit 23 set while persistent
   std::string filter(int fd) const;
   uint64_t count(int fd) const;
-  size_t open_fds() const;            // fds the fake made that are still open
+  size_t open_fds() const;  // fds the fake made that are still open
+  // read(2)s of the fd with this handle (fd#N in render_calls()) so far:
+  // reads are not in the call log, they are what the broker's guard makes.
+  size_t reads(int handle) const;
+  // The fd with this handle, -1 once closed: how a test acts as another
+  // holder of the same open file (an ioctl through it reaches the event).
+  int fd_of(int handle) const;
   size_t mappings() const;            // mappings still mapped
   size_t live_events() const;         // events alive (counting), persistent or not
   size_t buffer_pages(int fd) const;  // data pages of the fd's buffer, 0 if none
@@ -286,6 +292,7 @@ class FakeKernel final : public Kernel {
   std::vector<KernelCall> calls_;
   uint64_t next_event_id_ = 1;
   int next_handle_ = 1;
+  std::map<int, size_t> reads_;  // by handle
   int next_mapping_ = 1;
   uint64_t clock_ns_ = 1'000'000'000;
 };

@@ -3,8 +3,9 @@
 // perf fd), so a holder may disable the event, set a filter on it or map its
 // buffer writable. Each test plays the attacker with one connection and an
 // honest reader with another, on a private run dir, and shows the broker
-// repairs (within kGuardIntervalMs, 250 ms; the tests allow 2 s) or prevents
-// it, samples reach the honest reader again, and list says what happened.
+// repairs (within kGuardIntervalMs, 250 ms after the hand-out; the tests
+// allow 2 s) or prevents it, samples reach the honest reader again, and list
+// says what happened.
 // The last test shows that kill stops collection for readers that still
 // hold the buffer.
 #include <fcntl.h>
