@@ -429,10 +429,10 @@ TEST_F(Record, LeanEventsSamplesGetTheirBuffersCpuAndPeriod) {
 
   CommandResult report = run_command({"perf", "report", "--stdio", "-i", file});
   ASSERT_EQ(report.status, 0) << report.err;
-  ASSERT_TRUE(std::regex_search(
-      report.out, m, std::regex("# Samples: ([0-9]+) +of event 'syscalls:sys_enter_getppid'")))
+  // "# Samples: 1K of event ...": perf rounds the count; the event count is exact.
+  EXPECT_TRUE(std::regex_search(
+      report.out, std::regex("# Samples: [0-9.]+K? +of event 'syscalls:sys_enter_getppid'")))
       << report.out.substr(0, 1000);
-  EXPECT_EQ(std::stol(m[1]), total);
   ASSERT_TRUE(
       std::regex_search(report.out, m, std::regex("# Event count \\(approx\\.\\): ([0-9]+)")))
       << report.out.substr(0, 1000);
