@@ -7,6 +7,7 @@
 
 #include "base/cpu_list.h"
 #include "persistent/names.h"
+#include "persistent/sample_layout.h"
 
 namespace pp::persistent {
 
@@ -25,10 +26,16 @@ sys::EventAttr sampling_attr(const ResolvedEvent& event, Layout layout) {
       attr.sample_freq = 4000;
     }
   }
-  attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
-                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
-  if (tracepoint)
-    attr.sample_type |= PERF_SAMPLE_RAW;
+  if (tracepoint) {
+    // Lean (persistent/sample_layout.h): what the readers know, the kernel
+    // need not write on every event.
+    attr.sample_type = kLeanTracepointSampleType;
+    if (attr.freq)
+      attr.sample_type |= PERF_SAMPLE_PERIOD;
+  } else {
+    attr.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                       PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
+  }
   attr.sample_id_all = 1;
   attr.disabled = 0;
   attr.inherit = 0;

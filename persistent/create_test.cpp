@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "persistent/sample_layout.h"
 #include "persistent/testing/test_doubles.h"
 #include "tests/support/temp_dir.h"
 
@@ -33,18 +34,54 @@ ResolvedEvent software() {
 constexpr uint64_t kBaseSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                      PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
 
-TEST(Sampling, TracepointSamplesEveryEventWithRaw) {
+// Lean (issue 16): the kernel writes TID, TIME and RAW; the readers supply
+// IP, CPU, PERIOD and IDENTIFIER (persistent/sample_layout.h).
+TEST(Sampling, TracepointSamplesEveryEventLean) {
   sys::EventAttr a = sampling_attr(tracepoint(), Layout::kBackward);
   EXPECT_EQ(a.attr.type, uint32_t(PERF_TYPE_TRACEPOINT));
   EXPECT_EQ(a.attr.config, 316u);
   EXPECT_EQ(a.attr.sample_period, 1u);
   EXPECT_EQ(a.attr.freq, 0u);
-  EXPECT_EQ(a.attr.sample_type, kBaseSampleType | PERF_SAMPLE_RAW);
+  EXPECT_EQ(a.attr.sample_type, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW);
+  EXPECT_TRUE(is_lean(a));
+  EXPECT_EQ(completed_attr(a).attr.sample_type, kBaseSampleType | PERF_SAMPLE_RAW);
   EXPECT_EQ(a.attr.sample_id_all, 1u);
   EXPECT_EQ(a.attr.disabled, 0u);
   EXPECT_EQ(a.attr.inherit, 0u);
   EXPECT_EQ(a.attr.write_backward, 1u);
   EXPECT_EQ(a.attr.size, sys::kAttrSizeVer7);
+}
+
+TEST(Sampling, TracepointByFrequencyKeepsItsPeriod) {
+  ResolvedEvent e = tracepoint();
+  e.attr.attr.freq = 1;
+  e.attr.attr.sample_freq = 100;
+  sys::EventAttr a = sampling_attr(e, Layout::kBackward);
+  EXPECT_EQ(a.attr.sample_type,
+            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD);
+  EXPECT_TRUE(is_lean(a));
+}
+
+TEST(Sampling, EventsCreatedBeforeStayAsTheyAre) {
+  // A tracepoint event made with the full sample_type, and the seed
+  // kernel's boot events (RAW only): nothing for a reader to add.
+  sys::EventAttr full = sampling_attr(tracepoint(), Layout::kBackward);
+  full.attr.sample_type = kBaseSampleType | PERF_SAMPLE_RAW;
+  EXPECT_FALSE(is_lean(full));
+  EXPECT_EQ(completed_attr(full), full);
+  sys::EventAttr boot = full;
+  boot.attr.sample_type = PERF_SAMPLE_RAW;
+  boot.attr.sample_id_all = 0;
+  EXPECT_FALSE(is_lean(boot));
+  EXPECT_EQ(completed_attr(boot), boot);
+}
+
+TEST(Sampling, FillIsTheBuffersCpuIdAndPeriod) {
+  sys::EventAttr a = sampling_attr(tracepoint(), Layout::kBackward);
+  sys::SampleFill fill = sample_fill(a, 3, 77);
+  EXPECT_EQ(fill.cpu, 3u);
+  EXPECT_EQ(fill.id, 77u);
+  EXPECT_EQ(fill.period, 1u);
 }
 
 TEST(Sampling, OtherEventsSampleAt4000HzUnlessTheStringChose) {
@@ -54,6 +91,8 @@ TEST(Sampling, OtherEventsSampleAt4000HzUnlessTheStringChose) {
   EXPECT_EQ(a.attr.sample_type, kBaseSampleType);
   EXPECT_EQ(a.attr.write_backward, 0u);
   EXPECT_EQ(a.attr.exclude_guest, 1u) << "the parser's bits stay";
+
+  EXPECT_FALSE(is_lean(a)) << "IP matters outside tracepoints (top's symbols)";
 
   ResolvedEvent period = software();
   period.attr.attr.sample_period = 10007;

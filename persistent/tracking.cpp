@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "persistent/sample_layout.h"
 #include "sys/clock.h"
 
 namespace pp::persistent {
@@ -57,7 +58,9 @@ sys::EventAttr context_attr(const ContextKey& key, Layout layout) {
 
 bool wants_context(const sys::EventAttr& served) {
   const perf_event_attr& a = served.attr;
-  return a.sample_id_all && (a.sample_type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID));
+  // A lean event's readers give its records the stream's ids (sample_layout.h).
+  return a.sample_id_all &&
+         ((a.sample_type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)) || is_lean(served));
 }
 
 const EventInfo* find_context(const std::vector<EventInfo>& events, const sys::EventAttr& served) {

@@ -68,8 +68,9 @@ ContextKey key_of_context(const sys::EventAttr& context);
 
 // Whether an event of `served` can use context streams at all: its records
 // must carry the sample id in every record (sample_id_all and
-// PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID), else perf could not tell whose
-// a COMM is.
+// PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID, or a lean tracepoint event whose
+// readers add the buffer's id: persistent/sample_layout.h), else perf could
+// not tell whose a COMM is.
 bool wants_context(const sys::EventAttr& served);
 
 // The context stream among `events` that serves `served`, if any.

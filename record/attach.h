@@ -32,7 +32,8 @@ namespace pp::record {
 struct Stream {
   size_t event = 0;  // index of its event; the tracking event's comes after them
   int cpu = 0;
-  uint64_t id = 0;  // the sample id, when the attr asks for one (PERF_RECORD_LOST)
+  uint64_t id = 0;  // the sample id, when the attr asks for one or the event is lean
+                    // (PERF_RECORD_LOST; what a lean event's records are given)
   sys::Fd fd;
   sys::Mapping mapping;
   std::optional<sys::RingReader> reader;

@@ -2,6 +2,7 @@
 
 #include "base/cpu_list.h"
 #include "parse/parse_events.h"
+#include "persistent/sample_layout.h"
 #include "sys/clock.h"
 
 namespace pp::record {
@@ -70,7 +71,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   }
   bool all_ids = true;
   for (const ResolvedEvent& r : resolved)
-    all_ids &= has_sample_id(r.info.attr);
+    all_ids &= has_sample_id(persistent::completed_attr(r.info.attr));
   if (one_file && resolved.size() > 1 && !all_ids)
     return usage_error(
         "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "

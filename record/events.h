@@ -32,7 +32,8 @@ struct ResolvedEvent {
 // covers) against each event's CPUs. Fails (EINVAL or ENOENT, with a message
 // that says what to do) on an event that is not persistent, not running,
 // has no known attr, is named twice, or has no buffer on a CPU asked for;
-// on several events whose records carry no sample id, as one file could not
+// on several events whose records carry no sample id, not even once
+// completed (a lean event's are: persistent/sample_layout.h), as one file could not
 // tell them apart, or whose clocks differ (`one_file` false: a reader that
 // keeps each buffer's records apart, as top does, takes them). `notes` gets
 // lines for the user that are not errors (an event whose buffers restarted
@@ -43,7 +44,9 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
                                                   bool one_file = true);
 
 // Whether records of `attr` carry the sample id (PERF_SAMPLE_IDENTIFIER or
-// PERF_SAMPLE_ID), which tells events apart in one file.
+// PERF_SAMPLE_ID), which tells events apart in one file. For a lean event
+// (persistent/sample_layout.h) ask of persistent::completed_attr(): its
+// readers add the id of the buffer each record came from.
 bool has_sample_id(const sys::EventAttr& attr);
 
 }  // namespace pp::record

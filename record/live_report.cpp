@@ -20,12 +20,8 @@ namespace {
 // end) and handed to the report one by one.
 class ReportSink final : public RecordSink {
  public:
-  ReportSink(report::TraceReport& report, const std::vector<ResolvedEvent>& events,
-             const std::vector<Stream>& streams)
-      : report_(report), events_(events) {
-    for (const Stream& s : streams)
-      event_of_id_.emplace_back(s.id, s.event);
-  }
+  ReportSink(report::TraceReport& report, const std::vector<ResolvedEvent>& events)
+      : report_(report), events_(events) {}
 
   Status lost(const Stream& stream, uint64_t records) override {
     report_.bad_record(
@@ -35,7 +31,11 @@ class ReportSink final : public RecordSink {
     return ok_status();
   }
 
-  Status append(const Stream&, std::span<const uint8_t> records) override {
+  // The stream says whose records these are and on which CPU: a lean
+  // event's records carry neither (persistent/sample_layout.h).
+  Status append(const Stream& stream, std::span<const uint8_t> records) override {
+    const ResolvedEvent& event = events_[stream.event];
+    const perf_event_attr& attr = event.info.attr.attr;
     chunks_.emplace_back(records.begin(), records.end());
     std::span<const uint8_t> kept = chunks_.back();
     sys::walk_records(kept, [&](const perf_event_header& h, size_t offset) {
@@ -45,13 +45,15 @@ class ReportSink final : public RecordSink {
         report_.other_record();
         return true;
       }
-      const ResolvedEvent& event = event_for(record);
-      auto sample = sys::decode_sample(event.info.attr.attr, record);
-      if (!sample.ok())
+      auto sample = sys::decode_sample(attr, record);
+      if (!sample.ok()) {
         report_.bad_record("the buffers of persistent/" + event.info.name + "/", at,
                            sample.error());
-      else
-        report_.sample(*sample, "the buffers", at);
+        return true;
+      }
+      if (!(attr.sample_type & PERF_SAMPLE_CPU))
+        sample->cpu = uint32_t(stream.cpu);
+      report_.sample(*sample, "the buffers", at);
       return true;
     });
     position_ += records.size();
@@ -61,22 +63,8 @@ class ReportSink final : public RecordSink {
   Status end_round() override { return ok_status(); }
 
  private:
-  // With several events every record carries its id first (resolve_events
-  // refuses several events without sample ids).
-  const ResolvedEvent& event_for(std::span<const uint8_t> record) const {
-    if (events_.size() > 1 && record.size() >= 16 &&
-        (events_[0].info.attr.attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
-      uint64_t id = sys::u64_at(record.data() + 8);
-      for (const auto& [own, index] : event_of_id_)
-        if (own == id)
-          return events_[index];
-    }
-    return events_.front();
-  }
-
   report::TraceReport& report_;
   const std::vector<ResolvedEvent>& events_;
-  std::vector<std::pair<uint64_t, size_t>> event_of_id_;
   std::deque<std::vector<uint8_t>> chunks_;
   uint64_t position_ = 0;  // bytes handed on before this append
 };
@@ -137,7 +125,7 @@ Result<report::ReportStats> live_report(const LiveReportRequest& request,
 
   report::TraceReport report(options, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));
-  ReportSink sink(report, events, streams);
+  ReportSink sink(report, events);
   DrainTotals totals;
   PP_RETURN_IF_ERROR(drain_all(streams, sink, totals));
   PP_RETURN_IF_ERROR(report.finish());

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "persistent/sample_layout.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -17,6 +18,8 @@
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
 #include "sys/clock.h"
+#include "sys/perf_abi_records.h"
+#include "sys/perf_abi_sample.h"
 #include "sys/process.h"
 #include "sys/ring_reader.h"
 
@@ -25,10 +28,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The drained records go into perf.data.
+// The drained records go into perf.data, a lean event's completed to the
+// layout its attr has in the file (persistent/sample_layout.h).
 class WriterSink final : public RecordSink {
  public:
-  explicit WriterSink(report::PerfDataWriter& writer) : writer_(writer) {}
+  WriterSink(report::PerfDataWriter& writer, const std::vector<ResolvedEvent>& events)
+      : writer_(writer) {
+    for (const ResolvedEvent& r : events) {
+      if (persistent::is_lean(r.info.attr))
+        lean_.push_back(Relayout{r.info.attr, persistent::completed_attr(r.info.attr)});
+      else
+        lean_.push_back(std::nullopt);
+    }
+  }
 
   Status lost(const Stream& stream, uint64_t records) override {
     report::LostReport lost;
@@ -37,13 +49,31 @@ class WriterSink final : public RecordSink {
     lost.cpu = uint32_t(stream.cpu);
     return writer_.append_lost(lost);
   }
-  Status append(const Stream&, std::span<const uint8_t> records) override {
-    return writer_.append(records);
+  Status append(const Stream& stream, std::span<const uint8_t> records) override {
+    if (stream.event >= lean_.size() || !lean_[stream.event])
+      return writer_.append(records);
+    const Relayout& relayout = *lean_[stream.event];
+    sys::SampleFill fill = persistent::sample_fill(relayout.from, stream.cpu, stream.id);
+    scratch_.clear();
+    sys::walk_records(records, [&](const perf_event_header& h, size_t offset) {
+      // A record that does not decode with its own attr cannot be laid out
+      // anew: it is left out (the ring reader hands on only whole records).
+      (void)sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,
+                                 records.subspan(offset, h.size), scratch_);
+      return true;
+    });
+    return writer_.append(scratch_);
   }
   Status end_round() override { return writer_.finished_round(); }
 
  private:
+  struct Relayout {
+    sys::EventAttr from;  // the event's: how the buffer lays records out
+    sys::EventAttr to;    // the file's
+  };
   report::PerfDataWriter& writer_;
+  std::vector<std::optional<Relayout>> lean_;  // by event index
+  std::vector<uint8_t> scratch_;
 };
 
 class Session {
@@ -167,9 +197,10 @@ Status Session::open_writer() {
   config.buffer_size = write_batch(streams_);
   for (size_t e = 0; e < events_.size(); e++) {
     const ResolvedEvent& r = events_[e];
-    report::EventDesc desc{
-        r.info.attr, r.name,
-        has_sample_id(r.info.attr) ? ids_of(streams_, e) : std::vector<uint64_t>{}};
+    // A lean event's attr as its records are once completed (WriterSink).
+    sys::EventAttr attr = persistent::completed_attr(r.info.attr);
+    report::EventDesc desc{attr, r.name,
+                           has_sample_id(attr) ? ids_of(streams_, e) : std::vector<uint64_t>{}};
     config.events.push_back(std::move(desc));
   }
   if (tracking_)
@@ -199,7 +230,7 @@ Status Session::open_writer() {
                         report::PerfDataWriter::create_file(request_.output, std::move(config)));
   }
   result_.output = writer_->output_name();
-  sink_.emplace(*writer_);
+  sink_.emplace(*writer_, events_);
   return ok_status();
 }
 

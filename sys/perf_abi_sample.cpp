@@ -409,4 +409,59 @@ Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_
   return s;
 }
 
+Status relayout_record(const perf_event_attr& from, const perf_event_attr& to,
+                       const SampleFill& fill, std::span<const uint8_t> record,
+                       std::vector<uint8_t>& out) {
+  if (record.size() < sizeof(perf_event_header))
+    return errorf(EINVAL, "record of %zu bytes is shorter than its header", record.size());
+  perf_event_header header;
+  std::memcpy(&header, record.data(), sizeof(header));
+  const size_t start = out.size();
+  if (header.type == PERF_RECORD_SAMPLE) {
+    PP_ASSIGN_OR_RETURN(Sample s, decode_sample(from, record));
+    const uint64_t missing = to.sample_type & ~from.sample_type;
+    if (missing & PERF_SAMPLE_IP)
+      s.ip = 0;
+    if (missing & PERF_SAMPLE_CPU)
+      s.cpu = fill.cpu;
+    if (missing & PERF_SAMPLE_PERIOD)
+      s.period = fill.period;
+    if (missing & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
+      s.id = fill.id;
+      s.identifier = fill.id;
+    }
+    encode_sample(to, s, header.misc, out);
+  } else {
+    size_t old_trailer = sample_id_size(from);
+    if (record.size() < sizeof(perf_event_header) + old_trailer)
+      return errorf(EINVAL,
+                    "record of type %u and %zu bytes is too short for a %zu-byte "
+                    "sample_id trailer",
+                    unsigned(header.type), record.size(), old_trailer);
+    SampleId id;
+    if (from.sample_id_all) {
+      PP_ASSIGN_OR_RETURN(id, decode_sample_id(from.sample_type, record));
+    }
+    const uint64_t had = from.sample_id_all ? sample_id_bits(from.sample_type) : 0;
+    if (!(had & PERF_SAMPLE_CPU))
+      id.cpu = fill.cpu;
+    if (!(had & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)))
+      id.id = fill.id;
+    put(out, record.data(), record.size() - old_trailer);
+    if (to.sample_id_all)
+      encode_sample_id(to.sample_type, id, out);
+    size_t size = out.size() - start;
+    if (size <= 0xffff) {
+      header.size = uint16_t(size);
+      std::memcpy(out.data() + start, &header, sizeof(header));
+    }
+  }
+  if (out.size() - start > 0xffff) {
+    out.resize(start);
+    return errorf(EINVAL, "record of type %u grows past 65535 bytes when laid out anew",
+                  unsigned(header.type));
+  }
+  return ok_status();
+}
+
 }  // namespace pp::sys

@@ -188,4 +188,29 @@ Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_
 std::optional<size_t> sample_fields_end(const perf_event_attr& attr,
                                         std::span<const uint8_t> record, Sample* out = nullptr);
 
+// What a reader knows about a record that the record may not say: which
+// buffer it came from. relayout_record() takes the fields a record lacks
+// from here.
+struct SampleFill {
+  uint64_t id = 0;      // the buffer's perf event id (PERF_EVENT_IOC_ID): ID, IDENTIFIER
+  uint32_t cpu = 0;     // the CPU the per-CPU buffer belongs to
+  uint64_t period = 1;  // the event's sample_period (1 for a tracepoint)
+};
+
+// Appends `record` (whole, header included), written by an event with
+// `from`, laid out as an event with `to` writes it: each field both have is
+// copied, each field only `to` has takes `fill`'s value (IP 0, CPU, PERIOD,
+// ID, IDENTIFIER; any other field 0 or empty), each field only `from` has is
+// dropped. A non-sample record keeps its body and gets `to`'s sample_id
+// trailer (none without to.sample_id_all) from `from`'s trailer and `fill`.
+// The header's type and misc are kept. EINVAL, with `out` as it was, when
+// the record does not decode with `from` or would outgrow a u16 size.
+//
+//   lean (TID|TIME|RAW):  hdr | pid tid | time | raw
+//   full (IP|TID|TIME|CPU|PERIOD|IDENTIFIER|RAW):
+//                         hdr | id | ip=0 | pid tid | time | cpu 0 | period | raw
+Status relayout_record(const perf_event_attr& from, const perf_event_attr& to,
+                       const SampleFill& fill, std::span<const uint8_t> record,
+                       std::vector<uint8_t>& out);
+
 }  // namespace pp::sys

@@ -527,5 +527,138 @@ TEST(PadRaw, PadsToTheKernelsAlignment) {
   EXPECT_EQ(pad_raw(Bytes(12, 1)).size(), 12u);
 }
 
+// relayout_record(): a lean tracepoint sample (TID|TIME|RAW) in, the full
+// one perf record writes out, with what the reader knows supplied. Both
+// built by hand, byte for byte.
+constexpr uint64_t kLeanSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+
+Bytes lean_sample(uint32_t raw_size, uint16_t misc = PERF_RECORD_MISC_KERNEL) {
+  Builder w;
+  size_t raw_padded = (4 + raw_size + 7) / 8 * 8;
+  w.header(misc, 8 + 2 * 8 + raw_padded);
+  w.u32(100);   // pid
+  w.u32(101);   // tid
+  w.u64(5000);  // time
+  w.u32(raw_size);
+  for (uint32_t i = 0; i < raw_size; i++)
+    w.u8(uint8_t(i));
+  while (w.out.size() % 8)
+    w.u8(0);
+  return w.out;
+}
+
+// tracepoint_sample() with the values a reader supplies: id 77, ip 0, cpu 1,
+// period 1.
+Bytes full_sample(uint32_t raw_size) {
+  Bytes b = tracepoint_sample(raw_size);
+  uint64_t ip = 0;
+  std::memcpy(b.data() + 16, &ip, sizeof(ip));
+  return b;
+}
+
+perf_event_attr lean_attr() {
+  perf_event_attr a = {};
+  a.type = PERF_TYPE_TRACEPOINT;
+  a.sample_type = kLeanSampleType;
+  a.sample_period = 1;
+  a.sample_id_all = 1;
+  return a;
+}
+
+perf_event_attr full_attr() {
+  perf_event_attr a = lean_attr();
+  a.sample_type = kTracepointSampleType;
+  return a;
+}
+
+constexpr SampleFill kFill{.id = 77, .cpu = 1, .period = 1};
+
+TEST(Relayout, LeanSampleGetsIdIpCpuAndPeriod) {
+  // Sizes the kernel writes: it pads RAW so that u32 size + payload end on a
+  // u64 boundary, and counts the padding in the size.
+  for (uint32_t raw_size : {4u, 12u, 20u, 100u}) {
+    Bytes out = {0xaa};  // appended after what is there
+    ASSERT_TRUE(relayout_record(lean_attr(), full_attr(), kFill, lean_sample(raw_size), out).ok());
+    Bytes expected = {0xaa};
+    Bytes full = full_sample(raw_size);
+    expected.insert(expected.end(), full.begin(), full.end());
+    EXPECT_EQ(out, expected) << "raw size " << raw_size;
+  }
+}
+
+TEST(Relayout, MiscIsKept) {
+  Bytes out;
+  ASSERT_TRUE(
+      relayout_record(lean_attr(), full_attr(), kFill, lean_sample(12, PERF_RECORD_MISC_USER), out)
+          .ok());
+  perf_event_header h;
+  std::memcpy(&h, out.data(), sizeof(h));
+  EXPECT_EQ(h.misc, PERF_RECORD_MISC_USER);
+  EXPECT_EQ(h.size, out.size());
+}
+
+TEST(Relayout, SameLayoutIsCopiedAsIs) {
+  Bytes full = tracepoint_sample(20);
+  Bytes out;
+  ASSERT_TRUE(relayout_record(full_attr(), full_attr(), kFill, full, out).ok());
+  EXPECT_EQ(out, full) << "fields the record has are never replaced";
+}
+
+TEST(Relayout, NonSampleRecordGetsTheFullTrailer) {
+  // PERF_RECORD_LOST {id, lost} with the lean trailer (TID, TIME), and the
+  // same with the full one (TID, TIME, CPU, IDENTIFIER).
+  Builder lean;
+  lean.u32(PERF_RECORD_LOST);
+  lean.u16(0);
+  lean.u16(8 + 16 + 16);
+  lean.u64(0);   // id: the kernel's own is the event's, here unknown
+  lean.u64(12);  // lost
+  lean.u32(100);
+  lean.u32(101);
+  lean.u64(5000);
+  Builder full;
+  full.u32(PERF_RECORD_LOST);
+  full.u16(0);
+  full.u16(8 + 16 + 32);
+  full.u64(0);
+  full.u64(12);
+  full.u32(100);
+  full.u32(101);
+  full.u64(5000);
+  full.u32(1);  // cpu
+  full.u32(0);
+  full.u64(77);  // identifier
+  Bytes out;
+  ASSERT_TRUE(relayout_record(lean_attr(), full_attr(), kFill, lean.out, out).ok());
+  EXPECT_EQ(out, full.out);
+}
+
+TEST(Relayout, AMalformedRecordIsRefusedAndNothingAppended) {
+  Bytes cut = lean_sample(20);
+  cut.resize(16);
+  uint16_t size = 16;
+  std::memcpy(cut.data() + 6, &size, sizeof(size));
+  Bytes out = {1, 2, 3};
+  EXPECT_FALSE(relayout_record(lean_attr(), full_attr(), kFill, cut, out).ok());
+  EXPECT_EQ(out, (Bytes{1, 2, 3}));
+
+  Builder lost;  // too short for its trailer
+  lost.u32(PERF_RECORD_LOST);
+  lost.u16(0);
+  lost.u16(16);
+  lost.u64(0);
+  EXPECT_FALSE(relayout_record(lean_attr(), full_attr(), kFill, lost.out, out).ok());
+  EXPECT_EQ(out, (Bytes{1, 2, 3}));
+}
+
+TEST(Relayout, ARecordThatWouldOutgrowU16IsRefused) {
+  // A raw payload so large that 32 more bytes pass 65535.
+  Bytes big = lean_sample(65500);  // 65528 bytes; completed 65560
+  ASSERT_LE(big.size(), 65535u);
+  Bytes out;
+  EXPECT_FALSE(relayout_record(lean_attr(), full_attr(), kFill, big, out).ok());
+  EXPECT_TRUE(out.empty());
+}
+
 }  // namespace
 }  // namespace pp::sys

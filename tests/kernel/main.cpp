@@ -5,6 +5,7 @@
 //                                   uses it to refuse skips on a capable machine)
 //   kernel_tests --getppid N        pin to CPU 0, print "pid P" on stderr, make
 //                                   exactly N getppid(2) calls
+//   kernel_tests --getppid-on C N   the same on CPU C
 //   kernel_tests --busy MS          burn CPU for MS milliseconds in
 //                                   pp_test_busy_loop(), a function perf report
 //                                   must name
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <gtest/gtest.h>
 #include <iostream>
+#include <string>
 
 #include "tests/kernel/kernel_env.h"
 
@@ -33,12 +35,12 @@ extern "C" __attribute__((noinline)) uint64_t pp_test_busy_loop(uint64_t ms) {
 
 namespace {
 
-int getppid_caller(long calls) {
+int getppid_caller(long calls, int cpu = 0) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  CPU_SET(0, &set);
+  CPU_SET(cpu, &set);
   if (::sched_setaffinity(0, sizeof(set), &set) != 0) {
-    std::perror("sched_setaffinity CPU 0");
+    std::perror(("sched_setaffinity CPU " + std::to_string(cpu)).c_str());
     return 2;
   }
   std::cerr << "pid " << ::getpid() << std::endl;
@@ -59,6 +61,8 @@ int main(int argc, char** argv) {
   }
   if (argc == 3 && std::strcmp(argv[1], "--getppid") == 0)
     return getppid_caller(std::atol(argv[2]));
+  if (argc == 4 && std::strcmp(argv[1], "--getppid-on") == 0)
+    return getppid_caller(std::atol(argv[3]), std::atoi(argv[2]));
   if (argc == 3 && std::strcmp(argv[1], "--busy") == 0) {
     pp_test_busy_loop(std::strtoull(argv[2], nullptr, 10));
     return 0;

@@ -4,6 +4,7 @@
 // exactly N getppid calls (kernel_tests --getppid N), and `perf script` /
 // `perf report --stats` reading the file. Each test has its own run
 // directory and broker, stopped at the end whatever happened.
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -375,6 +376,68 @@ TEST_F(Record, CpuClockSamplesNameTheHottestFunction) {
       std::regex_search(rep.out, m, std::regex("([0-9.]+)%\\s+\\[\\.\\] pp_test_busy_loop")))
       << rep.out.substr(0, 2000);
   EXPECT_GT(std::stod(m[1]), 50.0) << "the busy loop must dominate the workload's samples";
+}
+
+// Issue 16: a persistent tracepoint event is created lean (sample_type
+// TID|TIME|RAW) and record supplies the rest from the buffer each record
+// came from: perf script shows each sample's CPU and period, perf report
+// reads the file and counts every sample once.
+TEST_F(Record, LeanEventsSamplesGetTheirBuffersCpuAndPeriod) {
+  PP_SKIP_UNLESS(::sysconf(_SC_NPROCESSORS_ONLN) >= 2, "needs CPUs 0 and 1 online");
+  create();
+  CommandResult listed = run_pp({"list", "--json"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  uint64_t sample_type = 0;
+  for (const json& e : json::parse(listed.out).value("events", json::array()))
+    if (e.value("name", "") == "gp")
+      sample_type = std::stoull(e["attr"][3].get<std::string>(), nullptr, 16);
+  EXPECT_EQ(sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW))
+      << listed.out;
+
+  constexpr int kOnCpu0 = kCalls, kOnCpu1 = kCalls / 2;
+  std::string file = tmp_.path("lean.data");
+  std::string both = "'" + self_ + "' --getppid-on 0 " + std::to_string(kOnCpu0) + " && '" + self_ +
+                     "' --getppid-on 1 " + std::to_string(kOnCpu1);
+  CommandResult r = run_pp({"record", "-e", "persistent/gp/", "-o", file, "--", "sh", "-c", both});
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::vector<std::string> pids;
+  std::smatch m;
+  for (auto it = r.err.cbegin(); std::regex_search(it, r.err.cend(), m, std::regex("pid ([0-9]+)"));
+       it = m.suffix().first)
+    pids.push_back(m[1]);
+  ASSERT_EQ(pids.size(), 2u) << r.err;
+
+  CommandResult script = run_command({"perf", "script", "-i", file, "-F", "cpu,pid,event,period"});
+  ASSERT_EQ(script.status, 0) << script.err;
+  // "30181 [001]          1 syscalls:sys_enter_getppid: "
+  std::regex line_re("^ *([0-9]+) +\\[([0-9]+)\\] +([0-9]+) +syscalls:sys_enter_getppid:.*");
+  int on0 = 0, on1 = 0, elsewhere = 0, total = 0;
+  std::istringstream lines(script.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (!std::regex_match(line, m, line_re))
+      continue;
+    total++;
+    EXPECT_EQ(m[3].str(), "1") << "period of: " << line;
+    if (m[1] == pids[0])
+      (m[2] == "000" ? on0 : elsewhere)++;
+    else if (m[1] == pids[1])
+      (m[2] == "001" ? on1 : elsewhere)++;
+  }
+  EXPECT_EQ(on0, kOnCpu0) << script.out.substr(0, 600);
+  EXPECT_EQ(on1, kOnCpu1) << script.out.substr(0, 600);
+  EXPECT_EQ(elsewhere, 0) << "samples of a pinned workload on another CPU";
+
+  CommandResult report = run_command({"perf", "report", "--stdio", "-i", file});
+  ASSERT_EQ(report.status, 0) << report.err;
+  // "# Samples: 1K of event ...": perf rounds the count; the event count is exact.
+  EXPECT_TRUE(std::regex_search(
+      report.out, std::regex("# Samples: [0-9.]+K? +of event 'syscalls:sys_enter_getppid'")))
+      << report.out.substr(0, 1000);
+  ASSERT_TRUE(
+      std::regex_search(report.out, m, std::regex("# Event count \\(approx\\.\\): ([0-9]+)")))
+      << report.out.substr(0, 1000);
+  EXPECT_EQ(std::stol(m[1]), total) << "every sample's period is 1";
+  EXPECT_EQ(report.err.find("non matching"), std::string::npos) << report.err;
 }
 
 }  // namespace

@@ -1,0 +1,33 @@
+#include "persistent/sample_layout.h"
+
+namespace pp::persistent {
+
+bool is_lean(const sys::EventAttr& attr) {
+  const perf_event_attr& a = attr.attr;
+  if (a.type != PERF_TYPE_TRACEPOINT)
+    return false;
+  if ((a.sample_type & kLeanTracepointSampleType) != kLeanTracepointSampleType)
+    return false;
+  uint64_t supplied = kReaderSuppliedSampleType;
+  if (a.freq)  // the period varies: only the kernel knows it
+    supplied &= ~uint64_t(PERF_SAMPLE_PERIOD);
+  return (a.sample_type & supplied) != supplied;
+}
+
+sys::EventAttr completed_attr(const sys::EventAttr& attr) {
+  if (!is_lean(attr))
+    return attr;
+  sys::EventAttr full = attr;
+  full.attr.sample_type |= kReaderSuppliedSampleType;
+  return full;
+}
+
+sys::SampleFill sample_fill(const sys::EventAttr& attr, int cpu, uint64_t id) {
+  sys::SampleFill fill;
+  fill.id = id;
+  fill.cpu = uint32_t(cpu);
+  fill.period = attr.attr.freq ? 1 : attr.attr.sample_period;
+  return fill;
+}
+
+}  // namespace pp::persistent
