@@ -101,7 +101,7 @@ TEST_F(BrokerFakeKernelTest, CreateOpensMapsAndPublishes) {
 }
 
 // STYLE.md 11: exactly what reaches the kernel for `create -e
-// syscalls:sys_enter_getppid`: perf record's sampling attr, lean (TID|TIME|RAW:
+// syscalls:sys_enter_getppid`: perf record's sampling attr, lean (IP|TID|TIME|RAW:
 // readers supply IP, CPU, PERIOD, IDENTIFIER; persistent/sample_layout.h), with
 // write_backward and the default clock (CLOCK_MONOTONIC), per CPU, each
 // buffer mapped read-only (1 + 128 pages); then its context stream: perf
@@ -115,7 +115,7 @@ TEST_F(BrokerFakeKernelTest, CreateCallsGolden) {
   create(*client(), kGetppidRequest);
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
-      "sample_type=TID|TIME|RAW, read_format=TOTAL_TIME_ENABLED, "
+      "sample_type=IP|TID|TIME|RAW, read_format=TOTAL_TIME_ENABLED, "
       "flags=watermark|sample_id_all|use_clockid|write_backward, wakeup_watermark=" +
       std::to_string(32 * sys::page_size()) + ", clockid=1}";
   std::string pass_all = "PERF_EVENT_IOC_SET_FILTER, \"common_pid != -1\") = 0\n";

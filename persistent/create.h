@@ -26,7 +26,7 @@
 // The attr each CPU opens is what `perf record -a` would open: tracepoints
 // sample every event (sample_period 1), other events sample at 4000 Hz
 // (freq 1) unless the event string chose a period or frequency; sample_type
-// IP|TID|TIME|CPU|PERIOD|IDENTIFIER, but TID|TIME|RAW for tracepoints (PERIOD
+// IP|TID|TIME|CPU|PERIOD|IDENTIFIER, but IP|TID|TIME|RAW for tracepoints (PERIOD
 // too when sampling by frequency): the readers supply the rest
 // (persistent/sample_layout.h); sample_id_all; enabled from the start; no
 // inherit; write_backward for a backward layout.

@@ -42,7 +42,8 @@ TEST(Sampling, TracepointSamplesEveryEventLean) {
   EXPECT_EQ(a.attr.config, 316u);
   EXPECT_EQ(a.attr.sample_period, 1u);
   EXPECT_EQ(a.attr.freq, 0u);
-  EXPECT_EQ(a.attr.sample_type, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW);
+  EXPECT_EQ(a.attr.sample_type,
+            PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW);
   EXPECT_TRUE(is_lean(a));
   EXPECT_EQ(completed_attr(a).attr.sample_type, kBaseSampleType | PERF_SAMPLE_RAW);
   EXPECT_EQ(a.attr.sample_id_all, 1u);
@@ -57,8 +58,8 @@ TEST(Sampling, TracepointByFrequencyKeepsItsPeriod) {
   e.attr.attr.freq = 1;
   e.attr.attr.sample_freq = 100;
   sys::EventAttr a = sampling_attr(e, Layout::kBackward);
-  EXPECT_EQ(a.attr.sample_type,
-            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD);
+  EXPECT_EQ(a.attr.sample_type, PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                    PERF_SAMPLE_RAW | PERF_SAMPLE_PERIOD);
   EXPECT_TRUE(is_lean(a));
 }
 

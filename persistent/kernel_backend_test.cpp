@@ -145,7 +145,7 @@ TEST_F(KernelBackendTest, CreateDetachesOnEachCpuAndKeepsTheName) {
 }
 
 // What reaches the kernel for a create: per CPU, perf record's sampling
-// attr, lean for a tracepoint as with the broker (TID|TIME|RAW:
+// attr, lean for a tracepoint as with the broker (IP|TID|TIME|RAW:
 // persistent/sample_layout.h), forward (the kernel allocates the buffer), on the default clock,
 // DETACH, close. No mmap:
 // 12/12 refuses DETACH with EBUSY once the event has a buffer.
@@ -153,7 +153,7 @@ TEST_F(KernelBackendTest, CreateCallsGolden) {
   ASSERT_TRUE(backend_->create(getppid("g"), nullptr).ok());
   std::string attr =
       "{type=tracepoint, config=0x13c, sample_period=1, "
-      "sample_type=TID|TIME|RAW, flags=sample_id_all|use_clockid, "
+      "sample_type=IP|TID|TIME|RAW, flags=sample_id_all|use_clockid, "
       "clockid=1}";
   EXPECT_EQ(kernel_->render_calls(), "perf_event_open(" + attr +
                                          ", pid=-1, cpu=0, group_fd=-1, flags=0) = fd#1\n" +

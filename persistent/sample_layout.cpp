@@ -6,7 +6,10 @@ bool is_lean(const sys::EventAttr& attr) {
   const perf_event_attr& a = attr.attr;
   if (a.type != PERF_TYPE_TRACEPOINT)
     return false;
-  if ((a.sample_type & kLeanTracepointSampleType) != kLeanTracepointSampleType)
+  // What a reader cannot supply (IP can be: as 0, for events made lean
+  // without it).
+  constexpr uint64_t kKernelOnly = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+  if ((a.sample_type & kKernelOnly) != kKernelOnly)
     return false;
   uint64_t supplied = kReaderSuppliedSampleType;
   if (a.freq)  // the period varies: only the kernel knows it

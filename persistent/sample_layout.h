@@ -5,17 +5,16 @@
 // (bench/always_on.bench: IP 0.057, CPU 0.039, PERIOD 0.050, IDENTIFIER
 // 0.046). A persistent tracepoint event is therefore created lean:
 //
-//   sample_type TID|TIME|RAW (PERIOD too when it samples by frequency)
+//   sample_type IP|TID|TIME|RAW (PERIOD too when it samples by frequency)
 //
 // and leaves out what a reader knows without the kernel's help: the CPU
 // (the per-CPU buffer a record came from), the period (sample_period: 1 for
-// a tracepoint), the sample id (the buffer's PERF_EVENT_IOC_ID) and the
-// instruction pointer (a tracepoint's is the tracepoint's own, which no
-// reader uses). Readers that write perf.data complete each record to the
-// full layout (completed_attr()) with sys::relayout_record(), so perf script
-// and perf report see what perf record would have written; readers that
-// decode for themselves (top, report -e, watch) take the CPU and the event
-// from the buffer.
+// a tracepoint) and the sample id (the buffer's PERF_EVENT_IOC_ID). The
+// instruction pointer stays: no reader can know it, and perf report's
+// default view (comm, dso, symbol) names the kernel function it is in. Readers that write perf.data
+// complete each record to the full layout (completed_attr()) with sys::relayout_record(), so perf
+// script and perf report see what perf record would have written; readers that decode for
+// themselves (top, report -e, watch) take the CPU and the event from the buffer.
 //
 // Events created before this keep their full sample_type: every reader looks
 // at the event's own attr, so both layouts occur.
@@ -32,7 +31,7 @@ namespace pp::persistent {
 
 // sample_type of a persistent tracepoint event as created now.
 inline constexpr uint64_t kLeanTracepointSampleType =
-    PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 
 // The fields a reader supplies for a lean event.
 inline constexpr uint64_t kReaderSuppliedSampleType =

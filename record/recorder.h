@@ -15,9 +15,9 @@
 // a FINISHED_ROUND, so perf orders samples across CPUs as for perf record.
 // Records the writer overran before the reader copied them become
 // PERF_RECORD_LOST records in the file. A lean tracepoint event's records
-// (TID|TIME|RAW, persistent/sample_layout.h) are completed on the way in:
-// the file's attr has the full sample_type, and each record gets the CPU
-// and id of the buffer it came from, PERIOD sample_period and IP 0.
+// (IP|TID|TIME|RAW, persistent/sample_layout.h) are completed on the way
+// in: the file's attr has the full sample_type, and each record gets the
+// CPU and id of the buffer it came from and PERIOD sample_period.
 //
 // The steps are the engine's parts, which other readers share:
 // record/events.h resolves -e and -C, record/attach.h attaches to the

@@ -379,7 +379,7 @@ TEST_F(Record, CpuClockSamplesNameTheHottestFunction) {
 }
 
 // Issue 16: a persistent tracepoint event is created lean (sample_type
-// TID|TIME|RAW) and record supplies the rest from the buffer each record
+// IP|TID|TIME|RAW) and record supplies the rest from the buffer each record
 // came from: perf script shows each sample's CPU and period, perf report
 // reads the file and counts every sample once.
 TEST_F(Record, LeanEventsSamplesGetTheirBuffersCpuAndPeriod) {
@@ -391,7 +391,8 @@ TEST_F(Record, LeanEventsSamplesGetTheirBuffersCpuAndPeriod) {
   for (const json& e : json::parse(listed.out).value("events", json::array()))
     if (e.value("name", "") == "gp")
       sample_type = std::stoull(e["attr"][3].get<std::string>(), nullptr, 16);
-  EXPECT_EQ(sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW))
+  EXPECT_EQ(sample_type,
+            uint64_t(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW))
       << listed.out;
 
   constexpr int kOnCpu0 = kCalls, kOnCpu1 = kCalls / 2;
