@@ -324,35 +324,39 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
     out += "  note: " + n + "\n";
 }
 
+namespace {
+
+// The registers by the names mce_json() gives them: hexadecimal strings,
+// then decimal numbers (cs is a u8, the others u32).
+using Hex = std::optional<uint64_t> MceRegisters::*;
+using Num = std::optional<uint32_t> MceRegisters::*;
+constexpr std::pair<const char*, Hex> kHexRegisters[] = {
+    {"status", &MceRegisters::status}, {"mcgstatus", &MceRegisters::mcgstatus},
+    {"mcgcap", &MceRegisters::mcgcap}, {"addr", &MceRegisters::addr},
+    {"misc", &MceRegisters::misc},     {"synd", &MceRegisters::synd},
+    {"ipid", &MceRegisters::ipid},     {"ip", &MceRegisters::ip},
+    {"tsc", &MceRegisters::tsc},       {"walltime", &MceRegisters::walltime},
+    {"ppin", &MceRegisters::ppin},
+};
+constexpr std::pair<const char*, Num> kNumRegisters[] = {
+    {"cpu", &MceRegisters::cpu},           {"bank", &MceRegisters::bank},
+    {"cpuid", &MceRegisters::cpuid},       {"apicid", &MceRegisters::apicid},
+    {"socketid", &MceRegisters::socketid}, {"microcode", &MceRegisters::microcode},
+};
+
+}  // namespace
+
 nlohmann::json mce_json(const MceDecoded& d) {
   const MceRegisters& r = d.regs;
   nlohmann::json j = nlohmann::json::object();
-  auto reg = [&](const char* name, const std::optional<uint64_t>& v) {
-    if (v)
-      j[name] = hex_u64(*v);
-  };
-  reg("status", r.status);
-  reg("mcgstatus", r.mcgstatus);
-  reg("mcgcap", r.mcgcap);
-  reg("addr", r.addr);
-  reg("misc", r.misc);
-  reg("synd", r.synd);
-  reg("ipid", r.ipid);
-  reg("ip", r.ip);
-  reg("tsc", r.tsc);
-  reg("walltime", r.walltime);
-  reg("ppin", r.ppin);
-  auto num = [&](const char* name, const auto& v) {
-    if (v)
-      j[name] = uint64_t(*v);
-  };
-  num("cpu", r.cpu);
-  num("bank", r.bank);
-  num("cs", r.cs);
-  num("cpuid", r.cpuid);
-  num("apicid", r.apicid);
-  num("socketid", r.socketid);
-  num("microcode", r.microcode);
+  for (const auto& [name, reg] : kHexRegisters)
+    if (r.*reg)
+      j[name] = hex_u64(*(r.*reg));
+  for (const auto& [name, reg] : kNumRegisters)
+    if (r.*reg)
+      j[name] = uint64_t(*(r.*reg));
+  if (r.cs)
+    j["cs"] = uint64_t(*r.cs);
   j["vendor"] = std::string(cpu_vendor_name(d.vendor));
   j["status_bits"] = d.status_bits;
   j["mcg_status_bits"] = d.mcg_status_bits;
@@ -401,6 +405,29 @@ nlohmann::json mce_json(const MceDecoded& d) {
   if (!d.notes.empty())
     j["notes"] = d.notes;
   return j;
+}
+
+MceFromJson mce_registers_from_json(const nlohmann::json& object) {
+  MceFromJson out;
+  if (!object.is_object())
+    return out;
+  auto number = [&](const char* name) -> std::optional<uint64_t> {
+    auto f = object.find(name);
+    if (f == object.end() || !f->is_number_unsigned())
+      return std::nullopt;
+    return f->get<uint64_t>();
+  };
+  for (const auto& [name, reg] : kHexRegisters)
+    if (auto f = object.find(name); f != object.end())
+      out.regs.*reg = u64_from_hex_json(*f);
+  for (const auto& [name, reg] : kNumRegisters)
+    if (auto v = number(name); v && *v <= UINT32_MAX)
+      out.regs.*reg = uint32_t(*v);
+  if (auto v = number("cs"); v && *v <= UINT8_MAX)
+    out.regs.cs = uint8_t(*v);
+  if (auto v = object.find("vendor"); v != object.end() && v->is_string())
+    out.vendor = cpu_vendor_from_name(v->get<std::string>()).value_or(CpuVendor::kUnknown);
+  return out;
 }
 
 }  // namespace pp::report

@@ -120,4 +120,13 @@ void print_mce_text(const MceDecoded& d, std::string& out);
 // The documented object (Documentation/perf-persistent-decode.txt, JSON).
 nlohmann::json mce_json(const MceDecoded& d);
 
+// The registers and vendor back from mce_json()'s object (a stored record's
+// "mce"), so that it decodes again to the same text: what the object lacks
+// stays absent.
+struct MceFromJson {
+  MceRegisters regs;
+  CpuVendor vendor = CpuVendor::kUnknown;
+};
+MceFromJson mce_registers_from_json(const nlohmann::json& object);
+
 }  // namespace pp::report

@@ -522,5 +522,39 @@ TEST(MceText, HeadlineAndDetailLines) {
   EXPECT_NE(bare.find("status 0x0: (none)"), std::string::npos) << bare;
 }
 
+// mce_json()'s object reads back into the same registers and vendor, so a
+// stored record decodes again to the same text; what it lacks stays absent.
+TEST(MceJson, ReadsBackIntoTheSameRegisters) {
+  MceRegisters regs;
+  regs.status = 0xbe00000000000150;
+  regs.mcgstatus = 0x5;
+  regs.mcgcap = 0x1000c14;
+  regs.addr = 0x1234000;
+  regs.misc = 0x86;
+  regs.walltime = 1796285030;
+  regs.cpu = 3;
+  regs.bank = 1;
+  regs.cs = 0x10;
+  regs.socketid = 1;
+  regs.cpuvendor = 0;
+  MceDecoded d = decode_mce(regs, CpuVendor::kIntel);
+  MceFromJson back = mce_registers_from_json(mce_json(d));
+  MceRegisters want = regs;
+  want.cpuvendor.reset();  // the object says the vendor by name instead
+  EXPECT_EQ(back.regs, want);
+  EXPECT_EQ(back.vendor, CpuVendor::kIntel);
+  std::string a, b;
+  print_mce_text(d, a);
+  print_mce_text(decode_mce(back.regs, back.vendor), b);
+  EXPECT_EQ(a, b);
+
+  MceFromJson none = mce_registers_from_json(nlohmann::json::object());
+  EXPECT_EQ(none.regs, MceRegisters{});
+  EXPECT_EQ(none.vendor, CpuVendor::kUnknown);
+  // A register of the wrong type is left out, not misread.
+  MceFromJson wrong = mce_registers_from_json(nlohmann::json{{"bank", "one"}, {"status", 7}});
+  EXPECT_FALSE(wrong.regs.bank);
+}
+
 }  // namespace
 }  // namespace pp::report

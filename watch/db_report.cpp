@@ -172,41 +172,8 @@ std::optional<report::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
   auto it = record.find("mce");
   if (it == record.end() || !it->is_object())
     return std::nullopt;
-  const nlohmann::ordered_json& m = *it;
-  report::MceRegisters r;
-  auto reg = [&](const char* name, std::optional<uint64_t>& out) {
-    auto f = m.find(name);
-    if (f != m.end())
-      out = u64_from_hex_json(*f);
-  };
-  reg("status", r.status);
-  reg("mcgstatus", r.mcgstatus);
-  reg("mcgcap", r.mcgcap);
-  reg("addr", r.addr);
-  reg("misc", r.misc);
-  reg("synd", r.synd);
-  reg("ipid", r.ipid);
-  reg("ip", r.ip);
-  reg("tsc", r.tsc);
-  reg("walltime", r.walltime);
-  reg("ppin", r.ppin);
-  auto num = [&](const char* name, auto& out) {
-    auto f = m.find(name);
-    if (f != m.end() && f->is_number_unsigned())
-      out = typename std::remove_reference_t<decltype(out)>::value_type(f->get<uint64_t>());
-  };
-  num("cpu", r.cpu);
-  num("bank", r.bank);
-  num("cs", r.cs);
-  num("cpuid", r.cpuid);
-  num("apicid", r.apicid);
-  num("socketid", r.socketid);
-  num("microcode", r.microcode);
-  report::CpuVendor vendor = report::CpuVendor::kUnknown;
-  auto v = m.find("vendor");
-  if (v != m.end() && v->is_string())
-    vendor = report::cpu_vendor_from_name(v->get<std::string>()).value_or(vendor);
-  return report::decode_mce(r, vendor);
+  report::MceFromJson m = report::mce_registers_from_json(nlohmann::json(*it));
+  return report::decode_mce(m.regs, m.vendor);
 }
 
 void append_padded(std::string& out, std::string_view text, size_t width) {

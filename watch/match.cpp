@@ -108,22 +108,6 @@ std::optional<Number> json_number(const nlohmann::ordered_json& v) {
   return std::nullopt;
 }
 
-// A JSON scalar's text: a string as is, a number in decimal, a bool as
-// true/false.
-std::string json_text(const nlohmann::ordered_json& v) {
-  if (v.is_string())
-    return v.get<std::string>();
-  if (v.is_boolean())
-    return v.get<bool>() ? "true" : "false";
-  if (v.is_number_unsigned())
-    return std::to_string(v.get<uint64_t>());
-  if (v.is_number_integer())
-    return std::to_string(v.get<int64_t>());
-  if (v.is_number_float())
-    return std::to_string(v.get<double>());
-  return "";
-}
-
 template <typename T>
 int three_way(const T& a, const T& b) {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -164,7 +148,7 @@ bool scalar_matches(const Match::Comparison& c, const nlohmann::ordered_json& v)
   if (v.is_null() || v.is_object() || v.is_array())
     return false;
   if (c.op == Match::Op::kGlob) {
-    std::string text = json_text(v);
+    std::string text = json_scalar_text(v);
     if (is_glob(c.value))
       return ::fnmatch(c.value.c_str(), text.c_str(), 0) == 0;
     return text.find(c.value) != std::string::npos;
@@ -181,7 +165,7 @@ bool scalar_matches(const Match::Comparison& c, const nlohmann::ordered_json& v)
     if (have)
       return ordered(c.op, compare_numbers(*have, *want));
   }
-  return ordered(c.op, three_way(json_text(v).compare(c.value), 0));
+  return ordered(c.op, three_way(json_scalar_text(v).compare(c.value), 0));
 }
 
 bool value_matches(const Match::Comparison& c, const nlohmann::ordered_json& v) {

@@ -1,5 +1,6 @@
 #include "watch/record.h"
 
+#include "base/json.h"
 #include "report/trace_report.h"
 
 namespace pp::watch {
@@ -46,6 +47,20 @@ nlohmann::ordered_json record_json(const WatchRecord& r) {
     j["mce"] = nlohmann::ordered_json::parse(report::mce_json(*r.mce).dump());
   j["key"] = r.key;
   return j;
+}
+
+std::string json_scalar_text(const nlohmann::ordered_json& v) {
+  if (v.is_string())
+    return v.get<std::string>();
+  if (v.is_boolean())
+    return v.get<bool>() ? "true" : "false";
+  if (v.is_number_unsigned())
+    return std::to_string(v.get<uint64_t>());
+  if (v.is_number_integer())
+    return std::to_string(v.get<int64_t>());
+  if (v.is_number_float())
+    return dump_json(v);
+  return "";
 }
 
 const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,

@@ -65,6 +65,12 @@ nlohmann::ordered_json record_json(const WatchRecord& record);
 const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,
                                            std::string_view name);
 
+// A scalar of a record's object as text, as keys, --match and the
+// environment of a trigger's command show it: a string as is, a number in
+// decimal (a fraction as JSON writes it), a bool as true/false; "" for
+// null, arrays and objects.
+std::string json_scalar_text(const nlohmann::ordered_json& value);
+
 // Samples a buffer lost (overwritten before the watcher read them).
 struct LostNotice {
   std::string event;  // the persistent event's name

@@ -73,21 +73,6 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint6
   return *n;
 }
 
-// A JSON scalar's text, as keys and the environment show it.
-std::string scalar_text(const nlohmann::ordered_json& v) {
-  if (v.is_string())
-    return v.get<std::string>();
-  if (v.is_boolean())
-    return v.get<bool>() ? "true" : "false";
-  if (v.is_number_unsigned())
-    return std::to_string(v.get<uint64_t>());
-  if (v.is_number_integer())
-    return std::to_string(v.get<int64_t>());
-  if (v.is_number_float())
-    return dump_json(v);
-  return "";
-}
-
 bool is_scalar(const nlohmann::ordered_json& v) {
   return v.is_string() || v.is_boolean() || v.is_number();
 }
@@ -132,7 +117,7 @@ std::string key_value(const KeyPart& part, const nlohmann::ordered_json& record)
   if (!v || !is_scalar(*v))
     return "?";
   if (part.shift < 0)
-    return scalar_text(*v);
+    return json_scalar_text(*v);
   std::optional<uint64_t> addr = u64_from_hex_json(*v);
   if (!addr && v->is_string()) {
     auto parsed = parse_u64(v->get_ref<const std::string&>(), "address");
@@ -154,10 +139,10 @@ std::string env_name(std::string_view prefix, std::string_view name) {
 std::optional<std::string> env_value(const nlohmann::ordered_json& v) {
   std::string text;
   if (is_scalar(v)) {
-    text = scalar_text(v);
+    text = json_scalar_text(v);
   } else if (v.is_array() && std::all_of(v.begin(), v.end(), is_scalar)) {
     for (const auto& e : v)
-      text += (text.empty() ? "" : " ") + scalar_text(e);
+      text += (text.empty() ? "" : " ") + json_scalar_text(e);
   } else {
     return std::nullopt;
   }
