@@ -507,8 +507,8 @@ Status History::prune_by_size() {
   // are the harvest's), insertion order among equals; records that are
   // not machine checks go before any machine check does.
   static constexpr const char* kDeletes[] = {
-      "DELETE FROM records WHERE id IN (SELECT id FROM records WHERE severity IS NULL "
-      "ORDER BY wall_ns, id LIMIT ?1)",
+      ("DELETE FROM records WHERE id IN (SELECT id FROM records WHERE severity IS NULL "
+       "ORDER BY wall_ns, id LIMIT ?1)"),
       "DELETE FROM records WHERE id IN (SELECT id FROM records ORDER BY wall_ns, id LIMIT ?1)",
       "DELETE FROM lost WHERE id IN (SELECT id FROM lost ORDER BY id LIMIT ?1)",
   };
