@@ -33,7 +33,7 @@
 BUILD ?= build
 CXX ?= g++
 CLANGXX ?= clang++
-FUZZ_SECONDS ?= 20
+FUZZ_SECONDS ?= 12
 GTEST_ARGS ?= --gtest_brief=1
 PREFIX ?= /usr/local
 PERF ?= perf
