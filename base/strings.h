@@ -20,6 +20,9 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 bool starts_with(std::string_view text, std::string_view prefix);
 
+// A hexadecimal digit's value (0-9, a-f, A-F), or -1.
+int hex_digit(char c);
+
 // Parses an unsigned 64-bit number, strictly: the whole text, no sign, no
 // spaces. Accepts decimal ("106") and hexadecimal with 0x/0X ("0x6a"); never
 // octal, so "010" is ten, as in perf's event syntax. EINVAL for anything

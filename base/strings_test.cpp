@@ -14,6 +14,16 @@ TEST(Strings, SplitKeepsEmptyFields) {
   EXPECT_EQ(split("", ',').size(), 1u);
 }
 
+TEST(Strings, HexDigit) {
+  EXPECT_EQ(hex_digit('0'), 0);
+  EXPECT_EQ(hex_digit('9'), 9);
+  EXPECT_EQ(hex_digit('a'), 10);
+  EXPECT_EQ(hex_digit('F'), 15);
+  EXPECT_EQ(hex_digit('g'), -1);
+  EXPECT_EQ(hex_digit('x'), -1);
+  EXPECT_EQ(hex_digit('\0'), -1);
+}
+
 TEST(Strings, Trim) {
   EXPECT_EQ(trim("  x y\n"), "x y");
   EXPECT_EQ(trim("\n\t "), "");

@@ -570,17 +570,19 @@ namespace {
 TEST_F(BrokerTest, TemporariesOfAKilledBrokerAreRemovedAtStart) {
   RunDir dir(config_.run_dir);
   ASSERT_TRUE(dir.prepare().ok());
-  tmp_.write("run/state.json.tmp.4242", "{\"half\": ");
-  tmp_.write("run/devices/persistent/type.tmp.77", "42");
-  tmp_.write("run/devices/persistent/format/persistent.tmp.77", "attr");
-  tmp_.write("run/notes.tmp.txt", "not a temporary: kept");
+  tmp_.write("run/.state.json.tmp.4242", "{\"half\": ");
+  tmp_.write("run/devices/persistent/.type.tmp.77", "42");
+  tmp_.write("run/devices/persistent/format/.persistent.tmp.77", "attr");
+  tmp_.write("run/.notes.tmp.txt", "not a temporary: kept");
+  tmp_.write("run/notes.tmp.77", "not one of ours (no dot): kept");
   auto broker = start();
   ASSERT_TRUE(broker);
   sys::Tree run(config_.run_dir);
-  EXPECT_FALSE(run.exists("state.json.tmp.4242"));
-  EXPECT_FALSE(run.exists("devices/persistent/type.tmp.77"));
-  EXPECT_FALSE(run.exists("devices/persistent/format/persistent.tmp.77"));
-  EXPECT_TRUE(run.exists("notes.tmp.txt"));
+  EXPECT_FALSE(run.exists(".state.json.tmp.4242"));
+  EXPECT_FALSE(run.exists("devices/persistent/.type.tmp.77"));
+  EXPECT_FALSE(run.exists("devices/persistent/format/.persistent.tmp.77"));
+  EXPECT_TRUE(run.exists(".notes.tmp.txt"));
+  EXPECT_TRUE(run.exists("notes.tmp.77"));
 }
 
 TEST_F(BrokerTest, RunDirectoryThatIsASymlinkOrOpenToOthersIsRefused) {

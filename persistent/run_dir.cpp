@@ -62,11 +62,6 @@ Status check_run_dir(const std::string& path, const struct stat& st, uid_t owner
 }
 
 Status RunDir::remove_temporaries() const {
-  // sys/atomic_file.h names its temporaries <file>.tmp.<pid>.
-  auto is_temporary = [](std::string_view name) {
-    size_t at = name.rfind(".tmp.");
-    return at != std::string_view::npos && at > 0 && is_id_reference(name.substr(at + 5));
-  };
   for (const std::string& dir : {root_, pmu(), pmu() + "/format"}) {
     sys::Tree tree(dir);
     auto names = tree.list("");
@@ -76,7 +71,7 @@ Status RunDir::remove_temporaries() const {
       return names.error();
     }
     for (const std::string& name : *names)
-      if (is_temporary(name))
+      if (sys::is_temporary_name(name))
         PP_RETURN_IF_ERROR(sys::remove_file_durably(tree.path(name), sys::Durability::kNoSync));
   }
   return ok_status();

@@ -55,7 +55,7 @@ class RunDir {
   // others no access at all (check_run_dir() below).
   Status prepare() const;
 
-  // Removes the temporaries of atomic writes (<file>.tmp.<pid>, see
+  // Removes the temporaries of atomic writes (.<file>.tmp.<pid>, see
   // sys/atomic_file.h) that a killed broker left in the run directory and in
   // devices/persistent/; only the lock's holder may call it.
   Status remove_temporaries() const;

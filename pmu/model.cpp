@@ -35,6 +35,13 @@ bool is_alias_info_file(std::string_view name) {
   return false;
 }
 
+// A hidden name: sysfs has none; the broker's published registry is
+// written through hidden temporaries (sys/atomic_file.h), which a listing
+// may see for an instant and which are no format or alias.
+bool is_hidden(std::string_view name) {
+  return !name.empty() && name.front() == '.';
+}
+
 std::string lower(std::string_view text) {
   std::string out(text);
   for (char& c : out)
@@ -185,7 +192,8 @@ PmuEntry load_pmu(const sys::Tree& tree, std::string_view dir_view, std::string_
       return entry;
     }
     for (const std::string& f : *names)
-      pmu.formats.push_back(load_format(tree, format_dir, f));
+      if (!is_hidden(f))
+        pmu.formats.push_back(load_format(tree, format_dir, f));
   }
 
   std::string events_dir = join_path(dir, "events");
@@ -196,7 +204,7 @@ PmuEntry load_pmu(const sys::Tree& tree, std::string_view dir_view, std::string_
       return entry;
     }
     for (const std::string& a : *names)
-      if (!is_alias_info_file(a))
+      if (!is_alias_info_file(a) && !is_hidden(a))
         pmu.aliases.push_back(load_alias(tree, events_dir, a));
   }
   entry.pmu = std::move(pmu);

@@ -191,6 +191,24 @@ TEST_F(ModelTest, PersistentFromTheBrokerWhenTheKernelHasNone) {
   EXPECT_EQ(m.alias_symbol("mce_record"), AliasSymbol::kEvent);
 }
 
+// The broker publishes through hidden temporaries (sys/atomic_file.h): a
+// listing that meets one takes it for no format and no event.
+TEST_F(ModelTest, HiddenTemporariesOfTheBrokersRegistryAreNoEvents) {
+  fake_.broker_pmu(7)
+      .format("persistent", "attr5:23")
+      .format(".persistent.tmp.41", "attr5:2")
+      .alias("mce_record", "persistent,config=106")
+      .alias(".ctxsw.tmp.41", "persistent,conf");
+  Model m = load();
+  const PmuEntry* entry = m.find_pmu("persistent");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_TRUE(entry->pmu) << (entry->problem ? entry->problem->message() : "");
+  ASSERT_EQ(entry->pmu->formats.size(), 1u);
+  EXPECT_EQ(entry->pmu->formats[0].name, "persistent");
+  ASSERT_EQ(entry->pmu->aliases.size(), 1u);
+  EXPECT_EQ(entry->pmu->aliases[0].name, "mce_record");
+}
+
 TEST_F(ModelTest, NoBrokerDirectoryIsNoBrokerPmu) {
   fake_.pmu("software", 1);
   Roots roots = fake_.roots();

@@ -120,4 +120,21 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   return resolved;
 }
 
+std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>& events) {
+  if (events.empty())
+    return std::nullopt;
+  const perf_event_attr& first = events.front().info.attr.attr;
+  for (const ResolvedEvent& e : events)
+    if (!e.info.attr.attr.use_clockid || e.info.attr.attr.clockid != first.clockid)
+      return std::nullopt;
+  auto pair = sys::read_clock_pair(int(first.clockid));
+  if (!pair.ok())
+    return std::nullopt;
+  report::WallClock w;
+  w.clockid = int32_t(first.clockid);
+  w.wall_ns = pair->wall_ns;
+  w.clock_ns = pair->clock_ns;
+  return w;
+}
+
 }  // namespace pp::record

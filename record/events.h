@@ -8,6 +8,7 @@
 //   out), the name perf shows ("sched:sched_switch") and the CPUs to read.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "base/result.h"
 #include "persistent/backend.h"
 #include "pmu/model.h"
+#include "report/trace_report.h"
 #include "sys/perf_attr.h"
 
 namespace pp::record {
@@ -42,6 +44,13 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
                                                   const std::string& cpus, const pmu::Model& model,
                                                   persistent::Backend& backend, std::ostream& notes,
                                                   bool one_file = true);
+
+// How the events' sample times become wall-clock times: their own clock
+// (use_clockid, the same for every event), read now beside CLOCK_REALTIME
+// (sys::read_clock_pair); nullopt when they have none, or not one clock
+// (perf's default clock cannot be converted). Read it again to follow a
+// wall clock that was stepped (NTP at boot).
+std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>& events);
 
 // Whether records of `attr` carry the sample id (PERF_SAMPLE_IDENTIFIER or
 // PERF_SAMPLE_ID), which tells events apart in one file. For a lean event

@@ -1,7 +1,5 @@
 #include "record/live_report.h"
 
-#include <time.h>
-
 #include <deque>
 #include <memory>
 
@@ -69,12 +67,6 @@ class ReportSink final : public RecordSink {
   uint64_t position_ = 0;  // bytes handed on before this append
 };
 
-uint64_t clock_ns(clockid_t clock) {
-  struct timespec ts = {};
-  ::clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
-
 }  // namespace
 
 Result<report::ReportStats> live_report(const LiveReportRequest& request,
@@ -110,18 +102,7 @@ Result<report::ReportStats> live_report(const LiveReportRequest& request,
   PP_ASSIGN_OR_RETURN(std::vector<Stream> streams, attach_events(*backend, events, attach));
 
   // The events' own clock, when they chose one, read beside the wall clock.
-  std::optional<report::WallClock> wall;
-  const perf_event_attr& first = events.front().info.attr.attr;
-  bool same_clock = first.use_clockid;
-  for (const ResolvedEvent& e : events)
-    same_clock &= e.info.attr.attr.use_clockid && e.info.attr.attr.clockid == first.clockid;
-  if (same_clock) {
-    report::WallClock w;
-    w.clockid = first.clockid;
-    w.wall_ns = clock_ns(CLOCK_REALTIME);
-    w.clock_ns = clock_ns(clockid_t(first.clockid));
-    wall = w;
-  }
+  std::optional<report::WallClock> wall = wall_clock_for(events);
 
   report::TraceReport report(options, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));

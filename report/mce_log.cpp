@@ -7,22 +7,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/strings.h"
 #include "sys/fd.h"
 
 namespace pp::report {
 namespace {
 
 constexpr std::string_view kMarker = "[Hardware Error]: ";
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
 
 // A cursor over one line's text after the marker: literals, numbers, words.
 class Cursor {

@@ -46,9 +46,24 @@ Status write_all(int fd, std::string_view content, const std::string& path) {
 
 }  // namespace
 
+std::string temporary_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return dir + "." + name + ".tmp." + std::to_string(::getpid());
+}
+
+bool is_temporary_name(std::string_view name) {
+  size_t at = name.rfind(".tmp.");
+  if (name.size() < 2 || name[0] != '.' || at == std::string_view::npos || at < 2)
+    return false;
+  std::string_view pid = name.substr(at + 5);
+  return !pid.empty() && pid.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
                              Durability durability) {
-  std::string temp = path + ".tmp." + std::to_string(::getpid());
+  std::string temp = temporary_of(path);
   ::unlink(temp.c_str());  // a leftover of an earlier crash of this pid number
   Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode));
   if (!fd)

@@ -4,9 +4,12 @@
 //
 //   write_file_atomically("/run/perf-persistent/state.json", text, 0600);
 //
-// Steps: write <path>.tmp.<pid> (created with `mode`, O_EXCL), fsync it,
-// rename it over <path>, fsync the directory. The temporary file is removed
-// when any step fails.
+// Steps: write .<name>.tmp.<pid> beside it (created with `mode`, O_EXCL),
+// fsync it, rename it over <path>, fsync the directory. The temporary file
+// is removed when any step fails. Its name starts with '.', so a reader
+// that lists the directory for what it holds (the published registry's
+// events/, node_exporter's *.prom) never takes it for a file of its own:
+// temporary_of() names it.
 #pragma once
 
 #include <sys/types.h>
@@ -25,6 +28,14 @@ enum class Durability { kSync, kNoSync };
 
 Status write_file_atomically(const std::string& path, std::string_view content, mode_t mode,
                              Durability durability = Durability::kSync);
+
+// The temporary write_file_atomically() writes `path` through, for this
+// process: "dir/.name.tmp.<pid>".
+std::string temporary_of(const std::string& path);
+
+// Whether a directory entry's name is such a temporary (of any process):
+// ".<name>.tmp.<decimal pid>".
+bool is_temporary_name(std::string_view name);
 
 // Removes `path` and, with kSync, fsyncs its directory; a missing file is not
 // an error.

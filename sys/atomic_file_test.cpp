@@ -27,6 +27,19 @@ TEST(AtomicFile, WritesReplacesAndLeavesNoTemporary) {
   EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"state.json"});
 }
 
+// The temporary is hidden beside the file, and known as one by its name.
+TEST(AtomicFile, TemporariesAreHiddenBesideTheFile) {
+  std::string pid = std::to_string(getpid());
+  EXPECT_EQ(temporary_of("/run/pp/state.json"), "/run/pp/.state.json.tmp." + pid);
+  EXPECT_EQ(temporary_of("x.prom"), ".x.prom.tmp." + pid);
+  EXPECT_TRUE(is_temporary_name(".state.json.tmp.4242"));
+  EXPECT_TRUE(is_temporary_name(".x.prom.tmp.1"));
+  EXPECT_FALSE(is_temporary_name("state.json.tmp.4242"));  // not ours: no dot
+  EXPECT_FALSE(is_temporary_name(".notes.tmp.txt"));
+  EXPECT_FALSE(is_temporary_name(".tmp.12"));
+  EXPECT_FALSE(is_temporary_name(".x.tmp."));
+}
+
 TEST(AtomicFile, ModeIsExactWhateverTheUmask) {
   testing::TempDir dir;
   mode_t old = ::umask(0);

@@ -106,6 +106,12 @@ Result<uint64_t> clock_resolution_ns(int clockid) {
   return uint64_t(res.tv_sec) * 1000000000ULL + uint64_t(res.tv_nsec);
 }
 
+uint64_t realtime_ns() {
+  struct timespec ts = {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000ULL + uint64_t(ts.tv_nsec);
+}
+
 int64_t monotonic_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())

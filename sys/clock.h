@@ -71,4 +71,8 @@ inline int64_t monotonic_ms() {
   return monotonic_ns() / 1'000'000;
 }
 
+// CLOCK_REALTIME now, ns since the epoch: when something happened, for
+// people and files (never for intervals: it steps).
+uint64_t realtime_ns();
+
 }  // namespace pp::sys

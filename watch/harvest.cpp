@@ -14,6 +14,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/strings.h"
 #include "report/mce_bits.h"
 #include "report/mce_log.h"
 #include "sys/fd.h"
@@ -39,24 +40,14 @@ struct LogText {
   std::vector<std::optional<uint64_t>> seqs;  // by 0-based line; kmsg only
 };
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
 // The kernel escapes a record's unprintable bytes (and '\') as \xNN.
 std::string unescape_kmsg(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x' && hex_value(s[i + 2]) >= 0 &&
-        hex_value(s[i + 3]) >= 0) {
-      char c = char(hex_value(s[i + 2]) * 16 + hex_value(s[i + 3]));
+    if (s[i] == '\\' && i + 3 < s.size() && s[i + 1] == 'x' && hex_digit(s[i + 2]) >= 0 &&
+        hex_digit(s[i + 3]) >= 0) {
+      char c = char(hex_digit(s[i + 2]) * 16 + hex_digit(s[i + 3]));
       out += c == '\n' ? ' ' : c;  // one record stays one line
       i += 3;
       continue;

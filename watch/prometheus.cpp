@@ -11,6 +11,7 @@
 
 #include "report/mce.h"
 #include "report/mce_error_code.h"
+#include "sys/atomic_file.h"
 
 namespace pp::watch {
 
@@ -58,46 +59,6 @@ std::string dir_of(const std::string& path) {
 std::string base_of(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// The temporary file: in the same directory (rename is atomic there), its
-// name starting with '.' and not ending in .prom, so the collector, which
-// reads *.prom, never reads it half written.
-std::string temp_path_for(const std::string& path) {
-  std::string dir = dir_of(path);
-  return (dir == "/" ? "" : dir) + "/." + base_of(path) + "." + std::to_string(getpid()) + ".tmp";
-}
-
-Status write_all(int fd, std::string_view text, const std::string& what) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return error_from_errno(errno, "writing " + what).with_kind(ErrorKind::kOutput);
-    }
-    text.remove_prefix(size_t(n));
-  }
-  return ok_status();
-}
-
-// Creates the temporary file (mode 0644 whatever the umask); one left by a
-// process that had our pid before is replaced.
-Result<int> create_temp(const std::string& temp) {
-  int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == EEXIST) {
-    ::unlink(temp.c_str());
-    fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  }
-  if (fd < 0)
-    return error_from_errno(errno, "creating " + temp).with_kind(ErrorKind::kOutput);
-  if (::fchmod(fd, 0644) != 0) {
-    int err = errno;
-    ::close(fd);
-    ::unlink(temp.c_str());
-    return error_from_errno(err, "setting mode 0644 on " + temp).with_kind(ErrorKind::kOutput);
-  }
-  return fd;
 }
 
 struct Family {
@@ -202,16 +163,12 @@ Result<std::unique_ptr<PrometheusFile>> PrometheusFile::open(const PrometheusOpt
                   "the Prometheus file's directory '%s' does not exist or is not a "
                   "directory; give a file in node_exporter's --collector.textfile.directory",
                   dir.c_str());
-  std::string temp = temp_path_for(path);
-  auto fd = create_temp(temp);
-  if (!fd.ok())
-    return Error(ErrorKind::kOutput, fd.error().code(),
-                 "cannot write in the Prometheus file's directory '" + dir +
-                     "': " + fd.error().message() +
-                     "; run as a user that may write there, or give a file in another "
-                     "directory node_exporter's textfile collector reads");
-  ::close(*fd);
-  ::unlink(temp.c_str());
+  if (::faccessat(AT_FDCWD, dir.c_str(), W_OK | X_OK, AT_EACCESS) != 0)
+    return errorf(ErrorKind::kOutput, errno,
+                  "cannot write in the Prometheus file's directory '%s'; run as a user that "
+                  "may write there, or give a file in another directory node_exporter's "
+                  "textfile collector reads",
+                  dir.c_str());
   return std::unique_ptr<PrometheusFile>(new PrometheusFile(options));
 }
 
@@ -310,28 +267,14 @@ std::string PrometheusFile::text() const {
   return out;
 }
 
+// Replaced atomically through a hidden temporary beside it (node_exporter
+// reads only *.prom), made durable: sys/atomic_file.h.
 Status PrometheusFile::write_file() const {
-  const std::string& path = options_.path;
-  std::string temp = temp_path_for(path);
-  auto fail = [&](const Error& e) -> Status {
-    ::unlink(temp.c_str());
-    return Error(ErrorKind::kOutput, e.code(),
-                 "writing the Prometheus file " + path + ": " + e.message() +
-                     "; the next interval tries again");
-  };
-  auto created = create_temp(temp);
-  if (!created.ok())
-    return fail(std::move(created).error());
-  int fd = *created;
-  Status written = write_all(fd, text(), temp);
-  if (written.ok() && ::fsync(fd) != 0)
-    written = error_from_errno(errno, "fsync of " + temp);
-  if (::close(fd) != 0 && written.ok())
-    written = error_from_errno(errno, "closing " + temp);
+  Status written = sys::write_file_atomically(options_.path, text(), 0644);
   if (!written.ok())
-    return fail(std::move(written).error());
-  if (::rename(temp.c_str(), path.c_str()) != 0)
-    return fail(error_from_errno(errno, "renaming " + temp + " to " + path));
+    return Error(ErrorKind::kOutput, written.error().code(),
+                 "writing the Prometheus file " + options_.path + ": " + written.error().message() +
+                     "; the next interval tries again");
   return ok_status();
 }
 

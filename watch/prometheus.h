@@ -26,8 +26,9 @@
 //
 // Families in that order, series sorted by their labels' values (numbers as
 // numbers), so the same counts always give the same text. The file is
-// replaced atomically: written as .<name>.<pid>.tmp in the same directory
-// (the collector reads only *.prom), fsynced, renamed over <name>; mode 0644.
+// replaced atomically by sys::write_file_atomically(): written as a hidden
+// temporary in the same directory (the collector reads only *.prom),
+// fsynced, renamed over <name>; mode 0644.
 #pragma once
 
 #include <cstdint>
@@ -51,7 +52,7 @@ struct PrometheusOptions {
 class PrometheusFile final : public Sink {
  public:
   // Checks that `path` ends in .prom and that its directory takes a new file
-  // now (creates and removes the temporary file): a usage error or a
+  // now (may write there, by the effective ids): a usage error or a
   // refusal naming the directory otherwise. Writes nothing yet.
   static Result<std::unique_ptr<PrometheusFile>> open(const PrometheusOptions& options);
 
