@@ -140,6 +140,15 @@ bool same_error(const report::MceRegisters& a, const report::MceRegisters& b) {
          a.addr.value_or(0) == b.addr.value_or(0) && a.misc.value_or(0) == b.misc.value_or(0);
 }
 
+// How to go without a source that refuses: the command line's option, and
+// the service's key (an empty --kmsg or --pstore means "not given").
+constexpr const char* kSkipKmsg =
+    "skip the kernel log with --no-kmsg (the service: harvest = no in "
+    "/etc/perf-persistent-watch.conf)";
+constexpr const char* kSkipPstore =
+    "skip pstore with --no-pstore (the service: harvest = no in "
+    "/etc/perf-persistent-watch.conf)";
+
 // "harvest: <what>: <strerror>; <advice>", a refusal.
 Error refusal(int err, const std::string& what, std::string_view advice) {
   return Error(err, "harvest: " + what + ": " + std::strerror(err) + "; " + std::string(advice));
@@ -161,10 +170,10 @@ Result<std::string> read_kmsg(const std::string& path, std::vector<std::string>&
       return std::string();
     }
     return refusal(err, "cannot open the kernel log " + path,
-                   err == EACCES || err == EPERM
-                       ? "run as root or with CAP_SYSLOG (kernel.dmesg_restrict), or skip the "
-                         "kernel log with --kmsg ''"
-                       : "skip the kernel log with --kmsg ''");
+                   std::string(err == EACCES || err == EPERM
+                                   ? "run as root or with CAP_SYSLOG (kernel.dmesg_restrict), or "
+                                   : "") +
+                       kSkipKmsg);
   }
   present = true;
   // The oldest record the kernel still holds (SEEK_DATA would start after
@@ -186,7 +195,7 @@ Result<std::string> read_kmsg(const std::string& path, std::vector<std::string>&
         overwritten++;  // the next read gives the oldest record left
         continue;
       }
-      return refusal(err, "cannot read the kernel log " + path, "skip it with --kmsg ''");
+      return refusal(err, "cannot read the kernel log " + path, kSkipKmsg);
     }
     if (n == 0)
       break;  // a regular file's end
@@ -258,7 +267,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
       int err = errno;
       if (!absent(err))
         return refusal(err, "cannot list pstore's directory " + options.pstore,
-                       "run as root, or skip pstore with --pstore ''");
+                       std::string("run as root, or ") + kSkipPstore);
       h.notes.push_back("pstore: no " + options.pstore +
                         "; no previous boot's log was read (mount -t pstore pstore " +
                         options.pstore + ")");

@@ -325,7 +325,8 @@ TEST(Harvest, AKernelLogItCannotReadIsAnError) {
   EXPECT_NE(h.error().message().find("harvest: cannot read the kernel log " + dir.path("kmsg")),
             std::string::npos)
       << h.error().message();
-  EXPECT_NE(h.error().message().find("--kmsg ''"), std::string::npos) << h.error().message();
+  EXPECT_NE(h.error().message().find("--no-kmsg"), std::string::npos) << h.error().message();
+  EXPECT_NE(h.error().message().find("harvest = no"), std::string::npos) << h.error().message();
 }
 
 }  // namespace
