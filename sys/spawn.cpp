@@ -5,7 +5,6 @@
 #include <spawn.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -72,7 +71,7 @@ Result<Fd> memory_file(const std::string& data, const std::string& label) {
 
 class ShellProcess final : public Process {
  public:
-  ShellProcess(pid_t pid, Fd pidfd) : pid_(pid), pidfd_(std::move(pidfd)) {}
+  explicit ShellProcess(pid_t pid) : pid_(pid) {}
   ShellProcess(const ShellProcess&) = delete;
   ShellProcess& operator=(const ShellProcess&) = delete;
   ~ShellProcess() override {
@@ -84,7 +83,6 @@ class ShellProcess final : public Process {
   }
 
   pid_t pid() const override { return pid_; }
-  int pidfd() const override { return pidfd_.get(); }
 
   Result<std::optional<ExitStatus>> poll() override {
     if (reaped_)
@@ -106,7 +104,6 @@ class ShellProcess final : public Process {
     } else {
       status_.code = WEXITSTATUS(raw);
     }
-    pidfd_.reset();
     return std::optional<ExitStatus>(status_);
   }
 
@@ -121,7 +118,6 @@ class ShellProcess final : public Process {
 
  private:
   pid_t pid_;
-  Fd pidfd_;
   bool reaped_ = false;
   ExitStatus status_;
 };
@@ -200,10 +196,7 @@ Result<std::unique_ptr<Process>> spawn_shell(const SpawnRequest& request) {
   int err = ::posix_spawn(&pid, "/bin/sh", &setup.actions, &setup.attr, argv, envp.data());
   if (err != 0)
     return error_from_errno(err, "cannot run " + label);
-  // Without a pidfd (Linux before 5.3) the caller polls; nothing is lost.
-  long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
-  return std::unique_ptr<Process>(
-      std::make_unique<ShellProcess>(pid, Fd(pidfd < 0 ? -1 : int(pidfd))));
+  return std::unique_ptr<Process>(std::make_unique<ShellProcess>(pid));
 }
 
 }  // namespace pp::sys

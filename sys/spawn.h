@@ -65,9 +65,6 @@ class Process {
  public:
   virtual ~Process() = default;
   virtual pid_t pid() const = 0;
-  // A pidfd that polls readable once the process has exited, or -1 (a
-  // kernel before 5.3): then poll every so often.
-  virtual int pidfd() const = 0;
   // Reaps the process if it has exited, without blocking: its status, or
   // nullopt while it runs. After a status, every call returns it again.
   virtual Result<std::optional<ExitStatus>> poll() = 0;

@@ -1,6 +1,5 @@
 #include "sys/spawn.h"
 
-#include <poll.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -46,17 +45,6 @@ TEST(SpawnShell, ExitStatusIsReportedOnceExited) {
   auto again = (*p)->poll();
   ASSERT_TRUE(again.ok() && *again) << "a reaped process keeps its status";
   EXPECT_EQ((*again)->code, 3);
-}
-
-TEST(SpawnShell, PidfdPollsReadableAtExit) {
-  auto p = spawn_shell({"exit 0", {}, ""});
-  ASSERT_TRUE(p.ok());
-  ASSERT_GE((*p)->pidfd(), 0) << "pidfd_open needs Linux 5.3";
-  pollfd fd = {(*p)->pidfd(), POLLIN, 0};
-  ASSERT_EQ(::poll(&fd, 1, 5000), 1);
-  auto status = (*p)->poll();
-  ASSERT_TRUE(status.ok() && *status);
-  EXPECT_TRUE((*status)->success());
 }
 
 TEST(SpawnShell, StdinEnvironmentAndNoInheritedFds) {

@@ -638,12 +638,4 @@ size_t Triggers::queued() const {
   return impl_->queue.size();
 }
 
-std::vector<int> Triggers::pidfds() const {
-  std::vector<int> out;
-  for (const Running& child : impl_->running)
-    if (child.process->pidfd() >= 0)
-      out.push_back(child.process->pidfd());
-  return out;
-}
-
 }  // namespace pp::watch

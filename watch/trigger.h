@@ -161,9 +161,6 @@ class Triggers final : public Sink {
   std::vector<TriggerStats> stats() const;
   size_t running() const;
   size_t queued() const;
-  // The pidfds of the running commands (readable when one ends), for a
-  // watcher that wants to reap at once rather than at the next tick.
-  std::vector<int> pidfds() const;
 
   struct Impl;
 
