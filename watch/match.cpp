@@ -47,14 +47,7 @@ int severity_rank(std::string_view field, std::string_view name) {
   return field == "severity" ? report::mce_severity_rank(name) : kernel_severity_rank(name);
 }
 
-// A number as a comparison sees it: an integer exactly (64 bits, either
-// sign), else a double.
-struct Number {
-  bool integer = true;
-  __int128 i = 0;
-  double d = 0;
-  double as_double() const { return integer ? double(i) : d; }
-};
+using Number = Match::Number;
 
 std::optional<Number> parse_number(std::string_view text) {
   bool negative = !text.empty() && text[0] == '-';
@@ -149,7 +142,7 @@ bool scalar_matches(const Match::Comparison& c, const nlohmann::ordered_json& v)
     return false;
   if (c.op == Match::Op::kGlob) {
     std::string text = json_scalar_text(v);
-    if (is_glob(c.value))
+    if (c.glob)
       return ::fnmatch(c.value.c_str(), text.c_str(), 0) == 0;
     return text.find(c.value) != std::string::npos;
   }
@@ -159,11 +152,9 @@ bool scalar_matches(const Match::Comparison& c, const nlohmann::ordered_json& v)
     int rank = severity_rank(c.field, v.get_ref<const std::string&>());
     return rank >= 0 && ordered(c.op, three_way(rank, *c.rank));
   }
-  if (!c.quoted) {
-    std::optional<Number> want = parse_number(c.value);
-    std::optional<Number> have = want ? json_number(v) : std::nullopt;
-    if (have)
-      return ordered(c.op, compare_numbers(*have, *want));
+  if (c.number) {
+    if (std::optional<Number> have = json_number(v))
+      return ordered(c.op, compare_numbers(*have, *c.number));
   }
   return ordered(c.op, three_way(json_scalar_text(v).compare(c.value), 0));
 }
@@ -346,6 +337,9 @@ class MatchParser {
       }
       c.rank = rank;
     }
+    if (!c.quoted)
+      c.number = parse_number(c.value);
+    c.glob = c.op == Match::Op::kGlob && is_glob(c.value);
     Match::Node node;
     node.compare = std::move(c);
     return add(std::move(node));

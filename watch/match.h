@@ -85,12 +85,24 @@ class Match {
   // The fields the expression names, in order, each once.
   std::vector<std::string> fields() const;
 
+  // A number as a comparison sees it: an integer exactly (64 bits, either
+  // sign), else a double.
+  struct Number {
+    bool integer = true;
+    __int128 i = 0;
+    double d = 0;
+    double as_double() const { return integer ? double(i) : d; }
+  };
+
+  // One comparison, with what its VALUE means worked out at parse.
   struct Comparison {
     std::string field;
     Op op = Op::kEq;
-    std::string value;        // as written, quotes removed
-    bool quoted = false;      // quoted values always compare as text
-    std::optional<int> rank;  // severity fields: the value's rank
+    std::string value;             // as written, quotes removed
+    bool quoted = false;           // quoted values always compare as text
+    std::optional<int> rank;       // severity fields: the value's rank
+    std::optional<Number> number;  // an unquoted VALUE that reads as a number
+    bool glob = false;             // `~` with * ? or [ in VALUE: fnmatch, not "contains"
   };
 
  private:
