@@ -804,7 +804,11 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const Request& reques
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
-  guard_from_now(event, size_t(buffer - event.buffers.begin()));
+  // The keeper maps read-only and never touches an event (holders_of): its
+  // opens leave the guard asleep, which the packaged setup would otherwise
+  // wake for every event at every start.
+  if (!request.keep && !client.keeper)
+    guard_from_now(event, size_t(buffer - event.buffers.begin()));
   client.opened.insert(event.info.id);
   if (request.keep && !client.keeper) {
     client.keeper = true;

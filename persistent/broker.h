@@ -316,10 +316,11 @@ class Broker {
   bool kept(uint64_t id) const;       // a keeper holds its fds
   // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
   std::string holders_of(uint64_t id) const;
-  // Buffer `index` of `event` leaves the broker (its fd is handed out, or
-  // came back from where it may have been): from now on the guard checks it,
-  // at its shortest interval for a start. The first time, its baseline is
-  // taken again: until now nobody but the broker could change it.
+  // Buffer `index` of `event` leaves the broker (its fd is handed out to a
+  // reader, not the keeper, or came back from where it may have been): from
+  // now on the guard checks it, at its shortest interval for a start. The
+  // first time, its baseline is taken again: until now nobody but the broker
+  // could change it.
   void guard_from_now(LiveEvent& event, size_t index);
   // The check of every event that is due (persistent/guard.h), which is only
   // ever one with fds handed out: repairs, records and logs what a holder

@@ -327,6 +327,40 @@ TEST_F(BrokerFakeKernelTest, GuardChecksTheHandedOutCpuOnly) {
   EXPECT_EQ(kernel_->reads(3) + kernel_->reads(4), 0u) << "nor did the context stream's";
 }
 
+// The keeper (persistent/keeper.h) maps read-only and never touches an
+// event: its opens leave the guard asleep (the packaged setup runs one for
+// every event); a reader's open of the same buffer starts it.
+TEST_F(BrokerFakeKernelTest, GuardSleepsThroughTheKeepersOpens) {
+  config_.guard_interval_ms = 5;
+  config_.guard_max_interval_ms = 5;
+  start();
+  EventInfo e = create(*client(), kGetppidRequest);
+  BackendOptions options;
+  options.run_dir = config_.run_dir;
+  options.keep = true;
+  BrokerBackend keeper(options);
+  for (int cpu : {0, 1})
+    ASSERT_TRUE(keeper.open(e.id, cpu).ok());
+  // A verbose list reads each buffer's count once: the reads after it are the guard's.
+  ASSERT_TRUE(list(true)[0].kept.value_or(false)) << "the opens were the keeper's";
+  size_t listed[5];
+  for (int handle = 1; handle <= 4; handle++)
+    listed[handle] = kernel_->reads(handle);
+  for (int i = 0; i < 20; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    (void)list();
+  }
+  for (int handle = 1; handle <= 4; handle++)
+    EXPECT_EQ(kernel_->reads(handle), listed[handle]) << "fd#" << handle << " was read";
+  auto reader = client();
+  ASSERT_TRUE(reader->open(e.id, 1).ok());
+  EXPECT_GE(kernel_->reads(2), listed[2] + 1) << "a reader's open takes the baseline";
+  for (int i = 0; i < 400 && kernel_->reads(2) < listed[2] + 5; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GE(kernel_->reads(2), listed[2] + 5) << "CPU 1's fd went to a reader: checked every 5 ms";
+  EXPECT_EQ(kernel_->reads(1), listed[1]) << "CPU 0's fd went to the keeper only";
+}
+
 // Checks that find nothing come ever less often (20 ms doubling to 640 ms
 // here); a finding brings them back to the shortest interval. Counted in
 // reads of CPU 0's fd, which only the guard makes.
