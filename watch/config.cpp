@@ -6,9 +6,13 @@
 
 #include "base/strings.h"
 #include "sys/tree.h"
+#include "watch/trigger.h"
 
 namespace pp::watch {
 namespace {
+
+// The metrics file is rewritten at most this often.
+constexpr uint64_t kMinPrometheusIntervalMs = 100;
 
 Error config_error(std::string_view path, int line, const std::string& what) {
   return Error(ErrorKind::kConfig, EINVAL,
@@ -24,14 +28,14 @@ Result<bool> parse_yes_no(std::string_view value, std::string_view what) {
   return usage_error(std::string(what) + " '" + std::string(value) + "': say yes or no");
 }
 
-Result<JournalMode> parse_journal(std::string_view value) {
+Result<JournalMode> parse_journal(std::string_view value, std::string_view what) {
   if (value.empty() || value == "yes" || value == "mce")
     return JournalMode::kMachineChecks;
   if (value == "no")
     return JournalMode::kOff;
   if (value == "all")
     return JournalMode::kEvery;
-  return usage_error("journal '" + std::string(value) +
+  return usage_error(std::string(what) + " '" + std::string(value) +
                      "': say no, yes (machine checks and lost samples) or all (every record)");
 }
 
@@ -44,8 +48,11 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint6
   return *value;
 }
 
-// Sets the key of a [trigger NAME] section.
-Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view value) {
+// Sets the key of a [trigger NAME] section, or the command line's option
+// for it: `what` names the one given ("timeout", "--timeout"). Errors are
+// usage errors; the config file's reader makes them config errors.
+Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view value,
+                       std::string_view what) {
   if (key == "match") {
     rule.match = value;
   } else if (key == "threshold") {
@@ -58,12 +65,12 @@ Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view
   } else if (key == "exec") {
     rule.exec = value;
   } else if (key == "timeout") {
-    PP_ASSIGN_OR_RETURN(rule.timeout_ms, parse_seconds_ms(value, "timeout"));
+    PP_ASSIGN_OR_RETURN(rule.timeout_ms, parse_seconds_ms(value, what));
   } else if (key == "rate-limit") {
     rule.rate_limit = value;
   } else if (key == "on") {
     if (value != "records" && value != "lost")
-      return usage_error("on '" + std::string(value) + "': say records or lost");
+      return usage_error(std::string(what) + " '" + std::string(value) + "': say records or lost");
     rule.on_lost = value == "lost";
   } else {
     return usage_error("unknown key '" + std::string(key) +
@@ -72,8 +79,22 @@ Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view
   return ok_status();
 }
 
+// Checks a whole rule (its expression, threshold, key, rate limit, exec,
+// timeout) as the watcher will: Triggers::create only checks and keeps the
+// rules; it starts nothing.
+Status check_trigger_rule(const TriggerRule& rule) {
+  PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> checked,
+                      Triggers::create({rule}, TriggerOptions{}));
+  (void)checked;
+  return ok_status();
+}
+
+// Sets a key of [watch], or the command line's option for it: `what` names
+// the one given ("retention-days", "--retention-days"). `events_set`: an
+// event was given before in the same place (the first one replaces the
+// defaults, or the file's). Errors are usage errors.
 Status set_watch_key(WatchOptions& options, bool& events_set, std::string_view key,
-                     std::string_view value) {
+                     std::string_view value, std::string_view what) {
   if (key == "event") {
     if (!events_set)
       options.events.clear();
@@ -84,21 +105,24 @@ Status set_watch_key(WatchOptions& options, bool& events_set, std::string_view k
   } else if (key == "db") {
     options.db = value == "none" ? "" : std::string(value);
   } else if (key == "retention-days") {
-    PP_ASSIGN_OR_RETURN(uint64_t days, parse_count(value, "retention-days", 0, 36500));
+    PP_ASSIGN_OR_RETURN(uint64_t days, parse_count(value, what, 0, 36500));
     options.history.max_age_s = days * 86400;
   } else if (key == "retention-size") {
-    PP_ASSIGN_OR_RETURN(options.history.max_bytes, parse_size(value, "retention-size"));
+    PP_ASSIGN_OR_RETURN(options.history.max_bytes, parse_size(value, what));
   } else if (key == "prometheus") {
     options.prometheus = value == "none" ? "" : std::string(value);
   } else if (key == "prometheus-interval") {
-    PP_ASSIGN_OR_RETURN(options.prometheus_interval_ms,
-                        parse_seconds_ms(value, "prometheus-interval"));
+    PP_ASSIGN_OR_RETURN(uint64_t ms, parse_seconds_ms(value, what));
+    if (ms < kMinPrometheusIntervalMs)
+      return usage_error(std::string(what) + " '" + std::string(value) +
+                         "': give at least 0.1 seconds");
+    options.prometheus_interval_ms = ms;
   } else if (key == "journal") {
-    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(value));
+    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(value, what));
   } else if (key == "harvest") {
-    PP_ASSIGN_OR_RETURN(options.harvest, parse_yes_no(value, "harvest"));
+    PP_ASSIGN_OR_RETURN(options.harvest, parse_yes_no(value, what));
   } else if (key == "max-children") {
-    PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(value, "max-children", 1, 64));
+    PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(value, what, 1, 64));
     options.max_children = size_t(n);
   } else {
     return usage_error("unknown key '" + std::string(key) +
@@ -160,6 +184,17 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
   enum class Section { kNone, kWatch, kTrigger } section = Section::kNone;
   bool events_set = false;
   int number = 0;
+  int trigger_line = 0;  // the header of the [trigger] section being read
+  // A rule is whole when its section ends: checked then, its mistakes
+  // named at its header's line.
+  auto end_section = [&]() -> Status {
+    if (section != Section::kTrigger)
+      return ok_status();
+    Status checked = check_trigger_rule(options.triggers.back());
+    if (!checked.ok())
+      return config_error(path, trigger_line, checked.error().message());
+    return ok_status();
+  };
   for (std::string_view raw : split(text, '\n')) {
     number++;
     std::string_view line = raw;
@@ -174,11 +209,13 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
     if (line.front() == '[') {
       if (line.back() != ']')
         return config_error(path, number, "a section header is [watch] or [trigger NAME]");
+      PP_RETURN_IF_ERROR(end_section());
       std::string_view name = trim(line.substr(1, line.size() - 2));
       if (name == "watch") {
         section = Section::kWatch;
       } else if (starts_with(name, "trigger ") && !trim(name.substr(8)).empty()) {
         section = Section::kTrigger;
+        trigger_line = number;
         TriggerRule rule;
         rule.name = std::string(trim(name.substr(8)));
         for (const TriggerRule& r : options.triggers)
@@ -199,12 +236,13 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
     std::string_view value = trim(line.substr(eq + 1));
     if (section == Section::kNone)
       return config_error(path, number, "a key before any section; start with [watch]");
-    Status set = section == Section::kWatch ? set_watch_key(options, events_set, key, value)
-                                            : set_trigger_key(options.triggers.back(), key, value);
+    Status set = section == Section::kWatch
+                     ? set_watch_key(options, events_set, key, value, key)
+                     : set_trigger_key(options.triggers.back(), key, value, key);
     if (!set.ok())
       return config_error(path, number, set.error().message());
   }
-  return ok_status();
+  return end_section();
 }
 
 Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend) {
@@ -219,36 +257,33 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
                        "; give an existing file with --config, or none");
     PP_RETURN_IF_ERROR(parse_watch_config(*text, path, options));
   }
-  if (!args.events.empty())
-    options.events = args.events;
-  if (!args.cpus.empty())
-    options.cpus = args.cpus;
+  // Each value given goes through the file's setters, named as the option
+  // it came from: the same limits and messages, as usage errors.
+  bool events_set = false;
+  auto set = [&](std::string_view key, const std::string& value, const char* option) -> Status {
+    if (value.empty())
+      return ok_status();
+    return set_watch_key(options, events_set, key, value, option);
+  };
+  for (const std::string& event : args.events)
+    PP_RETURN_IF_ERROR(set_watch_key(options, events_set, "event", event, "-e"));
+  PP_RETURN_IF_ERROR(set("cpus", args.cpus, "-C"));
   if (args.no_db && !args.db.empty())
     return usage_error("--db and --no-db: give one of them");
+  // --db and --prometheus take the name as given ("none" is the file's
+  // spelling of --no-db).
   if (!args.db.empty())
     options.db = args.db;
   if (args.no_db)
     options.db.clear();
-  if (!args.retention_days.empty()) {
-    PP_ASSIGN_OR_RETURN(uint64_t days,
-                        parse_count(args.retention_days, "--retention-days", 0, 36500));
-    options.history.max_age_s = days * 86400;
-  }
-  if (!args.retention_size.empty()) {
-    PP_ASSIGN_OR_RETURN(options.history.max_bytes,
-                        parse_size(args.retention_size, "--retention-size"));
-  }
+  PP_RETURN_IF_ERROR(set("retention-days", args.retention_days, "--retention-days"));
+  PP_RETURN_IF_ERROR(set("retention-size", args.retention_size, "--retention-size"));
   if (!args.prometheus.empty())
     options.prometheus = args.prometheus;
-  if (!args.prometheus_interval.empty()) {
-    PP_ASSIGN_OR_RETURN(options.prometheus_interval_ms,
-                        parse_seconds_ms(args.prometheus_interval, "--prometheus-interval"));
-  }
-  if (options.prometheus_interval_ms < 100)
-    return usage_error("--prometheus-interval: give at least 0.1 seconds");
+  PP_RETURN_IF_ERROR(set("prometheus-interval", args.prometheus_interval, "--prometheus-interval"));
   options.ndjson = args.ndjson;
   if (args.journal_given) {
-    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(args.journal));
+    PP_ASSIGN_OR_RETURN(options.journal, parse_journal(args.journal, "--journal"));
   }
   bool rule_given = !args.exec.empty() || !args.match.empty() || !args.threshold.empty() ||
                     !args.key.empty() || !args.timeout.empty() || !args.rate_limit.empty() ||
@@ -260,23 +295,25 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
           "trigger: give the command to run with --exec CMD");
     TriggerRule rule;
     rule.name = "command line";
-    rule.exec = args.exec;
-    rule.match = args.match;
-    rule.threshold = args.threshold;
-    rule.rate_limit = args.rate_limit;
     rule.on_lost = args.on_lost;
-    for (std::string_view k : split(args.key, ','))
-      if (!trim(k).empty())
-        rule.key.emplace_back(trim(k));
-    if (!args.timeout.empty()) {
-      PP_ASSIGN_OR_RETURN(rule.timeout_ms, parse_seconds_ms(args.timeout, "--timeout"));
-    }
+    struct Given {
+      const char* key;
+      const std::string& value;
+      const char* option;
+    };
+    const Given given[] = {{"exec", args.exec, "--exec"},
+                           {"match", args.match, "--match"},
+                           {"threshold", args.threshold, "--threshold"},
+                           {"key", args.key, "--key"},
+                           {"timeout", args.timeout, "--timeout"},
+                           {"rate-limit", args.rate_limit, "--rate-limit"}};
+    for (const Given& g : given)
+      if (!g.value.empty())
+        PP_RETURN_IF_ERROR(set_trigger_key(rule, g.key, g.value, g.option));
+    PP_RETURN_IF_ERROR(check_trigger_rule(rule));
     options.triggers.push_back(std::move(rule));
   }
-  if (!args.max_children.empty()) {
-    PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(args.max_children, "--max-children", 1, 64));
-    options.max_children = size_t(n);
-  }
+  PP_RETURN_IF_ERROR(set("max-children", args.max_children, "--max-children"));
   if (args.no_harvest)
     options.harvest = false;
   if (!args.kmsg.empty())
