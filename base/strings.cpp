@@ -1,7 +1,9 @@
 #include "base/strings.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <limits>
+#include <utility>
 
 namespace pp {
 
@@ -80,6 +82,41 @@ Result<uint64_t> parse_u64(std::string_view text, std::string_view what) {
     value = value * base + d;
   }
   return value;
+}
+
+Result<uint64_t> parse_duration_ms(std::string_view text) {
+  constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
+      {"ms", 1},        {"s", 1000},       {"m", 60'000},
+      {"h", 3'600'000}, {"d", 86'400'000}, {"w", 604'800'000},
+  };
+  std::string_view t = trim(text);
+  size_t digits = 0;
+  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9')
+    ++digits;
+  std::string_view unit = trim(t.substr(digits));
+  std::string shown(text);
+  auto bad = [&] {
+    return usage_error("'" + shown +
+                       "' is no duration: a number and a unit, ms, s, m, h, d or w (e.g. 90m, "
+                       "24h, 7d)");
+  };
+  auto too_long = [&] {
+    return Error(ErrorKind::kUsage, ERANGE,
+                 "'" + shown + "' is too long a duration: its milliseconds do not fit in 64 bits");
+  };
+  if (digits == 0)
+    return bad();
+  for (const auto& [name, ms] : kUnits) {
+    if (unit != name)
+      continue;
+    auto n = parse_u64(t.substr(0, digits), "duration");
+    if (!n.ok())
+      return n.error().code() == ERANGE ? too_long() : bad();
+    if (*n > std::numeric_limits<uint64_t>::max() / ms)
+      return too_long();
+    return *n * ms;
+  }
+  return bad();
 }
 
 size_t edit_distance(std::string_view a, std::string_view b) {

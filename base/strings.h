@@ -30,6 +30,13 @@ int hex_digit(char c);
 // being parsed in the message ("CPU number", "event id").
 Result<uint64_t> parse_u64(std::string_view text, std::string_view what);
 
+// A duration in milliseconds: a number and a unit, ms, s, m, h, d or w
+// ("500ms", "90m", "24h", "7d", "2w"; spaces around the unit are fine, "7 d").
+// Zero is a duration ("0h"); callers that need a window refuse it. A usage
+// error (EINVAL) names the text and the units; one whose milliseconds do not
+// fit in 64 bits is a usage error with ERANGE.
+Result<uint64_t> parse_duration_ms(std::string_view text);
+
 // Levenshtein distance, for "did you mean" suggestions.
 size_t edit_distance(std::string_view a, std::string_view b);
 

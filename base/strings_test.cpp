@@ -1,5 +1,7 @@
 #include "base/strings.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <gtest/gtest.h>
 
 namespace pp {
@@ -22,6 +24,30 @@ TEST(Strings, HexDigit) {
   EXPECT_EQ(hex_digit('g'), -1);
   EXPECT_EQ(hex_digit('x'), -1);
   EXPECT_EQ(hex_digit('\0'), -1);
+}
+
+TEST(Strings, ParseDurationMs) {
+  EXPECT_EQ(*parse_duration_ms("500ms"), 500u);
+  EXPECT_EQ(*parse_duration_ms("1s"), 1000u);
+  EXPECT_EQ(*parse_duration_ms("90m"), 5'400'000u);
+  EXPECT_EQ(*parse_duration_ms("24h"), 86'400'000u);
+  EXPECT_EQ(*parse_duration_ms("7 d"), 604'800'000u);
+  EXPECT_EQ(*parse_duration_ms(" 2w "), 1'209'600'000u);
+  EXPECT_EQ(*parse_duration_ms("0h"), 0u) << "zero is a duration; a window refuses it";
+  for (const char* bad : {"", "h", "7", "7x", "1.5h", "-1s", "+1s", "1hh", "0x10s", "1 0s"}) {
+    auto d = parse_duration_ms(bad);
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_EQ(d.error().kind(), ErrorKind::kUsage) << bad;
+    EXPECT_EQ(d.error().code(), EINVAL) << bad;
+  }
+  EXPECT_NE(parse_duration_ms("x").error().message().find("ms, s, m, h, d or w"),
+            std::string::npos);
+  for (const char* huge : {"9999999999999999999999d", "999999999999999999d", "31000000000w"}) {
+    auto d = parse_duration_ms(huge);
+    ASSERT_FALSE(d.ok()) << huge;
+    EXPECT_EQ(d.error().code(), ERANGE) << huge;
+  }
+  EXPECT_EQ(*parse_duration_ms("18446744073709551615ms"), UINT64_MAX);
 }
 
 TEST(Strings, Trim) {

@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <variant>
 
 #include "base/json.h"
+#include "base/strings.h"
 #include "watch/history.h"
 
 namespace pp::watch {
@@ -503,7 +503,7 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
     return usage_error("'" + std::string(text) +
                        "' is not a time for the history: give an ISO 8601 time "
                        "(2026-12-03T14:05:00Z), a date (2026-12-03, from 00:00 UTC), or a "
-                       "duration before now (90m, 24h, 7d; units s, m, h, d, w)");
+                       "duration before now (90m, 24h, 7d; units ms, s, m, h, d, w)");
   };
   if (text.empty())
     return bad();
@@ -516,36 +516,13 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
       return bad();
     return day;
   }
-  uint64_t unit = 0;
-  switch (text.back()) {
-    case 's':
-      unit = 1;
-      break;
-    case 'm':
-      unit = 60;
-      break;
-    case 'h':
-      unit = 3600;
-      break;
-    case 'd':
-      unit = 86400;
-      break;
-    case 'w':
-      unit = uint64_t(7) * 86400;
-      break;
-    default:
-      return bad();
-  }
-  std::string_view digits = text.substr(0, text.size() - 1);
-  uint64_t n = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size())
+  auto ms = parse_duration_ms(text);
+  if (!ms.ok() && ms.error().code() != ERANGE)
     return bad();
   // Further back than the epoch (or than a uint64_t holds): from the start.
-  uint64_t seconds = n * unit;
-  if ((n != 0 && seconds / n != unit) || seconds > now_ns / 1000000000)
+  if (!ms.ok() || *ms > now_ns / 1'000'000)
     return uint64_t(0);
-  return now_ns - seconds * 1000000000;
+  return now_ns - *ms * 1'000'000;
 }
 
 Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,

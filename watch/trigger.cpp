@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <list>
 #include <map>
 #include <optional>
@@ -24,10 +25,6 @@
 
 namespace pp::watch {
 namespace {
-
-constexpr std::pair<std::string_view, uint64_t> kUnits[] = {
-    {"ms", 1}, {"s", 1000}, {"m", 60'000}, {"h", 3'600'000}, {"d", 86'400'000},
-};
 
 // "30 s", "0.2 s", "0.012 s".
 std::string seconds_text(int64_t ms) {
@@ -71,6 +68,16 @@ Result<uint64_t> parse_count(std::string_view text, std::string_view what, uint6
   if (!n.ok() || *n < 1 || *n > max)
     return bad();
   return *n;
+}
+
+// A threshold's or rate limit's window: a duration of more than 0 ms that
+// the monotonic and wall clocks' int64_t can subtract from.
+Result<uint64_t> window_ms(const std::string& text) {
+  PP_ASSIGN_OR_RETURN(uint64_t ms, parse_duration_ms(text));
+  if (ms == 0 || ms > uint64_t(std::numeric_limits<int64_t>::max()))
+    return usage_error("'" + text +
+                       "' is no window: give a duration of more than 0 (e.g. 90m, 24h)");
+  return ms;
 }
 
 bool is_scalar(const nlohmann::ordered_json& v) {
@@ -216,27 +223,6 @@ struct Triggers::Impl {
   void start_queued(int64_t now);
 };
 
-Result<uint64_t> parse_duration_ms(std::string_view text) {
-  std::string_view t = trim(text);
-  size_t digits = 0;
-  while (digits < t.size() && t[digits] >= '0' && t[digits] <= '9')
-    ++digits;
-  std::string_view unit = trim(t.substr(digits));
-  auto bad = [&] {
-    return usage_error("'" + std::string(text) +
-                       "' is no duration: a number and a unit, ms, s, m, h or d (e.g. 90m, 24h)");
-  };
-  if (digits == 0 || digits > 12)
-    return bad();
-  auto n = parse_u64(t.substr(0, digits), "duration");
-  if (!n.ok() || *n == 0)
-    return bad();
-  for (const auto& [name, ms] : kUnits)
-    if (unit == name)
-      return *n * ms;
-  return bad();
-}
-
 Result<Threshold> parse_threshold(std::string_view text) {
   std::vector<std::string_view> w = words(text);
   auto bad = [&](const std::string& why) {
@@ -251,7 +237,7 @@ Result<Threshold> parse_threshold(std::string_view text) {
   auto n = parse_count(w[0], "count", kMaxThresholdCount);
   if (!n.ok())
     return bad(n.error().message());
-  auto ms = parse_duration_ms(duration);
+  auto ms = window_ms(duration);
   if (!ms.ok())
     return bad(ms.error().message());
   return Threshold{*n, *ms};
@@ -273,7 +259,7 @@ Result<RateLimit> parse_rate_limit(std::string_view text) {
   auto n = parse_count(w[0], "count of runs", 1'000'000);
   if (!n.ok())
     return bad(n.error().message());
-  auto ms = parse_duration_ms(duration);
+  auto ms = window_ms(duration);
   if (!ms.ok())
     return bad(ms.error().message());
   return RateLimit{*n, *ms};

@@ -18,7 +18,8 @@
 //   on_lost rule takes the watcher's lost-sample notices instead, as the
 //   object {"origin":"live","lost":true,"event":E,"cpu":C,"records":N,
 //   "wall_time":T} (records: how many samples that notice lost).
-// - threshold "N in DURATION" (DURATION: a number and ms, s, m, h or d;
+// - threshold "N in DURATION" (DURATION: parse_duration_ms()'s, a number and
+//   ms, s, m, h, d or w, more than 0;
 //   1 <= N <= kMaxThresholdCount): a match counts with the earlier ones of
 //   its bucket less than DURATION older than the newest; when a bucket holds
 //   N the rule fires and the bucket empties. A match's time is the record's
@@ -124,9 +125,6 @@ struct RateLimit {
   uint64_t window_ms = 0;
 };
 Result<RateLimit> parse_rate_limit(std::string_view text);
-
-// "500ms", "10s", "90m", "24h", "7d" (a space before the unit is fine).
-Result<uint64_t> parse_duration_ms(std::string_view text);
 
 // A run's environment beyond the rule's three: each scalar of the record
 // (and each array of scalars, space-separated) as PERF_PERSISTENT_<NAME>,

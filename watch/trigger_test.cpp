@@ -412,8 +412,9 @@ TEST(TriggerCreate, EveryRuleIsCheckedAndNamed) {
   add([](TriggerRule& r) { r.threshold = "0 in 1h"; },
       "trigger rule 'rule 1': threshold '0 in 1h': '0' is no count (1 to 100000)");
   add([](TriggerRule& r) { r.threshold = "10 in 24"; },
-      "threshold '10 in 24': '24' is no duration: a number and a unit, ms, s, m, h or d");
-  add([](TriggerRule& r) { r.threshold = "10 in 1w"; }, "'1w' is no duration");
+      "threshold '10 in 24': '24' is no duration: a number and a unit, ms, s, m, h, d or w");
+  add([](TriggerRule& r) { r.threshold = "10 in 1y"; }, "'1y' is no duration");
+  add([](TriggerRule& r) { r.threshold = "10 in 0s"; }, "'0s' is no window");
   add([](TriggerRule& r) { r.rate_limit = "5 in 1h"; },
       "trigger rule 'rule 1': rate limit '5 in 1h': expected 'N per DURATION'");
   add([](TriggerRule& r) { r.key = {"addr/99"}; },
@@ -438,13 +439,18 @@ TEST(TriggerCreate, EveryRuleIsCheckedAndNamed) {
 }
 
 TEST(TriggerCreate, DurationsThresholdsAndRateLimits) {
-  EXPECT_EQ(*parse_duration_ms("500ms"), 500u);
-  EXPECT_EQ(*parse_duration_ms("1s"), 1000u);
-  EXPECT_EQ(*parse_duration_ms("90m"), 5'400'000u);
-  EXPECT_EQ(*parse_duration_ms("24h"), 86'400'000u);
-  EXPECT_EQ(*parse_duration_ms("7 d"), 604'800'000u);
-  for (const char* bad : {"", "h", "0s", "1.5h", "-1s", "1hh", "9999999999999h"})
-    EXPECT_FALSE(parse_duration_ms(bad).ok()) << bad;
+  // The window is base's parse_duration_ms(), more than 0 ms.
+  EXPECT_EQ(parse_threshold("1 in 500ms")->window_ms, 500u);
+  EXPECT_EQ(parse_threshold("1 in 1s")->window_ms, 1000u);
+  EXPECT_EQ(parse_threshold("1 in 90m")->window_ms, 5'400'000u);
+  EXPECT_EQ(parse_threshold("1 in 24h")->window_ms, 86'400'000u);
+  EXPECT_EQ(parse_threshold("1 in 7 d")->window_ms, 604'800'000u);
+  EXPECT_EQ(parse_rate_limit("1 per 2w")->window_ms, 1'209'600'000u);
+  for (const char* bad :
+       {"", "h", "0s", "1.5h", "-1s", "1hh", "9999999999999h", "9999999999999d"}) {
+    EXPECT_FALSE(parse_threshold(std::string("1 in ") + bad).ok()) << bad;
+    EXPECT_FALSE(parse_rate_limit(std::string("1 per ") + bad).ok()) << bad;
+  }
   auto t = parse_threshold("10 in 24h");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(t->count, 10u);
