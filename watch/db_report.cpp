@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <variant>
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "sys/clock.h"
 #include "watch/history.h"
 
 namespace pp::watch {
@@ -46,12 +46,6 @@ struct Where {
     add(c + ")");
   }
 };
-
-uint64_t wall_now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count());
-}
 
 void bind_all(sqlite3_stmt* s, const std::vector<SqlValue>& params) {
   for (size_t i = 0; i < params.size(); i++) {
@@ -125,7 +119,7 @@ struct Filters {
 
 Result<Filters> make_filters(const DbReportOptions& o) {
   Filters f;
-  uint64_t now = wall_now_ns();
+  uint64_t now = sys::realtime_ns();
   for (auto [text, op] : {std::pair{&o.since, ">="}, std::pair{&o.until, "<="}}) {
     if (text->empty())
       continue;

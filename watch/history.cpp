@@ -5,11 +5,11 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <string>
 
 #include "base/json.h"
 #include "report/mce.h"
+#include "sys/clock.h"
 
 namespace pp::watch {
 
@@ -58,12 +58,6 @@ CREATE INDEX IF NOT EXISTS records_boot_event_cpu_time ON records(boot_id, event
 CREATE INDEX IF NOT EXISTS records_severity ON records(severity);
 CREATE INDEX IF NOT EXISTS lost_wall_ns ON lost(wall_ns);
 )sql";
-
-uint64_t wall_now_ns() {
-  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count());
-}
 
 // The directories on the way to `path`'s file, created 0700 when missing.
 Status make_parent_dirs(const std::string& path) {
@@ -478,7 +472,7 @@ Status History::prune() {
 Status History::prune_by_age() {
   if (options_.max_age_s == 0)
     return ok_status();
-  uint64_t now = wall_now_ns();
+  uint64_t now = sys::realtime_ns();
   uint64_t age_ns = options_.max_age_s * 1000000000ull;
   if (age_ns / 1000000000ull != options_.max_age_s || age_ns >= now)
     return ok_status();

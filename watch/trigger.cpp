@@ -300,11 +300,7 @@ Result<std::unique_ptr<Triggers>> Triggers::create(std::vector<TriggerRule> rule
   if (!options.monotonic_ms)
     options.monotonic_ms = [] { return sys::monotonic_ms(); };
   if (!options.wall_ms)
-    options.wall_ms = [] {
-      return int64_t(std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count());
-    };
+    options.wall_ms = [] { return int64_t(sys::realtime_ns() / 1'000'000); };
   if (!options.spawn)
     options.spawn = sys::spawn_shell;
   if (options.max_buckets < 1)
