@@ -530,15 +530,9 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
                              "` makes it (and keeps it)");
     return error_from_errno(e, "reading the history " + path);
   }
-  sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr);
-  SqliteDb db(raw);
-  if (rc != SQLITE_OK)
-    return sqlite_error(raw, "opening the history", path);
-  sqlite3_extended_result_codes(raw, 1);
-  sqlite3_busy_timeout(raw, 10000);
-  PP_ASSIGN_OR_RETURN(int version, check_history_file(raw, path, /*quick_check=*/false));
-  if (version == 0)
+  PP_ASSIGN_OR_RETURN(HistoryDb db, open_history_db(path, /*writable=*/false));
+  sqlite3* raw = db.db.get();
+  if (db.version == 0)
     return not_found_error(path +
                            " holds no history (an empty SQLite database): `perf "
                            "persistent watch --db " +
@@ -562,6 +556,7 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
                                          " ORDER BY wall_ns, id",
                                      path));
   bind_all(s.get(), filters.records.params);
+  int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
     stats.records++;
     const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));

@@ -9,15 +9,14 @@
 
 #include "base/json.h"
 #include "report/mce.h"
+#include "report/mce_bits.h"
+#include "sys/atomic_file.h"
 #include "sys/clock.h"
 
 namespace pp::watch {
 
 namespace {
 
-// How long a statement waits for a lock another connection (report --db,
-// sqlite3 on the command line) holds before giving up.
-constexpr int kBusyTimeoutMs = 10000;
 // Retention runs at most this often from tick().
 constexpr uint64_t kPruneIntervalMs = 60000;
 // Records deleted per statement when pruning for size, at least.
@@ -58,22 +57,6 @@ CREATE INDEX IF NOT EXISTS records_boot_event_cpu_time ON records(boot_id, event
 CREATE INDEX IF NOT EXISTS records_severity ON records(severity);
 CREATE INDEX IF NOT EXISTS lost_wall_ns ON lost(wall_ns);
 )sql";
-
-// The directories on the way to `path`'s file, created 0700 when missing.
-Status make_parent_dirs(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos || slash == 0)
-    return ok_status();
-  std::string dir = path.substr(0, slash);
-  struct stat st;
-  if (::stat(dir.c_str(), &st) == 0)
-    return ok_status();
-  PP_RETURN_IF_ERROR(make_parent_dirs(dir));
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-    return error_from_errno(errno, "creating the history's directory " + dir)
-        .with_kind(ErrorKind::kOutput);
-  return ok_status();
-}
 
 // Creates the file 0600 before SQLite does (SQLite would follow the umask);
 // the -wal and -shm files SQLite makes take the database's mode.
@@ -213,6 +196,10 @@ Status sqlite_exec(sqlite3* db, const char* sql, std::string_view path) {
   return ok_status();
 }
 
+namespace {
+
+// Checks an opened history file, as open_history_db() promises. Returns the
+// schema version (0: a new, empty file).
 Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_check) {
   sqlite3_stmt* raw = nullptr;
   int rc = sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &raw, nullptr);
@@ -262,21 +249,36 @@ Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_
   return version;
 }
 
-Result<std::unique_ptr<History>> History::open(const std::string& path,
-                                               const HistoryOptions& options) {
-  PP_RETURN_IF_ERROR(make_parent_dirs(path));
-  PP_RETURN_IF_ERROR(create_file(path));
-  std::unique_ptr<History> h(new History(path, options));
+}  // namespace
+
+Result<HistoryDb> open_history_db(const std::string& path, bool writable) {
+  HistoryDb h;
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr);
-  h->db_ = SqliteDb(raw);
+  int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
+  h.db = SqliteDb(raw);
   if (rc != SQLITE_OK)
     return sqlite_error(raw, "opening the history", path);
+  sqlite3_extended_result_codes(raw, 1);
+  sqlite3_busy_timeout(raw, kHistoryBusyTimeoutMs);
+  PP_ASSIGN_OR_RETURN(h.version, check_history_file(raw, path, /*quick_check=*/writable));
+  return h;
+}
+
+Result<std::unique_ptr<History>> History::open(const std::string& path,
+                                               const HistoryOptions& options) {
+  if (size_t slash = path.rfind('/'); slash != std::string::npos && slash > 0) {
+    Status dirs = sys::make_directories(path.substr(0, slash), 0700);
+    if (!dirs.ok())
+      return Error(ErrorKind::kOutput, dirs.error().code(),
+                   "creating the history's directory: " + dirs.error().message());
+  }
+  PP_RETURN_IF_ERROR(create_file(path));
+  std::unique_ptr<History> h(new History(path, options));
+  PP_ASSIGN_OR_RETURN(HistoryDb opened, open_history_db(path, /*writable=*/true));
+  h->db_ = std::move(opened.db);
+  int version = opened.version;
   sqlite3* db = h->db_.get();
-  sqlite3_extended_result_codes(db, 1);
-  sqlite3_busy_timeout(db, kBusyTimeoutMs);
-  PP_ASSIGN_OR_RETURN(int version, check_history_file(db, path, /*quick_check=*/true));
   if (version == 0) {
     // Must precede the first table: auto_vacuum is fixed when the file is made.
     PP_RETURN_IF_ERROR(sqlite_exec(db, "PRAGMA auto_vacuum=INCREMENTAL", path));
@@ -298,7 +300,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
   if (version == 0) {
     PP_RETURN_IF_ERROR(sqlite_exec(db, "BEGIN IMMEDIATE", path));
     PP_RETURN_IF_ERROR(sqlite_exec(db, kSchema, path));
-    PP_RETURN_IF_ERROR(sqlite_exec(db, "PRAGMA user_version=1", path));
+    std::string set_version = "PRAGMA user_version=" + std::to_string(kHistorySchemaVersion);
+    PP_RETURN_IF_ERROR(sqlite_exec(db, set_version.c_str(), path));
     PP_RETURN_IF_ERROR(sqlite_exec(db, "COMMIT", path));
   }
   PP_ASSIGN_OR_RETURN(
@@ -408,8 +411,7 @@ Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json)
     bind_i64(s, 13, opt_i64(d.regs.bank));
     bind_text(s, 14, report::mca_error_class_name(d.error_code.error_class));
     bind_i64(s, 15, opt_i64(d.regs.status));
-    bool addrv =
-        std::find(d.status_bits.begin(), d.status_bits.end(), "ADDRV") != d.status_bits.end();
+    bool addrv = d.regs.status && (*d.regs.status & report::mce_bits::kAddrv);
     bind_i64(s, 16, addrv ? opt_i64(d.regs.addr) : std::nullopt);
     bind_i64(s, 17, opt_i64(d.regs.socketid));
   }

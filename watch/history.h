@@ -114,11 +114,26 @@ Result<SqliteStmt> sqlite_prepare(sqlite3* db, std::string_view sql, std::string
 // Runs statements that return no rows.
 Status sqlite_exec(sqlite3* db, const char* sql, std::string_view path);
 
-// Checks an opened history file: a SQLite database (else a message naming
-// `path`), a schema version this program knows, and with `quick_check`
-// PRAGMA quick_check "ok" (it reads the whole file: the writer runs it at
-// open, a report does not). Returns the schema version (0: a new, empty file).
-Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_check);
+// How long a statement waits for a lock another connection (report --db,
+// sqlite3 on the command line) holds before giving up.
+inline constexpr int kHistoryBusyTimeoutMs = 10000;
+
+// An opened history file and the schema version it holds (0: a new, empty
+// file).
+struct HistoryDb {
+  SqliteDb db;
+  int version = 0;
+};
+
+// Opens the history file at `path` the one way the watcher (`writable`: read
+// and write; the file must exist) and report --db (read-only) both do:
+// SQLite's extended result codes, a busy timeout of kHistoryBusyTimeoutMs,
+// and checks that it is a SQLite database (else kOutput, EINVAL, "<path> is
+// not a perf-persistent history: ..."), of a schema version this program
+// knows (else EPROTO), and, when `writable`, that PRAGMA quick_check says
+// "ok" (else EINVAL, "<path> is damaged ..."; it reads the whole file, so a
+// report skips it).
+Result<HistoryDb> open_history_db(const std::string& path, bool writable);
 
 struct HistoryOptions {
   uint64_t max_age_s = 180 * 86400;    // retention by age (0: keep forever)
