@@ -422,6 +422,11 @@ TEST(HistoryTest, DamagedDatabaseIsRefusedByQuickCheck) {
   ASSERT_FALSE(h.ok());
   const std::string& m = h.error().message();
   EXPECT_NE(m.find(path), std::string::npos) << m;
+  // Refused as damaged, not some other failure to open.
+  EXPECT_EQ(h.error().kind(), ErrorKind::kOutput) << m;
+  EXPECT_EQ(h.error().code(), EINVAL) << m;
+  EXPECT_NE(m.find(path + " is damaged (PRAGMA quick_check: "), std::string::npos) << m;
+  EXPECT_NE(m.find("move it aside"), std::string::npos) << m;
 }
 
 // A writer killed at any moment leaves a file that is whole, holds whole
