@@ -203,6 +203,11 @@ std::string_view kernel_severity_name(KernelSeverity severity) {
   return kKernelSeverityNames[size_t(severity)];
 }
 
+int kernel_severity_rank(std::string_view name) {
+  std::optional<KernelSeverity> severity = from_name<KernelSeverity>(kKernelSeverityNames, name);
+  return severity ? int(*severity) : -1;
+}
+
 MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
   MceDecoded d;
   d.regs = regs;

@@ -82,6 +82,9 @@ std::optional<MceSeverity> mce_severity_from_name(std::string_view name);
 enum class KernelSeverity { kNo, kDeferred, kUcna, kKeep, kSome, kAo, kUc, kAr, kPanic };
 // "no", "deferred", "ucna", "keep", "some", "ao", "uc", "ar", "panic".
 std::string_view kernel_severity_name(KernelSeverity severity);
+// How bad a kernel severity name is, for comparisons: the enum's order, no 0
+// ... panic 8; -1 for a name that is none of them.
+int kernel_severity_rank(std::string_view name);
 
 struct MceDecoded {
   MceRegisters regs;

@@ -71,5 +71,7 @@ std::span<const std::string_view> top_filter_keys();
 // corrected 1, deferred 2, ucna 3, srao 4, srar 5, uncorrected 6, fatal 7;
 // -1 for a name that is none of them.
 int mce_severity_rank(std::string_view name);
+// The machine-check severity names least to most severe: name i has rank i.
+std::span<const std::string_view> mce_severities_by_rank();
 
 }  // namespace pp::report

@@ -86,6 +86,12 @@ TEST(TopFilter, SeveritiesCompareByHowBad) {
   EXPECT_TRUE(matches(*f, {{"severity", text("fatal")}}));
   EXPECT_GT(mce_severity_rank("fatal"), mce_severity_rank("uncorrected"));
   EXPECT_EQ(mce_severity_rank("bad"), -1);
+  std::span<const std::string_view> order = mce_severities_by_rank();
+  ASSERT_EQ(order.size(), 8u);
+  EXPECT_EQ(order.front(), "invalid");
+  EXPECT_EQ(order.back(), "fatal");
+  for (size_t i = 0; i < order.size(); i++)
+    EXPECT_EQ(mce_severity_rank(order[i]), int(i)) << order[i];
   auto bad = TopFilter::parse("severity>=awful");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message().find("no machine-check severity"), std::string::npos);

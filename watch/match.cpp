@@ -22,9 +22,6 @@ constexpr std::pair<std::string_view, Match::Op> kOps[] = {
     {"<", Match::Op::kLt},  {">", Match::Op::kGt},  {"~", Match::Op::kGlob},
 };
 
-constexpr std::string_view kSeverityOrder =
-    "invalid, corrected, deferred, ucna, srao, srar, uncorrected, fatal";
-
 bool is_space(char c) {
   return std::isspace(static_cast<unsigned char>(c));
 }
@@ -44,7 +41,24 @@ bool is_severity_field(std::string_view field) {
   return field == "severity" || field == "kernel_severity";
 }
 int severity_rank(std::string_view field, std::string_view name) {
-  return field == "severity" ? report::mce_severity_rank(name) : kernel_severity_rank(name);
+  return field == "severity" ? report::mce_severity_rank(name) : report::kernel_severity_rank(name);
+}
+
+// A severity field's names, least to most severe, for an error.
+std::string severity_names(std::string_view field) {
+  std::string out;
+  auto add = [&](std::string_view name) {
+    out += out.empty() ? "" : ", ";
+    out += name;
+  };
+  if (field == "severity") {
+    for (std::string_view name : report::mce_severities_by_rank())
+      add(name);
+  } else {
+    for (int i = 0; i <= int(report::KernelSeverity::kPanic); i++)
+      add(report::kernel_severity_name(report::KernelSeverity(i)));
+  }
+  return out;
 }
 
 using Number = Match::Number;
@@ -173,13 +187,6 @@ bool value_matches(const Match::Comparison& c, const nlohmann::ordered_json& v) 
 }
 
 }  // namespace
-
-int kernel_severity_rank(std::string_view name) {
-  for (int i = 0; i <= int(report::KernelSeverity::kPanic); i++)
-    if (report::kernel_severity_name(report::KernelSeverity(i)) == name)
-      return i;
-  return -1;
-}
 
 // The recursive descent: one object per parse, holding where it is.
 class MatchParser {
@@ -328,13 +335,9 @@ class MatchParser {
 
     if (is_severity_field(c.field) && c.op != Match::Op::kGlob) {
       int rank = severity_rank(c.field, c.value);
-      if (rank < 0) {
-        std::string names = c.field == "severity" ? std::string(kSeverityOrder)
-                                                  : "no, deferred, ucna, keep, some, ao, uc, "
-                                                    "ar, panic";
-        return error(value_at,
-                     "unknown " + c.field + " '" + c.value + "'; least to most severe: " + names);
-      }
+      if (rank < 0)
+        return error(value_at, "unknown " + c.field + " '" + c.value +
+                                   "'; least to most severe: " + severity_names(c.field));
       c.rank = rank;
     }
     if (!c.quoted)

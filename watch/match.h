@@ -121,7 +121,4 @@ class Match {
   int root_ = -1;
 };
 
-// How bad a kernel_severity name is: no 0 ... panic 8; -1 for none of them.
-int kernel_severity_rank(std::string_view name);
-
 }  // namespace pp::watch

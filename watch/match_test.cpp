@@ -235,10 +235,10 @@ TEST(Match, ControlCharactersDoNotBreakTheCaretLine) {
 }
 
 TEST(KernelSeverityRank, Order) {
-  EXPECT_EQ(kernel_severity_rank("no"), 0);
-  EXPECT_EQ(kernel_severity_rank("panic"), 8);
-  EXPECT_LT(kernel_severity_rank("ucna"), kernel_severity_rank("ar"));
-  EXPECT_EQ(kernel_severity_rank("fatal"), -1);
+  EXPECT_EQ(report::kernel_severity_rank("no"), 0);
+  EXPECT_EQ(report::kernel_severity_rank("panic"), 8);
+  EXPECT_LT(report::kernel_severity_rank("ucna"), report::kernel_severity_rank("ar"));
+  EXPECT_EQ(report::kernel_severity_rank("fatal"), -1);
 }
 
 }  // namespace
