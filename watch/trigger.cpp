@@ -209,8 +209,22 @@ struct Triggers::Impl {
     if (options.log)
       *options.log << line << '\n' << std::flush;
   }
-  std::string prefix(const RuleState& r, const std::string& key) const {
+  std::string prefix(const RuleState& r, const std::string& key = {}) const {
     return "trigger '" + r.rule.name + "'" + (key.empty() ? "" : " key " + key);
+  }
+  // Ends a streak of runs the rate limit suppressed (or the full queue
+  // dropped), logging how many there were.
+  void end_suppressed_streak(RuleState& r) {
+    if (r.suppressed_streak)
+      log(prefix(r) + ": " + std::to_string(r.suppressed_streak) +
+          " runs were suppressed by the rate limit " + r.rate_text);
+    r.suppressed_streak = 0;
+  }
+  void end_dropped_streak(RuleState& r) {
+    if (r.dropped_streak)
+      log(prefix(r) + ": " + std::to_string(r.dropped_streak) +
+          " runs were dropped while the queue was full");
+    r.dropped_streak = 0;
   }
 
   Status feed(bool lost, const nlohmann::ordered_json& json, uint64_t wall_ns);
@@ -428,8 +442,8 @@ void Triggers::Impl::forget_oldest(RuleState& r, const std::string& keep) {
     r.stats.evicted++;
     if (!r.eviction_logged) {
       r.eviction_logged = true;
-      log("trigger '" + r.rule.name + "': more than " + std::to_string(options.max_buckets) +
-          " keys (or " + std::to_string(kMaxRememberedMatches) +
+      log(prefix(r) + ": more than " + std::to_string(options.max_buckets) + " keys (or " +
+          std::to_string(kMaxRememberedMatches) +
           " remembered matches); forgetting the least recently matched (counted as evicted)");
     }
   }
@@ -451,11 +465,7 @@ void Triggers::Impl::fire(RuleState& r, const std::string& key,
       return;
     }
   }
-  if (r.suppressed_streak) {
-    log("trigger '" + r.rule.name + "': " + std::to_string(r.suppressed_streak) +
-        " runs were suppressed by the rate limit " + r.rate_text);
-    r.suppressed_streak = 0;
-  }
+  end_suppressed_streak(r);
   if (running.size() >= options.max_children && queue.size() >= options.max_queued) {
     r.stats.dropped++;
     if (r.dropped_streak++ == 0)
@@ -463,11 +473,7 @@ void Triggers::Impl::fire(RuleState& r, const std::string& key,
           std::to_string(queue.size()) + " wait already (the most allowed)");
     return;
   }
-  if (r.dropped_streak) {
-    log("trigger '" + r.rule.name + "': " + std::to_string(r.dropped_streak) +
-        " runs were dropped while the queue was full");
-    r.dropped_streak = 0;
-  }
+  end_dropped_streak(r);
   if (r.rate.runs)
     r.runs.push_back(now);
 
@@ -573,13 +579,8 @@ Status Triggers::tick(uint64_t now_ms, bool final) {
     s.queue.clear();
   }
   for (RuleState& r : s.rules) {
-    if (r.suppressed_streak)
-      s.log("trigger '" + r.rule.name + "': " + std::to_string(r.suppressed_streak) +
-            " runs were suppressed by the rate limit " + r.rate_text);
-    if (r.dropped_streak)
-      s.log("trigger '" + r.rule.name + "': " + std::to_string(r.dropped_streak) +
-            " runs were dropped while the queue was full");
-    r.suppressed_streak = r.dropped_streak = 0;
+    s.end_suppressed_streak(r);
+    s.end_dropped_streak(r);
   }
 
   // Wait for the running commands, each at most to its timeout and the
