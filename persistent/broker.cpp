@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "base/cpu_list.h"
+#include "persistent/backend.h"
 #include "persistent/config_file.h"
 #include "persistent/event_json.h"
 #include "persistent/event_open.h"
@@ -72,6 +73,12 @@ void Broker::notify(const std::string& state) const {
     return;
   if (Status s = config_.systemd->notify(state); !s.ok())
     log_.write("systemd", "cannot notify systemd: " + s.error().message());
+}
+
+sys::ExplainEnv Broker::explain_env() const {
+  return {.proc_root = config_.proc_root,
+          .sysfs_root = config_.sysfs_root,
+          .service = notifying() ? kBrokerUnit : ""};
 }
 
 int64_t Broker::now() const {
@@ -254,11 +261,8 @@ FdRoom Broker::fd_room(const std::string& name, size_t cpus, bool new_context) c
     auto online = online_cpus(sysfs_);
     room.context_cpus = online.ok() ? online->size() : cpus;
   }
-  if (auto usage = sys::fd_usage({config_.proc_root, config_.sysfs_root})) {
-    room.open = usage->open;
-    room.limit = usage->limit;
-    room.hard_limit = usage->hard_limit;
-  }
+  if (auto usage = sys::fd_usage(explain_env()))
+    room.usage = *usage;
   return room;
 }
 
@@ -273,7 +277,7 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
   std::string filter = guarded_filter(plan.attr, plan.filter);
   PP_ASSIGN_OR_RETURN(OpenedEvent opened,
                       open_per_cpu(*config_.kernel, guarded_attr(plan.attr), plan.cpus, plan.pages,
-                                   filter, plan.event, {config_.proc_root, config_.sysfs_root}));
+                                   filter, plan.event, explain_env()));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
   event.handed_out.assign(opened.buffers.size(), false);
@@ -343,10 +347,11 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
                      !find_context(infos(), guarded_attr(plan.attr));
   FdRoom room = fd_room(name, plan.cpus.size(), new_context);
   PP_RETURN_IF_ERROR(check_fd_room(room));
-  // Out of fds anyway (what the broker opens meanwhile is not all counted):
-  // the same figures.
+  // Out of fds anyway in a file the broker writes (what it opens meanwhile
+  // is not all counted): the same figures. A refused open already says them
+  // (sys::explain).
   auto explained = [&](Error error) {
-    if (error.code() != EMFILE || room.limit <= 0)
+    if (error.code() != EMFILE || room.usage.limit <= 0)
       return error;
     return Error(error.kind(), EMFILE, error.message() + "; " + describe_fd_use(room));
   };
@@ -366,14 +371,14 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     info.optional = from_config->optional;
   }
   if (Status opened = open_buffers(event, plan, note); !opened.ok())
-    return explained(opened.error());
+    return opened.error();
   info.created = info.buffer_start;
   if (request.context && wants_context(info.attr)) {
     auto context = context_for(info.attr, creator);
     if (!context.ok())
-      return explained(context.error().with_context(
+      return context.error().with_context(
           "opening the context stream of '" + name +
-          "' (what names its tasks after they exit); create it with --no-context to go without"));
+          "' (what names its tasks after they exit); create it with --no-context to go without");
     info.context = *context;
   }
 
@@ -456,7 +461,7 @@ Status Broker::open_context(LiveEvent& context) {
   sys::EventAttr attr = context_attr(key_of_context(context.info.attr), Layout::kBackward);
   PP_ASSIGN_OR_RETURN(OpenedEvent opened,
                       open_per_cpu(*config_.kernel, attr, cpus, context.info.pages, "",
-                                   context.info.name, {config_.proc_root, config_.sysfs_root}));
+                                   context.info.name, explain_env()));
   context.info.attr = opened.attr;
   context.info.layout = opened.layout;
   context.info.cpus = cpus;

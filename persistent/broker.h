@@ -63,6 +63,7 @@
 #include "persistent/limits.h"
 #include "persistent/protocol.h"
 #include "persistent/run_dir.h"
+#include "sys/explain.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/systemd.h"
@@ -239,6 +240,9 @@ class Broker {
   // when optional), tried again at every reload.
   void add_failed(const ConfigEvent& wanted, const Error& why);
   int64_t now() const;
+  // Where sys::explain reads the facts of a refused open, and who runs the
+  // broker (its advice for EMFILE).
+  sys::ExplainEnv explain_env() const;
   // A change or a start message: never suppressed.
   void log(const std::string& line) const;
   // A refusal or an error caused by `peer`: rate-limited per uid.

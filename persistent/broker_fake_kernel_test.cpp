@@ -428,6 +428,32 @@ TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
   EXPECT_EQ(create(*client(), kGetppidRequest).id, 1u);
 }
 
+// The kernel refuses an open for want of fds although the room check let
+// the create through: sys::explain says the figures and what to raise, once.
+TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
+  ::pp::testing::TempDir proc;
+  auto status = sys::Tree("/proc").read("self/status");
+  ASSERT_TRUE(status.ok());
+  proc.write(std::to_string(::getpid()) + "/status", *status);
+  proc.write("self/limits",
+             "Limit                     Soft Limit           Hard Limit           Units\n"
+             "Max open files            64                   1024                 files\n");
+  for (int i = 0; i < 20; i++)
+    proc.write("self/fd/" + std::to_string(i), "");
+  config_.proc_root = proc.path();
+  start();
+  kernel_->inject_error(sys::KernelCall::Kind::kOpen, EMFILE);
+  auto refused = client()->create(kGetppidRequest, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EMFILE);
+  const std::string& message = refused.error().message();
+  EXPECT_NE(message.find("20 open, limit 64 (ulimit -n), hard limit 1024"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("try: ulimit -n 256"), std::string::npos) << message;
+  EXPECT_EQ(message.find("try:"), message.rfind("try:")) << "explained twice:\n" << message;
+  EXPECT_EQ(message.find("the broker holds"), std::string::npos) << message;
+}
+
 TEST_F(BrokerFakeKernelTest, KernelWithoutWriteBackwardGetsForwardBuffersAndANote) {
   kernel_ =
       std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2, .write_backward = false});

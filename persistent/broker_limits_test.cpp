@@ -464,7 +464,10 @@ TEST_F(BrokerLimitsTest, OutOfDescriptorsTheBrokerBacksOffAndLogsLittle) {
 // The fd room a create needs: one fd per CPU, one per CPU of a new context
 // stream, and kFdReserve kept free; the advice follows who runs the broker.
 TEST(FdRoom, RefusesPastTheLimitAndSaysWhatToRaise) {
-  FdRoom room{.event = "fp25", .cpus = 2, .open = 46, .limit = 64, .hard_limit = 64, .events = 20};
+  FdRoom room{.event = "fp25",
+              .cpus = 2,
+              .usage = {.open = 46, .limit = 64, .hard_limit = 64},
+              .events = 20};
   EXPECT_TRUE(check_fd_room(room).ok()) << "46 + 2 + 16 = 64 fits";
   room.context_cpus = 2;
   Status refused = check_fd_room(room);
@@ -478,16 +481,14 @@ TEST(FdRoom, RefusesPastTheLimitAndSaysWhatToRaise) {
             "higher limit ('ulimit -n 1024' in its shell first; the broker raises its soft limit "
             "to the hard one), or kill events you no longer need ('perf persistent kill')");
   room.service = true;
-  room.open = 1010;
-  room.limit = 1024;
-  room.hard_limit = -1;
+  room.usage = {.open = 1010, .limit = 1024, .hard_limit = -1};
   std::string message = check_fd_room(room).error().message();
   EXPECT_NE(message.find("limit of 1024 (RLIMIT_NOFILE) for"), std::string::npos) << message;
   EXPECT_NE(message.find("raise LimitNOFILE= (e.g. LimitNOFILE=2060, 'systemctl edit "
                          "perf-persistent.service') and restart the broker"),
             std::string::npos)
       << message;
-  room.limit = 0;
+  room.usage.limit = 0;
   EXPECT_TRUE(check_fd_room(room).ok()) << "no limit known: nothing refused";
 }
 

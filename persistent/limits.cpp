@@ -27,17 +27,18 @@ Status check_create_limits(const CreateRequest& request) {
 std::string describe_fd_use(const FdRoom& room) {
   size_t needed = room.cpus + room.context_cpus;
   std::string limit =
-      std::to_string(room.limit) + " (RLIMIT_NOFILE" +
-      (room.hard_limit >= 0 ? ", hard limit " + std::to_string(room.hard_limit) : std::string()) +
+      std::to_string(room.usage.limit) + " (RLIMIT_NOFILE" +
+      (room.usage.hard_limit >= 0 ? ", hard limit " + std::to_string(room.usage.hard_limit)
+                                  : std::string()) +
       ")";
   // Room for as many events again as the broker holds now.
-  size_t wanted = std::max<size_t>(2 * (room.open + needed + kFdReserve), 1024);
+  size_t wanted = std::max<size_t>(2 * (room.usage.open + needed + kFdReserve), 1024);
   std::string advice =
       room.service ? "raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) +
                          ", 'systemctl edit perf-persistent.service') and restart the broker"
                    : "start the broker with a higher limit ('ulimit -n " + std::to_string(wanted) +
                          "' in its shell first; the broker raises its soft limit to the hard one)";
-  return "the broker holds " + std::to_string(room.open) + " fds of its limit of " + limit +
+  return "the broker holds " + std::to_string(room.usage.open) + " fds of its limit of " + limit +
          " for " + std::to_string(room.events) + " event" + (room.events == 1 ? "" : "s") +
          " (each takes one fd per CPU, and each context stream one per CPU), keeping " +
          std::to_string(kFdReserve) + " free for clients and its own files; " + advice +
@@ -46,7 +47,7 @@ std::string describe_fd_use(const FdRoom& room) {
 
 Status check_fd_room(const FdRoom& room) {
   size_t needed = room.cpus + room.context_cpus;
-  if (room.limit <= 0 || room.open + needed + kFdReserve <= size_t(room.limit))
+  if (room.usage.limit <= 0 || room.usage.open + needed + kFdReserve <= size_t(room.usage.limit))
     return ok_status();
   std::string what = std::to_string(room.cpus) + " file descriptor" + (room.cpus == 1 ? "" : "s") +
                      " (one per CPU, " + std::to_string(room.cpus) + " CPU" +

@@ -11,6 +11,7 @@
 
 #include "base/result.h"
 #include "persistent/event.h"
+#include "sys/explain.h"
 
 namespace pp::persistent {
 
@@ -63,20 +64,22 @@ struct FdRoom {
   std::string event;        // its name, for the message
   size_t cpus = 0;          // one fd each
   size_t context_cpus = 0;  // a context stream to open with it: one fd each; 0: none
-  size_t open = 0;          // fds the broker holds now (<proc>/self/fd)
-  long limit = 0;           // its RLIMIT_NOFILE, soft
-  long hard_limit = -1;     // -1: unlimited
+  sys::FdUsage usage{};     // what the broker holds now; limit 0: unknown
   size_t events = 0;        // events it holds now, context streams not counted
   bool service = false;     // run by systemd (LimitNOFILE=), else by hand (ulimit -n)
 };
 // EMFILE when opening the event would leave fewer than kFdReserve fds free:
-//   cannot create 'fp25': it needs 2 file descriptors (one per CPU, 2 CPUs)
-//   and the broker holds 50 of its limit of 64 (RLIMIT_NOFILE, hard limit 64)
-//   for 24 events, keeping 16 free for clients and its files; raise
-//   LimitNOFILE= (e.g. LimitNOFILE=256) in perf-persistent.service ...
+//   cannot create 'fp25': it needs 2 file descriptors (one per CPU, 2 CPUs),
+//   and the broker holds 50 fds of its limit of 64 (RLIMIT_NOFILE, hard limit
+//   64) for 24 events (each takes one fd per CPU, and each context stream one
+//   per CPU), keeping 16 free for clients and its own files; raise
+//   LimitNOFILE= (e.g. LimitNOFILE=1024, 'systemctl edit
+//   perf-persistent.service') and restart the broker, or kill events you no
+//   longer need ('perf persistent kill')
 Status check_fd_room(const FdRoom& room);
-// The second half of that message, for an EMFILE met anyway (a file the
-// broker writes, a fd the kernel would not give).
+// The second half of that message, for an EMFILE met anyway in a file the
+// broker writes (a perf_event_open the kernel refuses is explained by
+// sys::explain, from the same figures).
 std::string describe_fd_use(const FdRoom& room);
 
 }  // namespace pp::persistent

@@ -383,21 +383,27 @@ void invalid(const FailedCall& call, const Facts& facts, std::vector<std::string
   lines.push_back("try: perf stat -vv with the same event to compare what perf sends");
 }
 
-void too_many_files(const Facts& facts, std::vector<std::string>& lines) {
-  auto limits = facts.fd_limits();
-  auto open = facts.open_fds();
+void too_many_files(const ExplainEnv& env, std::vector<std::string>& lines) {
+  auto usage = fd_usage(env);
   std::string line = "this process is at its limit of open files";
-  if (limits) {
-    line += ": " + (open ? std::to_string(*open) + " open, " : std::string()) + "limit " +
-            std::to_string(limits->first) + " (ulimit -n)";
-    if (limits->second >= 0)
-      line += ", hard limit " + std::to_string(limits->second);
+  if (usage) {
+    line += ": " + std::to_string(usage->open) + " open, limit " + std::to_string(usage->limit) +
+            " (ulimit -n)";
+    if (usage->hard_limit >= 0)
+      line += ", hard limit " + std::to_string(usage->hard_limit);
   }
   lines.push_back(line + "; every event takes one fd per CPU");
-  long wanted = limits ? limits->first * 4 : 65536;
-  if (limits && limits->second >= 0)
-    wanted = std::min(wanted, limits->second);
-  if (limits && wanted <= limits->first)
+  long wanted = usage ? usage->limit * 4 : 65536;
+  // LimitNOFILE= sets the hard limit too: a service is never stuck under it.
+  if (!env.service.empty()) {
+    lines.push_back("try: raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) +
+                    ", 'systemctl edit " + env.service +
+                    "') and restart it, or fewer events or CPUs (-C)");
+    return;
+  }
+  if (usage && usage->hard_limit >= 0)
+    wanted = std::min(wanted, usage->hard_limit);
+  if (usage && wanted <= usage->limit)
     lines.push_back(
         "try: fewer events or CPUs (-C), or a higher hard limit (LimitNOFILE= for "
         "a service, limits.conf for a login)");
@@ -495,7 +501,7 @@ Error explain(int err, const FailedCall& call, const ExplainEnv& env) {
       invalid(call, facts, lines);
       break;
     case EMFILE:
-      too_many_files(facts, lines);
+      too_many_files(env, lines);
       break;
     case ENFILE:
       lines.push_back("the system's file table is full (fs.file-max)");

@@ -66,6 +66,10 @@ struct FailedCall {
 struct ExplainEnv {
   std::string proc_root = kDefaultProcRoot;
   std::string sysfs_root = kDefaultSysfsRoot;
+  // The systemd unit this process runs as ("perf-persistent.service"): out
+  // of fds (EMFILE), the advice is its LimitNOFILE=, which a shell's
+  // `ulimit -n` does not reach. "": run by hand.
+  std::string service{};
 };
 
 // An Error with code `err` and a message in the form above.

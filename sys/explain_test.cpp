@@ -45,6 +45,7 @@ struct Case {
   std::map<std::string, std::string> proc;  // overrides of the default fake proc
   std::vector<std::string> expected;        // in this order
   std::vector<std::string> absent{};
+  const char* service = "";  // ExplainEnv::service
 };
 
 class Explain : public ::testing::TestWithParam<Case> {};
@@ -70,7 +71,9 @@ std::string explain_in_fake_system(const Case& c) {
   for (int fd = 0; fd < 10; ++fd)
     proc.write("self/fd/" + std::to_string(fd), "");
   sysfs.write("devices/system/cpu/online", "0-1\n");
-  return explain(c.err, c.call, {.proc_root = proc.path(), .sysfs_root = sysfs.path()}).message();
+  return explain(c.err, c.call,
+                 {.proc_root = proc.path(), .sysfs_root = sysfs.path(), .service = c.service})
+      .message();
 }
 
 TEST_P(Explain, SaysWhatFailedWhyAndWhatToTry) {
@@ -295,6 +298,18 @@ const Case kCases[] = {
      {},
      {"Too many open files (EMFILE)", "10 open, limit 1024 (ulimit -n), hard limit 4096",
       "one fd per CPU", "try: ulimit -n 4096"}},
+    // A service's soft limit is its hard one (the broker raises it), and
+    // LimitNOFILE= raises both: the advice is that, once, not ulimit -n.
+    {"out_of_fds_in_a_service",
+     EMFILE,
+     {.event = "sched:sched_switch", .cpu = 1, .attr = kTracepoint},
+     {{"self/limits",
+       "Max open files            1024                 1024                 files\n"}},
+     {"10 open, limit 1024 (ulimit -n), hard limit 1024",
+      "try: raise LimitNOFILE= (e.g. LimitNOFILE=4096, 'systemctl edit "
+      "perf-persistent.service') and restart it, or fewer events or CPUs (-C)"},
+     {"ulimit -n 4096", "limits.conf"},
+     "perf-persistent.service"},
     {"out_of_fds_unknown_limits",
      EMFILE,
      {.event = "sched:sched_switch", .cpu = 1, .attr = kTracepoint},
