@@ -38,8 +38,6 @@
 
 namespace pp::watch {
 
-inline constexpr const char* kDefaultWatchConfig = "/etc/perf-persistent-watch.conf";
-
 // What the command line gave; an empty string or nullopt: not given.
 struct WatchArgs {
   std::string config;  // --config FILE

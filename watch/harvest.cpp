@@ -118,7 +118,7 @@ LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
 }
 
 // A parsed entry as the sinks take it.
-WatchRecord make_record(const report::MceLogEntry& entry, Origin origin, report::CpuVendor vendor) {
+WatchRecord make_record(const report::MceLogEntry& entry, Origin origin) {
   WatchRecord r;
   r.origin = origin;
   r.tracepoint = "mce:mce_record";
@@ -127,7 +127,7 @@ WatchRecord make_record(const report::MceLogEntry& entry, Origin origin, report:
     r.cpu = int32_t(*regs.cpu);
   if (regs.walltime && *regs.walltime < UINT64_MAX / 1000000000ull)
     r.wall_ns = *regs.walltime * 1000000000ull;
-  r.mce = report::decode_mce(regs, vendor);
+  r.mce = report::decode_mce(regs);
   r.key = mce_key(regs);
   if (!entry.kernel_message.empty())
     r.fields["kernel_message"] = entry.kernel_message;
@@ -231,7 +231,7 @@ std::string mce_key(const report::MceRegisters& regs) {
 }
 
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
-                                          const std::string& source, report::CpuVendor vendor,
+                                          const std::string& source,
                                           std::vector<std::string>& notes) {
   const std::string prefix = origin == Origin::kPstore ? "pstore: " : "kmsg: ";
   report::MceLog log = report::parse_mce_log(text);
@@ -239,7 +239,7 @@ std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
     notes.push_back(prefix + source + ": " + p.message);
   std::vector<WatchRecord> records;
   for (const report::MceLogEntry& entry : log.entries) {
-    WatchRecord r = make_record(entry, origin, vendor);
+    WatchRecord r = make_record(entry, origin);
     if (origin == Origin::kPstore)
       r.fields["pstore_file"] = source;
     records.push_back(std::move(r));
@@ -296,8 +296,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
           h.notes.push_back("pstore: " + text.error().message() + "; skipped");
           continue;
         }
-        std::vector<WatchRecord> found =
-            records_from_log(*text, Origin::kPstore, name, options.vendor, h.notes);
+        std::vector<WatchRecord> found = records_from_log(*text, Origin::kPstore, name, h.notes);
         h.notes.push_back("pstore: read " + path + ": " + std::to_string(found.size()) +
                           " machine check(s)");
         for (WatchRecord& r : found)
@@ -324,7 +323,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
       }
       size_t count = 0;
       for (const report::MceLogEntry& entry : parsed.entries) {
-        WatchRecord r = make_record(entry, Origin::kKmsg, options.vendor);
+        WatchRecord r = make_record(entry, Origin::kKmsg);
         std::optional<uint64_t> seq = seq_of(entry.line);
         if (seq)
           r.fields["kmsg_seq"] = *seq;

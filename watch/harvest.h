@@ -28,7 +28,8 @@
 //   could not decompress (*.enc.z), is noted and skipped.
 // The texts go through report::parse_mce_log(); each machine check becomes
 // one WatchRecord: tracepoint "mce:mce_record", the registers' CPU, wall_ns
-// from the log's TIME (seconds), mce = decode_mce(regs, vendor), fields
+// from the log's TIME (seconds), mce = decode_mce(regs) (the vendor from the
+// registers, as the log gives them), fields
 // {"pstore_file": "dmesg-ramoops-0"} or {"kmsg_seq": 512}, and
 // "kernel_message" when the log gave the kernel's grading ("Processor
 // context corrupt").
@@ -51,9 +52,8 @@
 namespace pp::watch {
 
 struct HarvestOptions {
-  std::string kmsg = "/dev/kmsg";                          // "" skips it
-  std::string pstore = "/sys/fs/pstore";                   // "" skips it
-  report::CpuVendor vendor = report::CpuVendor::kUnknown;  // decode_mce's override
+  std::string kmsg = "/dev/kmsg";         // "" skips it
+  std::string pstore = "/sys/fs/pstore";  // "" skips it
 };
 
 struct Harvest {
@@ -85,7 +85,7 @@ const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
 // line each), without the relog rule. `origin` and `source` set the origin
 // and the field ("pstore_file" for kPstore; ignored for others). Pure.
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
-                                          const std::string& source, report::CpuVendor vendor,
+                                          const std::string& source,
                                           std::vector<std::string>& notes);
 
 // The identity key of a machine check from its registers, the same for the

@@ -105,7 +105,7 @@ TEST(MceKey, IgnoresWhatDiffersBetweenALiveRecordAndTheLog) {
       "<0>[   6.8] mce: [Hardware Error]: TSC 5663dac3e ADDR 1234000 MISC 86 \n"
       "<0>[   6.8] mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 0 "
       "microcode 1\n",
-      Origin::kKmsg, "/dev/kmsg", report::CpuVendor::kUnknown, notes);
+      Origin::kKmsg, "/dev/kmsg", notes);
   ASSERT_EQ(logged.size(), 1u);
   EXPECT_EQ(logged[0].key, mce_key(live));
   EXPECT_EQ(logged[0].key,

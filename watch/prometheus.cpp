@@ -196,12 +196,11 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
     std::string error_class(report::mca_error_class_name(d.error_code.error_class));
     machine_checks_[{severity, bank, error_class, mce_cpu, std::string(origin_name(r.origin))}]++;
     by_severity_[{severity}]++;
-    uint64_t when = r.wall_ns;
-    if (!when && d.regs.walltime)
-      when = *d.regs.walltime * 1000000000ull;  // the kernel log's TIME, in seconds
-    if (when) {
+    // The watcher and the harvest give a machine check the wall time of
+    // its registers (TIME) when it has one.
+    if (r.wall_ns) {
       uint64_t& last = last_mce_ns_[{severity}];
-      last = std::max(last, when);
+      last = std::max(last, r.wall_ns);
     }
   }
   return ok_status();

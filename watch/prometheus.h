@@ -69,7 +69,7 @@ class PrometheusFile final : public Sink {
   // ErrorKind::kOutput error naming the file; the next tick tries again.
   Status tick(uint64_t now_ms, bool final) override;
 
-  // The file's text as it would be written now (for tests and --once).
+  // The file's text as it would be written now (for tests).
   std::string text() const;
 
  private:

@@ -17,13 +17,6 @@ std::string_view origin_name(Origin origin) {
   return "live";
 }
 
-std::optional<Origin> origin_from_name(std::string_view name) {
-  for (Origin o : {Origin::kLive, Origin::kKmsg, Origin::kPstore})
-    if (origin_name(o) == name)
-      return o;
-  return std::nullopt;
-}
-
 nlohmann::ordered_json record_json(const WatchRecord& r) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["origin"] = std::string(origin_name(r.origin));
@@ -44,7 +37,7 @@ nlohmann::ordered_json record_json(const WatchRecord& r) {
     j["comm"] = r.comm;
   j["fields"] = r.fields;
   if (r.mce)
-    j["mce"] = nlohmann::ordered_json::parse(report::mce_json(*r.mce).dump());
+    j["mce"] = nlohmann::ordered_json(report::mce_json(*r.mce));
   j["key"] = r.key;
   return j;
 }

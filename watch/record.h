@@ -35,7 +35,6 @@ enum class Origin {
 };
 // "live", "kmsg", "pstore".
 std::string_view origin_name(Origin origin);
-std::optional<Origin> origin_from_name(std::string_view name);
 
 struct WatchRecord {
   Origin origin = Origin::kLive;
