@@ -3,7 +3,6 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
-#include <time.h>
 
 #include <functional>
 #include <map>
@@ -40,16 +39,26 @@ constexpr uint64_t kReattachMs = 10000;
 // How often the broker is asked whether it is up (for the metrics).
 constexpr uint64_t kBrokerCheckMs = 15000;
 
-uint64_t clock_ns(clockid_t clock) {
-  struct timespec ts = {};
-  ::clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
+// How often the events' clock is read again beside the wall clock, so that
+// a wall clock stepped after the watcher started (NTP at boot) is followed.
+constexpr uint64_t kWallClockMs = 1000;
 
-std::string read_boot_id(const std::string& proc_root) {
+// This boot's id: the history's rows and the keys of records that are not
+// machine checks are per boot, so without it one boot's rows would pass
+// for another's.
+//   /proc/sys/kernel/random/boot_id: "6f0c4d0e-5b1a-4c8e-9a3e-2f1f0a6f7d11\n"
+Result<std::string> read_boot_id(const std::string& proc_root) {
   sys::Tree proc(proc_root);
-  auto text = proc.read("sys/kernel/random/boot_id", 64);
-  return text.ok() ? std::string(trim(*text)) : std::string();
+  constexpr const char* kBootId = "sys/kernel/random/boot_id";
+  constexpr const char* kWhy = "; the history and the records' keys are per boot";
+  auto text = proc.read(kBootId, 64);
+  if (!text.ok())
+    return Error(text.error().kind(), text.error().code(),
+                 "cannot read this boot's id: " + text.error().message() + kWhy);
+  std::string id(trim(*text));
+  if (id.empty())
+    return Error(EINVAL, "cannot read this boot's id: " + proc.path(kBootId) + " is empty" + kWhy);
+  return id;
 }
 
 class Watcher;
@@ -111,13 +120,20 @@ class Watcher {
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
   std::vector<record::Stream> streams_;
-  std::vector<uint64_t> resume_;  // per stream: records at or before this time were fed
+  // Per buffer of streams_, by its event's index and CPU: its records at or
+  // before this time were fed.
+  std::map<std::pair<size_t, int>, uint64_t> fed_until_;
+  // The same, by event name and CPU, kept when the buffers hung up: where
+  // the next attach() resumes them.
+  std::map<std::pair<std::string, int>, uint64_t> resume_after_;
   std::unique_ptr<report::TraceDecoder> decoder_;
+  // The events' own clock beside the wall clock; nullopt when they have
+  // none (their records other than machine checks then have no wall time).
   std::optional<report::WallClock> wall_;
-  std::set<std::string> mce_keys_;      // machine checks fed in this run
-  std::vector<WatchRecord> harvested_;  // what the harvest found (the relog rule)
+  std::set<std::string> mce_keys_;   // machine checks fed in this run
+  std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
   bool attached_ = false;
-  uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0;
+  uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0, last_wall_ms_ = 0;
   uint64_t fed_ = 0, duplicates_ = 0, lost_ = 0, bad_ = 0;
 };
 
@@ -215,8 +231,9 @@ Status Watcher::harvest() {
     log_ << "watch: harvest: " << note << '\n';
   uint64_t before = fed_;
   std::map<std::string, uint64_t> by_origin;
-  harvested_ = found.records;
   for (const WatchRecord& r : found.records) {
+    if (r.origin == Origin::kPstore)
+      pstore_.push_back(r);
     uint64_t was = fed_;
     PP_RETURN_IF_ERROR(feed(r));
     if (fed_ != was)
@@ -272,9 +289,12 @@ Status Watcher::attach(bool required) {
   auto built = report::build_tracing_data(tracefs, tracepoints, uint32_t(sys::page_size()));
   if (!built.ok())
     return fail(built.error());
-  PP_ASSIGN_OR_RETURN(report::TracingData tracing, report::parse_tracing_data(*built));
-  PP_ASSIGN_OR_RETURN(std::unique_ptr<report::TraceDecoder> decoder,
-                      report::TraceDecoder::create(tracing));
+  auto tracing = report::parse_tracing_data(*built);
+  if (!tracing.ok())
+    return fail(tracing.error());
+  auto decoder = report::TraceDecoder::create(*tracing);
+  if (!decoder.ok())
+    return fail(decoder.error());
 
   record::AttachOptions attach;
   attach.start = sys::RingStart::kOldest;  // what the buffers held before we came
@@ -285,31 +305,26 @@ Status Watcher::attach(bool required) {
     return fail(streams.error());
 
   // Resume each buffer after what this run fed, or what the history holds.
-  std::vector<uint64_t> resume(streams->size(), 0);
-  for (size_t i = 0; i < streams->size(); ++i) {
-    const record::Stream& s = (*streams)[i];
+  std::map<std::pair<size_t, int>, uint64_t> fed_until;
+  for (const record::Stream& s : *streams) {
     const std::string& name = (*events)[s.event].info.name;
-    for (size_t j = 0; j < streams_.size(); ++j)
-      if (events_[streams_[j].event].info.name == name && streams_[j].cpu == s.cpu)
-        resume[i] = resume_[j];
-    if (history_ && resume[i] == 0) {
+    uint64_t& until = fed_until[{s.event, s.cpu}];
+    auto kept = resume_after_.find({name, s.cpu});
+    if (kept != resume_after_.end())
+      until = kept->second;
+    if (history_ && until == 0) {
       PP_ASSIGN_OR_RETURN(std::optional<uint64_t> last, history_->last_time(name, s.cpu));
       if (last)
-        resume[i] = *last;
+        until = *last;
     }
   }
 
-  const perf_event_attr& first = events->front().info.attr.attr;
-  report::WallClock w;
-  w.clockid = first.use_clockid ? first.clockid : CLOCK_MONOTONIC;
-  w.wall_ns = clock_ns(CLOCK_REALTIME);
-  w.clock_ns = clock_ns(clockid_t(w.clockid));
-  wall_ = w;
-
+  wall_ = record::wall_clock_for(*events);
+  last_wall_ms_ = sys::monotonic_ms();
   streams_ = std::move(*streams);
-  resume_ = std::move(resume);
+  fed_until_ = std::move(fed_until);
   events_ = std::move(*events);
-  decoder_ = std::move(decoder);
+  decoder_ = std::move(*decoder);
   attached_ = true;
   std::string list;
   for (const record::ResolvedEvent& e : events_)
@@ -331,12 +346,10 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
            << ": a record cannot be read: " << sample.error().message() << '\n';
     return ok_status();
   }
-  size_t index = size_t(&stream - streams_.data());
-  if (index < resume_.size()) {
-    if (sample->time && sample->time <= resume_[index])
-      return ok_status();  // fed before a restart
-    resume_[index] = sample->time;
-  }
+  uint64_t& fed_until = fed_until_[{stream.event, stream.cpu}];
+  if (sample->time && sample->time <= fed_until)
+    return ok_status();  // fed before a restart
+  fed_until = sample->time;
   const report::TraceEvent* te = decoder_->event_of(sample->raw);
   if (!te || !decoder_->check(*te, sample->raw).ok()) {
     if (bad_++ < 10)
@@ -363,7 +376,7 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     r.key = mce_key(regs);
     // The boot-time relog of a previous boot's fatal error, when it fires
     // after the event was made: that error, already harvested from pstore.
-    if (const WatchRecord* same = relogged_error(harvested_, regs))
+    if (const WatchRecord* same = relogged_error(pstore_, regs))
       r.key = same->key;
   } else {
     r.key = "live:" + boot_id_ + ":" + r.event + ":" + std::to_string(stream.cpu) + ":" +
@@ -378,7 +391,7 @@ Status Watcher::lost(const record::Stream& stream, uint64_t records) {
   n.event = events_[stream.event].info.name;
   n.cpu = stream.cpu;
   n.records = records;
-  n.wall_ns = clock_ns(CLOCK_REALTIME);
+  n.wall_ns = sys::realtime_ns();
   log_ << "watch: " << stream_name(stream) << ": " << records
        << " records were overwritten before they were read\n";
   return each_sink([&](Sink& sink) { return sink.lost(n); });
@@ -387,10 +400,14 @@ Status Watcher::lost(const record::Stream& stream, uint64_t records) {
 Status Watcher::drain() {
   if (!attached_)
     return ok_status();
+  uint64_t now = sys::monotonic_ms();
+  if (now - last_wall_ms_ >= kWallClockMs) {
+    wall_ = record::wall_clock_for(events_);
+    last_wall_ms_ = now;
+  }
   DecodeSink sink(*this);
-  record::DrainTotals totals;
-  PP_ASSIGN_OR_RETURN(bool any, record::drain_all(streams_, sink, totals));
-  (void)any;
+  record::DrainTotals totals;  // drain_all's; the losses reach lost() one by one
+  PP_RETURN_IF_ERROR(record::drain_all(streams_, sink, totals));
   return ok_status();
 }
 
@@ -406,7 +423,7 @@ Status Watcher::tick(bool final) {
 
 void Watcher::check_hangups(const std::vector<pollfd>& fds) {
   bool gone = false;
-  for (size_t i = 1; i < fds.size() && i - 1 < streams_.size(); ++i)
+  for (size_t i = 1; i < fds.size(); ++i)
     if (fds[i].revents & (POLLHUP | POLLERR))
       gone = true;
   if (!gone)
@@ -415,21 +432,18 @@ void Watcher::check_hangups(const std::vector<pollfd>& fds) {
           "again every "
        << kReattachMs / 1000 << " s\n";
   attached_ = false;
-  // Keep what was fed (resume_) by name and CPU; the streams go.
-  std::vector<record::Stream> old = std::move(streams_);
+  // What was fed is kept by name and CPU for the next attach(); the
+  // buffers go.
+  for (const auto& [buffer, until] : fed_until_)
+    resume_after_[{events_[buffer.first].info.name, buffer.second}] = until;
+  fed_until_.clear();
   streams_.clear();
-  for (size_t i = 0; i < old.size(); ++i) {
-    record::Stream keep;
-    keep.event = old[i].event;
-    keep.cpu = old[i].cpu;
-    streams_.push_back(std::move(keep));
-  }
 }
 
 Status Watcher::run() {
   PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
   ::signal(SIGPIPE, SIG_IGN);
-  boot_id_ = read_boot_id(options_.backend.proc_root);
+  PP_ASSIGN_OR_RETURN(boot_id_, read_boot_id(options_.backend.proc_root));
   backend_ = persistent::make_backend(options_.backend);
   PP_RETURN_IF_ERROR(open_sinks());
   // Named on the command line: a mistake is an error now. The default
