@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "persistent/event_open.h"
-#include "persistent/sample_layout.h"
 
 namespace pp::record {
 namespace {
@@ -48,7 +47,7 @@ Result<Stream> map_stream(Stream stream, size_t mmap_length, sys::RingLayout lay
       sys::RingReader reader,
       sys::RingReader::create({stream.mapping.data(), stream.mapping.size()}, reader_options));
   stream.reader.emplace(std::move(reader));
-  if (has_sample_id(persistent::completed_attr(attr))) {
+  if (has_sample_id(attr)) {
     auto id = sys::event_id(kernel, stream.fd.get());
     if (!id.ok())
       return id.error().with_context("reading the sample id of '" + std::string(what) +
@@ -91,7 +90,7 @@ std::optional<Tracking> attach_tracking(const std::vector<ResolvedEvent>& events
   bool ids = true, ip = false;
   std::vector<int> cpus;
   for (const ResolvedEvent& r : events) {
-    ids &= has_sample_id(persistent::completed_attr(r.info.attr)) && r.info.attr.attr.sample_id_all;
+    ids &= has_sample_id(r.info.attr) && r.info.attr.attr.sample_id_all;
     ip |= (r.info.attr.attr.sample_type & PERF_SAMPLE_IP) &&
           r.info.attr.attr.type != PERF_TYPE_TRACEPOINT;
     for (int cpu : r.cpus)

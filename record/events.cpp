@@ -8,7 +8,8 @@
 namespace pp::record {
 
 bool has_sample_id(const sys::EventAttr& attr) {
-  return attr.attr.sample_type & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID);
+  return persistent::completed_attr(attr).attr.sample_type &
+         (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID);
 }
 
 Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>& events,
@@ -71,7 +72,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   }
   bool all_ids = true;
   for (const ResolvedEvent& r : resolved)
-    all_ids &= has_sample_id(persistent::completed_attr(r.info.attr));
+    all_ids &= has_sample_id(r.info.attr);
   if (one_file && resolved.size() > 1 && !all_ids)
     return usage_error(
         "the events do not put sample ids in their records (PERF_SAMPLE_IDENTIFIER), "

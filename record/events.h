@@ -52,10 +52,10 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
 // wall clock that was stepped (NTP at boot).
 std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>& events);
 
-// Whether records of `attr` carry the sample id (PERF_SAMPLE_IDENTIFIER or
-// PERF_SAMPLE_ID), which tells events apart in one file. For a lean event
-// (persistent/sample_layout.h) ask of persistent::completed_attr(): its
-// readers add the id of the buffer each record came from.
+// Whether records of `attr`, once completed (persistent::completed_attr()),
+// carry the sample id (PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID), which
+// tells events apart in one file: a lean event's readers add the id of the
+// buffer each record came from.
 bool has_sample_id(const sys::EventAttr& attr);
 
 }  // namespace pp::record
