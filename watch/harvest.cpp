@@ -1,15 +1,13 @@
 #include "watch/harvest.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <map>
+#include <functional>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -18,6 +16,7 @@
 #include "report/mce_bits.h"
 #include "report/mce_log.h"
 #include "sys/fd.h"
+#include "sys/tree.h"
 
 namespace pp::watch {
 namespace {
@@ -76,30 +75,14 @@ LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
     std::string_view prefix = line.substr(0, semi);
     std::string text = unescape_kmsg(line.substr(semi + 1));
     // prefix fields: pri, seq, ts_us, flags, then optional ones.
-    std::vector<std::string_view> parts;
-    while (true) {
-      size_t comma = prefix.find(',');
-      parts.push_back(prefix.substr(0, comma));
-      if (comma == std::string_view::npos)
-        break;
-      prefix.remove_prefix(comma + 1);
-    }
+    std::vector<std::string_view> parts = split(prefix, ',');
     if (parts.size() < 4) {
       malformed++;
       continue;
     }
     std::optional<uint64_t> seq;
-    uint64_t v = 0;
-    bool digits = !parts[1].empty();
-    for (char c : parts[1]) {
-      if (c < '0' || c > '9') {
-        digits = false;
-        break;
-      }
-      v = v * 10 + uint64_t(c - '0');
-    }
-    if (digits)
-      seq = v;
+    if (auto v = parse_u64(parts[1], "seq"); v.ok())
+      seq = *v;
     // 'c': a fragment the kernel could not merge into the record before it.
     if (parts[3] == "c" && !log.seqs.empty()) {
       log.text.pop_back();  // the '\n'
@@ -132,6 +115,21 @@ WatchRecord make_record(const report::MceLogEntry& entry, Origin origin) {
   if (!entry.kernel_message.empty())
     r.fields["kernel_message"] = entry.kernel_message;
   return r;
+}
+
+// parse_mce_log()'s entries of `text` as records, each beside its header's
+// 1-based line; its problems become notes, `where(line)` naming the place
+// ("pstore: dmesg-ramoops-0", "kmsg: /dev/kmsg record 512").
+std::vector<std::pair<size_t, WatchRecord>> log_records(
+    std::string_view text, Origin origin, const std::function<std::string(size_t)>& where,
+    std::vector<std::string>& notes) {
+  report::MceLog log = report::parse_mce_log(text);
+  for (const report::MceLogProblem& p : log.problems)
+    notes.push_back(where(p.line) + ": " + p.message);
+  std::vector<std::pair<size_t, WatchRecord>> records;
+  for (const report::MceLogEntry& entry : log.entries)
+    records.emplace_back(entry.line, make_record(entry, origin));
+  return records;
 }
 
 // Absent and zero are the same for addr and misc: the log omits a zero one.
@@ -233,13 +231,10 @@ std::string mce_key(const report::MceRegisters& regs) {
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
                                           const std::string& source,
                                           std::vector<std::string>& notes) {
-  const std::string prefix = origin == Origin::kPstore ? "pstore: " : "kmsg: ";
-  report::MceLog log = report::parse_mce_log(text);
-  for (const report::MceLogProblem& p : log.problems)
-    notes.push_back(prefix + source + ": " + p.message);
+  const std::string place = (origin == Origin::kPstore ? "pstore: " : "kmsg: ") + source;
   std::vector<WatchRecord> records;
-  for (const report::MceLogEntry& entry : log.entries) {
-    WatchRecord r = make_record(entry, origin);
+  for (auto& [line, r] : log_records(
+           text, origin, [&](size_t) { return place; }, notes)) {
     if (origin == Origin::kPstore)
       r.fields["pstore_file"] = source;
     records.push_back(std::move(r));
@@ -262,9 +257,9 @@ Result<Harvest> harvest(const HarvestOptions& options) {
 
   // A previous boot's logs, kept by pstore.
   if (!options.pstore.empty()) {
-    DIR* dir = ::opendir(options.pstore.c_str());
-    if (!dir) {
-      int err = errno;
+    auto listed = sys::Tree(options.pstore).list("");
+    if (!listed.ok()) {
+      int err = listed.error().code();
       if (!absent(err))
         return refusal(err, "cannot list pstore's directory " + options.pstore,
                        std::string("run as root, or ") + kSkipPstore);
@@ -272,14 +267,10 @@ Result<Harvest> harvest(const HarvestOptions& options) {
                         "; no previous boot's log was read (mount -t pstore pstore " +
                         options.pstore + ")");
     } else {
-      std::vector<std::string> names;
-      while (const dirent* e = ::readdir(dir)) {
-        std::string_view name = e->d_name;
-        if (name.substr(0, 6) == "dmesg-")
-          names.emplace_back(name);
-      }
-      ::closedir(dir);
-      std::sort(names.begin(), names.end());
+      std::vector<std::string> names;  // sorted
+      for (std::string& name : *listed)
+        if (starts_with(name, "dmesg-"))
+          names.push_back(std::move(name));
       if (names.empty())
         h.notes.push_back("pstore: no dmesg-* file in " + options.pstore +
                           " (no previous boot's log kept, or pstore not mounted there)");
@@ -311,29 +302,23 @@ Result<Harvest> harvest(const HarvestOptions& options) {
     PP_ASSIGN_OR_RETURN(std::string bytes, read_kmsg(options.kmsg, h.notes, present));
     if (present) {
       LogText log = kmsg_text(bytes, h.notes);
-      report::MceLog parsed = report::parse_mce_log(log.text);
       auto seq_of = [&](size_t line) -> std::optional<uint64_t> {
         return line >= 1 && line <= log.seqs.size() ? log.seqs[line - 1] : std::nullopt;
       };
-      for (const report::MceLogProblem& p : parsed.problems) {
-        std::optional<uint64_t> seq = seq_of(p.line);
-        h.notes.push_back("kmsg: " + options.kmsg +
-                          (seq ? " record " + std::to_string(*seq) : std::string()) + ": " +
-                          p.message);
-      }
+      auto where = [&](size_t line) {
+        std::optional<uint64_t> seq = seq_of(line);
+        return "kmsg: " + options.kmsg + (seq ? " record " + std::to_string(*seq) : std::string());
+      };
       size_t count = 0;
-      for (const report::MceLogEntry& entry : parsed.entries) {
-        WatchRecord r = make_record(entry, Origin::kKmsg);
-        std::optional<uint64_t> seq = seq_of(entry.line);
-        if (seq)
+      for (auto& [line, r] : log_records(log.text, Origin::kKmsg, where, h.notes)) {
+        if (std::optional<uint64_t> seq = seq_of(line))
           r.fields["kmsg_seq"] = *seq;
         // Banks that survived the reset, logged again by this boot's kernel.
-        if (const WatchRecord* kept = relogged_error(h.records, entry.regs)) {
-          h.notes.push_back("kmsg: " + options.kmsg +
-                            (seq ? " record " + std::to_string(*seq) : std::string()) + ": CPU " +
-                            std::to_string(entry.regs.cpu.value_or(0)) + " bank " +
-                            std::to_string(entry.regs.bank.value_or(0)) + " status 0x" +
-                            hex(entry.regs.status.value_or(0)) +
+        const report::MceRegisters& regs = r.mce->regs;
+        if (const WatchRecord* kept = relogged_error(h.records, regs)) {
+          h.notes.push_back(where(line) + ": CPU " + std::to_string(regs.cpu.value_or(0)) +
+                            " bank " + std::to_string(regs.bank.value_or(0)) + " status 0x" +
+                            hex(regs.status.value_or(0)) +
                             " is the machine check kept in pstore, logged again from the banks "
                             "that survived the reset; stored once, as " +
                             kept->key);
