@@ -29,29 +29,28 @@ class SdJournalWriter final : public JournalWriter {
   }
 };
 
-// A JSON value as a journal field's value; nullopt for null and [].
+// A JSON value as a journal field's value: a scalar as json_scalar_text()
+// gives it, an array's elements space-separated (["VAL","UC"] -> "VAL UC"),
+// an object as JSON; nullopt for null and [] (no bits set: no field).
 std::optional<std::string> value_text(const nlohmann::ordered_json& v) {
   if (v.is_null())
     return std::nullopt;
-  if (v.is_string())
-    return v.get<std::string>();
-  if (v.is_boolean())
-    return std::string(v.get<bool>() ? "true" : "false");
-  if (v.is_array()) {
-    if (v.empty())
-      return std::nullopt;  // no bits set: no field
-    std::string out;
-    for (const auto& e : v) {
-      auto t = value_text(e);
-      if (!t)
-        continue;
-      if (!out.empty())
-        out += ' ';
-      out += *t;
-    }
-    return out;
+  if (v.is_object())
+    return dump_json(v);
+  if (!v.is_array())
+    return json_scalar_text(v);
+  if (v.empty())
+    return std::nullopt;
+  std::string out;
+  for (const auto& e : v) {
+    auto t = value_text(e);
+    if (!t)
+      continue;
+    if (!out.empty())
+      out += ' ';
+    out += *t;
   }
-  return dump_json(v);
+  return out;
 }
 
 void add_field(std::vector<std::string>& fields, std::string_view prefix, std::string_view name,
