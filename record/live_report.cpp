@@ -3,6 +3,7 @@
 #include <deque>
 #include <memory>
 
+#include "persistent/sample_layout.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -49,8 +50,8 @@ class ReportSink final : public RecordSink {
                            sample.error());
         return true;
       }
-      if (!(attr.sample_type & PERF_SAMPLE_CPU))
-        sample->cpu = uint32_t(stream.cpu);
+      sys::fill_missing(*sample, attr.sample_type,
+                        persistent::sample_fill(event.info.attr, stream.cpu, stream.id));
       report_.sample(*sample, "the buffers", at);
       return true;
     });

@@ -409,6 +409,17 @@ Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_
   return s;
 }
 
+void fill_missing(Sample& sample, uint64_t have, const SampleFill& fill) {
+  if (!(have & PERF_SAMPLE_CPU))
+    sample.cpu = fill.cpu;
+  if (!(have & PERF_SAMPLE_PERIOD))
+    sample.period = fill.period;
+  if (!(have & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER))) {
+    sample.id = fill.id;
+    sample.identifier = fill.id;
+  }
+}
+
 Status relayout_record(const perf_event_attr& from, const perf_event_attr& to,
                        const SampleFill& fill, std::span<const uint8_t> record,
                        std::vector<uint8_t>& out) {
@@ -419,17 +430,7 @@ Status relayout_record(const perf_event_attr& from, const perf_event_attr& to,
   const size_t start = out.size();
   if (header.type == PERF_RECORD_SAMPLE) {
     PP_ASSIGN_OR_RETURN(Sample s, decode_sample(from, record));
-    const uint64_t missing = to.sample_type & ~from.sample_type;
-    if (missing & PERF_SAMPLE_IP)
-      s.ip = 0;
-    if (missing & PERF_SAMPLE_CPU)
-      s.cpu = fill.cpu;
-    if (missing & PERF_SAMPLE_PERIOD)
-      s.period = fill.period;
-    if (missing & (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER)) {
-      s.id = fill.id;
-      s.identifier = fill.id;
-    }
+    fill_missing(s, from.sample_type, fill);
     encode_sample(to, s, header.misc, out);
   } else {
     size_t old_trailer = sample_id_size(from);

@@ -189,26 +189,34 @@ std::optional<size_t> sample_fields_end(const perf_event_attr& attr,
                                         std::span<const uint8_t> record, Sample* out = nullptr);
 
 // What a reader knows about a record that the record may not say: which
-// buffer it came from. relayout_record() takes the fields a record lacks
-// from here.
+// buffer it came from. fill_missing() and relayout_record() take the fields
+// a record lacks from here.
 struct SampleFill {
   uint64_t id = 0;      // the buffer's perf event id (PERF_EVENT_IOC_ID): ID, IDENTIFIER
   uint32_t cpu = 0;     // the CPU the per-CPU buffer belongs to
   uint64_t period = 1;  // the event's sample_period (1 for a tracepoint)
 };
 
+// Completes a sample decoded from a record of an event whose sample_type is
+// `have`: each of CPU, PERIOD and ID/IDENTIFIER that `have` lacks takes
+// `fill`'s value; the fields the record has are kept. Every reader of a lean
+// event (persistent/sample_layout.h) does this, as decoded or before
+// relaying a record out.
+void fill_missing(Sample& sample, uint64_t have, const SampleFill& fill);
+
 // Appends `record` (whole, header included), written by an event with
 // `from`, laid out as an event with `to` writes it: each field both have is
-// copied, each field only `to` has takes `fill`'s value (IP 0, CPU, PERIOD,
-// ID, IDENTIFIER; any other field 0 or empty), each field only `from` has is
-// dropped. A non-sample record keeps its body and gets `to`'s sample_id
-// trailer (none without to.sample_id_all) from `from`'s trailer and `fill`.
+// copied, each field only `to` has takes `fill`'s value (CPU, PERIOD, ID,
+// IDENTIFIER: fill_missing(); any other field, IP among them, 0 or empty),
+// each field only `from` has is dropped. A non-sample record keeps its body
+// and gets `to`'s sample_id trailer (none without to.sample_id_all) from
+// `from`'s trailer and `fill`.
 // The header's type and misc are kept. EINVAL, with `out` as it was, when
 // the record does not decode with `from` or would outgrow a u16 size.
 //
-//   lean (TID|TIME|RAW):  hdr | pid tid | time | raw
+//   lean (IP|TID|TIME|RAW):  hdr | ip | pid tid | time | raw
 //   full (IP|TID|TIME|CPU|PERIOD|IDENTIFIER|RAW):
-//                         hdr | id | ip=0 | pid tid | time | cpu 0 | period | raw
+//                            hdr | id | ip | pid tid | time | cpu 0 | period | raw
 Status relayout_record(const perf_event_attr& from, const perf_event_attr& to,
                        const SampleFill& fill, std::span<const uint8_t> record,
                        std::vector<uint8_t>& out);

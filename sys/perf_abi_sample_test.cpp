@@ -527,18 +527,27 @@ TEST(PadRaw, PadsToTheKernelsAlignment) {
   EXPECT_EQ(pad_raw(Bytes(12, 1)).size(), 12u);
 }
 
-// relayout_record(): a lean tracepoint sample (TID|TIME|RAW) in, the full
-// one perf record writes out, with what the reader knows supplied. Both
-// built by hand, byte for byte.
-constexpr uint64_t kLeanSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+// relayout_record(): a lean tracepoint sample (IP|TID|TIME|RAW, what the
+// broker creates: persistent/sample_layout.h) in, the full one perf record
+// writes out, with what the reader knows supplied. Both built by hand, byte
+// for byte.
+constexpr uint64_t kLeanSampleType =
+    PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+// An event made lean without IP, by a broker before IP stayed: it lives on
+// in a registry across broker restarts (persistent::is_lean() takes it).
+constexpr uint64_t kLeanWithoutIpSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
 
-Bytes lean_sample(uint32_t raw_size, uint16_t misc = PERF_RECORD_MISC_KERNEL) {
+Bytes lean_sample(uint32_t raw_size, uint16_t misc = PERF_RECORD_MISC_KERNEL,
+                  uint64_t sample_type = kLeanSampleType) {
   Builder w;
+  bool ip = sample_type & PERF_SAMPLE_IP;
   size_t raw_padded = (4 + raw_size + 7) / 8 * 8;
-  w.header(misc, 8 + 2 * 8 + raw_padded);
-  w.u32(100);   // pid
-  w.u32(101);   // tid
-  w.u64(5000);  // time
+  w.header(misc, 8 + (ip ? 3 : 2) * 8 + raw_padded);
+  if (ip)
+    w.u64(0xffffffff81000010ULL);  // ip, as in tracepoint_sample()
+  w.u32(100);                      // pid
+  w.u32(101);                      // tid
+  w.u64(5000);                     // time
   w.u32(raw_size);
   for (uint32_t i = 0; i < raw_size; i++)
     w.u8(uint8_t(i));
@@ -547,19 +556,10 @@ Bytes lean_sample(uint32_t raw_size, uint16_t misc = PERF_RECORD_MISC_KERNEL) {
   return w.out;
 }
 
-// tracepoint_sample() with the values a reader supplies: id 77, ip 0, cpu 1,
-// period 1.
-Bytes full_sample(uint32_t raw_size) {
-  Bytes b = tracepoint_sample(raw_size);
-  uint64_t ip = 0;
-  std::memcpy(b.data() + 16, &ip, sizeof(ip));
-  return b;
-}
-
-perf_event_attr lean_attr() {
+perf_event_attr lean_attr(uint64_t sample_type = kLeanSampleType) {
   perf_event_attr a = {};
   a.type = PERF_TYPE_TRACEPOINT;
-  a.sample_type = kLeanSampleType;
+  a.sample_type = sample_type;
   a.sample_period = 1;
   a.sample_id_all = 1;
   return a;
@@ -573,17 +573,52 @@ perf_event_attr full_attr() {
 
 constexpr SampleFill kFill{.id = 77, .cpu = 1, .period = 1};
 
-TEST(Relayout, LeanSampleGetsIdIpCpuAndPeriod) {
+TEST(Relayout, LeanSampleGetsIdCpuAndPeriod) {
   // Sizes the kernel writes: it pads RAW so that u32 size + payload end on a
   // u64 boundary, and counts the padding in the size.
   for (uint32_t raw_size : {4u, 12u, 20u, 100u}) {
     Bytes out = {0xaa};  // appended after what is there
     ASSERT_TRUE(relayout_record(lean_attr(), full_attr(), kFill, lean_sample(raw_size), out).ok());
     Bytes expected = {0xaa};
-    Bytes full = full_sample(raw_size);
+    Bytes full = tracepoint_sample(raw_size);  // id 77, the record's ip, cpu 1, period 1
     expected.insert(expected.end(), full.begin(), full.end());
     EXPECT_EQ(out, expected) << "raw size " << raw_size;
   }
+}
+
+TEST(Relayout, LeanSampleWithoutIpGetsIpZero) {
+  for (uint32_t raw_size : {4u, 20u}) {
+    Bytes out;
+    ASSERT_TRUE(relayout_record(
+                    lean_attr(kLeanWithoutIpSampleType), full_attr(), kFill,
+                    lean_sample(raw_size, PERF_RECORD_MISC_KERNEL, kLeanWithoutIpSampleType), out)
+                    .ok());
+    Bytes expected = tracepoint_sample(raw_size);
+    uint64_t ip = 0;
+    std::memcpy(expected.data() + 16, &ip, sizeof(ip));
+    EXPECT_EQ(out, expected) << "raw size " << raw_size;
+  }
+}
+
+// fill_missing(): what a reader that decodes for itself (top, report -e,
+// watch) does with a lean record; a full record's own fields are kept.
+TEST(FillMissing, TakesOnlyWhatTheRecordLacks) {
+  auto lean = decode_sample(lean_attr(), lean_sample(20));
+  ASSERT_TRUE(lean.ok()) << lean.error().message();
+  fill_missing(*lean, kLeanSampleType, {.id = 7, .cpu = 3, .period = 1});
+  EXPECT_EQ(lean->cpu, 3u);
+  EXPECT_EQ(lean->period, 1u);
+  EXPECT_EQ(lean->id, 7u);
+  EXPECT_EQ(lean->identifier, 7u);
+  EXPECT_EQ(lean->ip, 0xffffffff81000010ULL);
+  EXPECT_EQ(lean->tid, 101u);
+
+  auto full = decode_sample(full_attr(), tracepoint_sample(20));
+  ASSERT_TRUE(full.ok()) << full.error().message();
+  fill_missing(*full, kTracepointSampleType, {.id = 7, .cpu = 3, .period = 9});
+  EXPECT_EQ(full->cpu, 1u);
+  EXPECT_EQ(full->period, 1u);
+  EXPECT_EQ(full->identifier, 77u);
 }
 
 TEST(Relayout, MiscIsKept) {
@@ -652,8 +687,8 @@ TEST(Relayout, AMalformedRecordIsRefusedAndNothingAppended) {
 }
 
 TEST(Relayout, ARecordThatWouldOutgrowU16IsRefused) {
-  // A raw payload so large that 32 more bytes pass 65535.
-  Bytes big = lean_sample(65500);  // 65528 bytes; completed 65560
+  // A raw payload so large that 24 more bytes (id, cpu, period) pass 65535.
+  Bytes big = lean_sample(65490);  // 65528 bytes; completed 65552
   ASSERT_LE(big.size(), 65535u);
   Bytes out;
   EXPECT_FALSE(relayout_record(lean_attr(), full_attr(), kFill, big, out).ok());
