@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <list>
@@ -159,16 +160,40 @@ std::optional<std::string> env_value(const nlohmann::ordered_json& v) {
   return text;
 }
 
+// How messages name a run's command: the shell's line, cut when long.
+std::string command_label(const std::string& command) {
+  constexpr size_t kMax = 80;
+  std::string shown = command.size() > kMax ? command.substr(0, kMax) + "..." : command;
+  return "'/bin/sh -c " + shown + "'";
+}
+
+// The real TriggerProcess: a sys::Child in its own process group.
+class ShellProcess final : public TriggerProcess {
+ public:
+  explicit ShellProcess(sys::Child child) : child_(std::move(child)) {}
+  // The group gets SIGKILL; ~Child reaps the shell.
+  ~ShellProcess() override { (void)child_.kill_group(SIGKILL); }
+  ShellProcess(const ShellProcess&) = delete;
+  ShellProcess& operator=(const ShellProcess&) = delete;
+
+  pid_t pid() const override { return child_.pid(); }
+  Result<std::optional<sys::ExitStatus>> poll() override { return child_.try_wait(); }
+  Status kill_group(int signal) override { return child_.kill_group(signal); }
+
+ private:
+  sys::Child child_;
+};
+
 // A process started for a run, with what its log line needs.
 struct Run {
   size_t rule = 0;
   std::string key;
-  sys::SpawnRequest request;
+  TriggerCommand request;
 };
 
 struct Running {
   Run run;
-  std::unique_ptr<sys::Process> process;
+  std::unique_ptr<TriggerProcess> process;
   int64_t started_ms = 0;
   bool timed_out = false;
   int64_t term_ms = 0;
@@ -198,6 +223,24 @@ struct RuleState {
 };
 
 }  // namespace
+
+Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerCommand& command) {
+  if (command.command.empty())
+    return usage_error("no command to run");
+  sys::SpawnOptions options;
+  options.stdout_to_stderr = true;
+  options.stdin_data = command.stdin_data;
+  options.env = command.env;
+  options.own_process_group = true;
+  options.close_other_fds = true;
+  options.default_signals = true;
+  auto child = sys::Child::spawn({"/bin/sh", "-c", command.command}, options);
+  if (!child.ok())
+    return Error(child.error().kind(), child.error().code(),
+                 "cannot run " + command_label(command.command) + ": " +
+                     std::strerror(child.error().code()));
+  return std::unique_ptr<TriggerProcess>(std::make_unique<ShellProcess>(std::move(*child)));
+}
 
 struct Triggers::Impl {
   std::vector<RuleState> rules;
@@ -316,7 +359,7 @@ Result<std::unique_ptr<Triggers>> Triggers::create(std::vector<TriggerRule> rule
   if (!options.wall_ms)
     options.wall_ms = [] { return int64_t(sys::realtime_ns() / 1'000'000); };
   if (!options.spawn)
-    options.spawn = sys::spawn_shell;
+    options.spawn = spawn_trigger_command;
   if (options.max_buckets < 1)
     options.max_buckets = 1;
 

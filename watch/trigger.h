@@ -33,7 +33,7 @@
 // - rate_limit "N per DURATION": at most N runs (fired, not suppressed) in
 //   any DURATION; more are suppressed and counted. Empty: kDefaultRateLimit;
 //   "none": no limit.
-// - exec: run as `/bin/sh -c EXEC` (sys::spawn_shell: its own process group,
+// - exec: run as `/bin/sh -c EXEC` (spawn_trigger_command: its own process group,
 //   stdin the record's JSON line from memory, output to the watcher's
 //   stderr), with PERF_PERSISTENT_RULE, PERF_PERSISTENT_COUNT (the N
 //   reached), PERF_PERSISTENT_KEY ("cpu=1,page=0x12345") and the record's
@@ -52,11 +52,14 @@
 // still queued.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -64,7 +67,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "sys/spawn.h"
+#include "sys/child.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -86,6 +89,40 @@ struct TriggerRule {
   std::string rate_limit;        // "N per DURATION" or "none"; empty: kDefaultRateLimit
 };
 
+// What a run starts: `/bin/sh -c command`, with `env` added to the
+// environment and `stdin_data` as its standard input.
+struct TriggerCommand {
+  std::string command;
+  std::vector<std::pair<std::string, std::string>> env;  // NAME, value
+  std::string stdin_data;
+};
+
+// A started command. The real one (spawn_trigger_command's) kills its group
+// with SIGKILL and reaps it when destroyed before it was reaped; tests
+// implement it to fake commands.
+class TriggerProcess {
+ public:
+  virtual ~TriggerProcess() = default;
+  virtual pid_t pid() const = 0;
+  // Reaps the process if it has exited, without blocking: its status, or
+  // nullopt while it runs. After a status, every call returns it again.
+  virtual Result<std::optional<sys::ExitStatus>> poll() = 0;
+  // Sends `signal` to the process group (the shell and whatever it
+  // started). Nothing once the process is reaped.
+  virtual Status kill_group(int signal) = 0;
+};
+
+// Starts `/bin/sh -c command.command` as a sys::Child: in a process group of
+// its own; standard input stdin_data from memory (never blocks the caller,
+// however long); standard output and standard error the caller's standard
+// error (its standard output may carry --ndjson); no other descriptor of the
+// caller's; the caller's environment with `env` added (a name already there
+// is replaced); an empty signal mask and the default action for SIGINT,
+// SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1/2. An empty command is
+// a usage error; a failure to start names the command: "cannot run
+// '/bin/sh -c ...': ...".
+Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerCommand& command);
+
 struct TriggerOptions {
   size_t max_children = 4;  // commands running at once (at least 1)
   size_t max_queued = 64;   // fired runs waiting for a free slot
@@ -93,10 +130,10 @@ struct TriggerOptions {
   size_t max_buckets = 65536;  // per rule
   uint64_t kill_grace_ms = 2000;
   // Seams for tests; empty: the real ones (sys::monotonic_ms, the wall
-  // clock, sys::spawn_shell).
+  // clock, spawn_trigger_command).
   std::function<int64_t()> monotonic_ms;
   std::function<int64_t()> wall_ms;
-  std::function<Result<std::unique_ptr<sys::Process>>(const sys::SpawnRequest&)> spawn;
+  std::function<Result<std::unique_ptr<TriggerProcess>>(const TriggerCommand&)> spawn;
 };
 
 // What each rule did since create().

@@ -39,13 +39,13 @@ ordered_json mce_json(std::string_view severity, int cpu, uint64_t bank,
 struct FakeWorld {
   int64_t mono = 1'000'000;
   int64_t wall = 1'700'000'000'000;
-  std::vector<sys::SpawnRequest> requests;
+  std::vector<TriggerCommand> requests;
   int polls_to_exit = 0;  // 0: at the first poll; -1: never
   int exit_code = 0;
   int next_pid = 100;
   std::vector<int> signals;
 
-  struct Process : sys::Process {
+  struct Process : TriggerProcess {
     FakeWorld* world;
     pid_t id;
     int polls = 0;
@@ -73,9 +73,9 @@ struct FakeWorld {
     o.log = log;
     o.monotonic_ms = [this] { return mono; };
     o.wall_ms = [this] { return wall; };
-    o.spawn = [this](const sys::SpawnRequest& r) -> Result<std::unique_ptr<sys::Process>> {
+    o.spawn = [this](const TriggerCommand& r) -> Result<std::unique_ptr<TriggerProcess>> {
       requests.push_back(r);
-      return std::unique_ptr<sys::Process>(std::make_unique<Process>(this, next_pid++));
+      return std::unique_ptr<TriggerProcess>(std::make_unique<Process>(this, next_pid++));
     };
     return o;
   }
@@ -105,7 +105,7 @@ void feed(Triggers& t, const ordered_json& j, int64_t wall_ms) {
   ASSERT_TRUE(t.record(r, j).ok());
 }
 
-std::string env_of(const sys::SpawnRequest& r, const std::string& name) {
+std::string env_of(const TriggerCommand& r, const std::string& name) {
   for (const auto& [n, v] : r.env)
     if (n == name)
       return v;
@@ -350,7 +350,7 @@ TEST(TriggerQueue, SpawnFailureAndExitStatusAreFailures) {
             std::string::npos)
       << log.str();
 
-  o.spawn = [](const sys::SpawnRequest&) -> Result<std::unique_ptr<sys::Process>> {
+  o.spawn = [](const TriggerCommand&) -> Result<std::unique_ptr<TriggerProcess>> {
     return Error(EAGAIN, "cannot run '/bin/sh -c true': Resource temporarily unavailable");
   };
   auto broken = make({rule("", "")}, o);
@@ -597,8 +597,8 @@ TEST(TriggerCommand, DestroyingTheSinkKillsAndReapsWhatRuns) {
     TriggerRule r = rule("", "");
     r.exec = "exec sleep 30";
     TriggerOptions o;
-    o.spawn = [&pid](const sys::SpawnRequest& req) -> Result<std::unique_ptr<sys::Process>> {
-      auto p = sys::spawn_shell(req);
+    o.spawn = [&pid](const TriggerCommand& req) -> Result<std::unique_ptr<TriggerProcess>> {
+      auto p = spawn_trigger_command(req);
       if (p.ok())
         pid = (*p)->pid();
       return p;
@@ -611,6 +611,40 @@ TEST(TriggerCommand, DestroyingTheSinkKillsAndReapsWhatRuns) {
   ASSERT_GT(pid, 0);
   EXPECT_EQ(::kill(pid, 0), -1) << "killed and reaped, not left running or a zombie";
   EXPECT_EQ(errno, ESRCH);
+}
+
+TEST(SpawnTriggerCommand, EmptyCommandIsAUsageError) {
+  auto p = spawn_trigger_command({"", {}, ""});
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.error().kind(), ErrorKind::kUsage);
+}
+
+TEST(SpawnTriggerCommand, ShellInItsOwnGroupWithStdinEnvAndNoInheritedFds) {
+  testing::TempDir dir;
+  std::string out = dir.path("out");
+  int leak = ::dup(STDERR_FILENO);
+  ASSERT_GE(leak, 3);
+  TriggerCommand c;
+  c.command =
+      "{ cat; echo \"$PERF_PERSISTENT_RULE\"; "
+      "if [ -e /proc/self/fd/" +
+      std::to_string(leak) + " ]; then echo leaked; else echo closed; fi; } > " + out;
+  c.env = {{"PERF_PERSISTENT_RULE", "ce"}};
+  c.stdin_data = "{\"severity\":\"fatal\"}\n";
+  auto p = spawn_trigger_command(c);
+  ::close(leak);
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  EXPECT_EQ(::getpgid((*p)->pid()), (*p)->pid()) << "the command leads its own process group";
+  std::optional<sys::ExitStatus> status;
+  for (int i = 0; i < 500 && !status; i++) {
+    auto polled = (*p)->poll();
+    ASSERT_TRUE(polled.ok());
+    status = *polled;
+    if (!status)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(status && status->success()) << (status ? status->describe() : "running");
+  EXPECT_EQ(read_file(out), "{\"severity\":\"fatal\"}\nce\nclosed\n");
 }
 
 }  // namespace
