@@ -7,21 +7,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
-#include <ctime>
 
 #include "report/mce.h"
 #include "report/mce_error_code.h"
 #include "sys/atomic_file.h"
+#include "sys/clock.h"
 
 namespace pp::watch {
 
 namespace {
-
-uint64_t wall_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ull + uint64_t(ts.tv_nsec);
-}
 
 // ns since the epoch as seconds, exactly: "1796285030.5", "1796285030".
 std::string seconds_text(uint64_t ns) {
@@ -141,7 +135,7 @@ bool PrometheusFile::LabelsLess::operator()(const std::vector<std::string>& a,
 
 PrometheusFile::PrometheusFile(const PrometheusOptions& options) : options_(options) {
   if (!options_.start_wall_ns)
-    options_.start_wall_ns = wall_now_ns();
+    options_.start_wall_ns = sys::realtime_ns();
   if (!options_.interval_ms)
     options_.interval_ms = 1;
   for (std::string_view s : report::mce_severity_names())
