@@ -29,11 +29,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // The drained records go into perf.data, a lean event's completed to the
-// layout its attr has in the file (persistent/sample_layout.h).
+// layout its attr has in the file (persistent/sample_layout.h). A record
+// that does not decode with its own attr cannot be laid out anew: it is left
+// out and counted in `left_out`, by event index.
 class WriterSink final : public RecordSink {
  public:
-  WriterSink(report::PerfDataWriter& writer, const std::vector<ResolvedEvent>& events)
-      : writer_(writer) {
+  WriterSink(report::PerfDataWriter& writer, const std::vector<ResolvedEvent>& events,
+             std::vector<uint64_t>& left_out)
+      : writer_(writer), left_out_(left_out) {
+    left_out_.resize(events.size(), 0);
     for (const ResolvedEvent& r : events) {
       if (persistent::is_lean(r.info.attr))
         lean_.push_back(Relayout{r.info.attr, persistent::completed_attr(r.info.attr)});
@@ -56,10 +60,10 @@ class WriterSink final : public RecordSink {
     sys::SampleFill fill = persistent::sample_fill(relayout.from, stream.cpu, stream.id);
     scratch_.clear();
     sys::walk_records(records, [&](const perf_event_header& h, size_t offset) {
-      // A record that does not decode with its own attr cannot be laid out
-      // anew: it is left out (the ring reader hands on only whole records).
-      (void)sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,
-                                 records.subspan(offset, h.size), scratch_);
+      if (!sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,
+                                records.subspan(offset, h.size), scratch_)
+               .ok())
+        left_out_[stream.event]++;
       return true;
     });
     return writer_.append(scratch_);
@@ -72,6 +76,7 @@ class WriterSink final : public RecordSink {
     sys::EventAttr to;    // the file's
   };
   report::PerfDataWriter& writer_;
+  std::vector<uint64_t>& left_out_;
   std::vector<std::optional<Relayout>> lean_;  // by event index
   std::vector<uint8_t> scratch_;
 };
@@ -108,6 +113,7 @@ class Session {
   std::optional<sys::EventAttr> tracking_;
   std::unique_ptr<report::PerfDataWriter> writer_;
   std::optional<WriterSink> sink_;  // into writer_
+  std::vector<uint64_t> left_out_;  // by event index: records sink_ could not complete
   DrainTotals drained_;
   std::optional<sys::SignalFd> signals_;
   std::optional<sys::Child> child_;
@@ -230,7 +236,7 @@ Status Session::open_writer() {
                         report::PerfDataWriter::create_file(request_.output, std::move(config)));
   }
   result_.output = writer_->output_name();
-  sink_.emplace(*writer_, events_);
+  sink_.emplace(*writer_, events_, left_out_);
   return ok_status();
 }
 
@@ -411,8 +417,9 @@ Result<RecordResult> Session::run() {
     status = writer_->flush();
   if (status.ok() && request_.follow && !stop) {
     if (!request_.command.empty()) {
-      auto child =
-          sys::Child::spawn(request_.command, {.stdout_to_stderr = request_.output == "-"});
+      sys::SpawnOptions spawn;
+      spawn.stdout_to_stderr = request_.output == "-";
+      auto child = sys::Child::spawn(request_.command, spawn);
       if (child.ok())
         child_.emplace(std::move(child).value());
       else
@@ -460,6 +467,9 @@ Result<RecordResult> Session::run() {
     b.kernel_lost_samples = st.kernel_lost_samples;
     result_.per_buffer.push_back(std::move(b));
   }
+  for (size_t e = 0; e < left_out_.size() && e < events_.size(); e++)
+    if (left_out_[e])
+      result_.left_out.push_back({events_[e].text, left_out_[e]});
   return result_;
 }
 
@@ -549,6 +559,10 @@ std::string record_summary(const RecordResult& r) {
   if (r.dropped)
     out += "[ perf persistent record: " + std::to_string(r.dropped) +
            " records read but not written: the output failed ]\n";
+  for (const auto& [event, records] : r.left_out)
+    out += "[ perf persistent record: " + std::to_string(records) + " record" +
+           (records == 1 ? "" : "s") + " of " + event + " could not be completed and " +
+           (records == 1 ? "was" : "were") + " left out ]\n";
   return out;
 }
 

@@ -29,6 +29,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -80,8 +81,12 @@ struct RecordResult {
   // data_head values no kernel writes (another holder scribbled on a
   // writable mapping): the reader resynchronised; not counted as lost.
   uint64_t corrupt_heads = 0;
-  uint64_t corrupt_bytes = 0;          // bytes skipped that could not start a record
-  uint64_t dropped = 0;                // read but not written: the output failed
+  uint64_t corrupt_bytes = 0;  // bytes skipped that could not start a record
+  uint64_t dropped = 0;        // read but not written: the output failed
+  // Per event as the user named it ("persistent/gp/"): records of a lean
+  // event that did not decode with its attr, so could not be completed to
+  // the file's layout (sys::relayout_record), and were left out.
+  std::vector<std::pair<std::string, uint64_t>> left_out;
   int buffers = 0;                     // per-CPU buffers read
   std::optional<int> command_status;   // COMMAND's exit status (128 + signal)
   std::optional<Error> command_error;  // COMMAND could not be started (kind command;

@@ -44,5 +44,24 @@ TEST(RecordOutcome, OnlyAnOutputFailureIsStatus5AndSaysWhatToDo) {
   EXPECT_EQ(final_error(r)->message().find("free space"), std::string::npos);
 }
 
+// A lean event's record that could not be completed to the file's layout
+// (sys::relayout_record) is left out of the file; the summary says how many,
+// and whose.
+TEST(RecordSummary, SaysWhatWasLeftOut) {
+  RecordResult r;
+  r.output = "x.data";
+  EXPECT_EQ(record_summary(r).find("left out"), std::string::npos);
+  r.left_out = {{"persistent/gp/", 3}, {"persistent/mce/", 1}};
+  std::string summary = record_summary(r);
+  EXPECT_NE(summary.find("[ perf persistent record: 3 records of persistent/gp/ could not be "
+                         "completed and were left out ]\n"),
+            std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("[ perf persistent record: 1 record of persistent/mce/ could not be "
+                         "completed and was left out ]\n"),
+            std::string::npos)
+      << summary;
+}
+
 }  // namespace
 }  // namespace pp::record
