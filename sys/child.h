@@ -38,9 +38,9 @@ struct SpawnOptions {
   // memory (a memfd), positioned at 0, written before the command starts:
   // the command reads them at its own pace, or never, and the caller never
   // blocks on it. nullopt: the caller's standard input.
-  std::optional<std::string> stdin_data;
+  std::optional<std::string> stdin_data = std::nullopt;
   // Added to the caller's environment; a name already there is replaced.
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::pair<std::string, std::string>> env = {};
   // The command leads a process group of its own (its pid is the group's
   // id), so that kill_group() reaches whatever it starts.
   bool own_process_group = false;
