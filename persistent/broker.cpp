@@ -280,7 +280,6 @@ Status Broker::open_buffers(LiveEvent& event, const CreatePlan& plan, std::strin
                                    filter, plan.event, explain_env()));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
-  event.handed_out.assign(opened.buffers.size(), false);
   event.guard_schedule = {};
   if (!opened.note.empty() && note)
     *note = opened.note;
@@ -548,24 +547,24 @@ void Broker::guard_from_now(LiveEvent& event, size_t index) {
   // Context streams the broker opened itself have no guard state: unguarded.
   if (index >= event.buffers.size() || index >= event.guard.size())
     return;
-  event.handed_out.resize(event.guard.size(), false);
-  if (!event.handed_out[index]) {
-    event.guard[index] = GuardState{};
+  int64_t now_ns = sys::monotonic_ns();
+  GuardState& state = event.guard[index];
+  if (!state.handed_out) {
+    state = GuardState{.handed_out = true};
     (void)check_buffer(*config_.kernel, event.buffers[index], event.info.attr, event.info.layout,
-                       event.broker_filter, event.guard[index], sys::monotonic_ns());
-    event.handed_out[index] = true;
+                       event.broker_filter, state, now_ns);
   }
-  event.guard_schedule.tighten(sys::monotonic_ms(), config_.guard_interval_ms);
+  event.guard_schedule.tighten(now_ns / 1'000'000, config_.guard_interval_ms);
 }
 
-void Broker::guard_events(int64_t now_ms) {
-  int64_t now_ns = sys::monotonic_ns();
+void Broker::guard_events(int64_t now_ns) {
+  int64_t now_ms = now_ns / 1'000'000;
   for (auto& [id, event] : events_) {
     if (event.info.state != "running" || !event.guard_schedule.due(now_ms))
       continue;
     bool found = false;
     for (size_t i = 0; i < event.buffers.size() && i < event.guard.size(); i++) {
-      if (i >= event.handed_out.size() || !event.handed_out[i])
+      if (!event.guard[i].handed_out)
         continue;
       const CpuBuffer& buffer = event.buffers[i];
       for (const std::string& what :
@@ -1017,9 +1016,10 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     return ready.error();
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
     return false;
-  if (watchdog_interval_ms_ > 0 && sys::monotonic_ms() >= next_watchdog_ms_) {
+  if (int64_t woke_ms = sys::monotonic_ms();
+      watchdog_interval_ms_ > 0 && woke_ms >= next_watchdog_ms_) {
     notify("WATCHDOG=1");
-    next_watchdog_ms_ = sys::monotonic_ms() + watchdog_interval_ms_;
+    next_watchdog_ms_ = woke_ms + watchdog_interval_ms_;
   }
   // Clients first: the ones accepted now have no poll result yet.
   for (size_t i = 0; i < clients_.size(); i++) {
@@ -1034,7 +1034,9 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   }
   if (accepting && (fds[1].revents & POLLIN))
     accept_clients();
-  int64_t now_ms = sys::monotonic_ms();
+  // One reading for the timeouts and the guard below.
+  int64_t now_ns = sys::monotonic_ns();
+  int64_t now_ms = now_ns / 1'000'000;
   for (auto& client : clients_) {
     if (client->socket.valid() && client->stalled_since_ms >= 0 &&
         now_ms - client->stalled_since_ms > config_.stall_timeout_ms) {
@@ -1062,7 +1064,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   if (handover_done_ &&
       std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
-  guard_events(sys::monotonic_ms());
+  guard_events(now_ns);
   return true;
 }
 

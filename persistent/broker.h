@@ -180,10 +180,7 @@ class Broker {
     std::string json;
     std::vector<GuardState> guard;  // one per buffer (persistent/guard.h)
     bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
-    // One per buffer: its fd left the broker (open, or a predecessor that may
-    // have handed it out), so a holder may change it and the guard checks it.
-    std::vector<bool> handed_out;
-    GuardSchedule guard_schedule;  // inactive while nothing was handed out
+    GuardSchedule guard_schedule;   // inactive while nothing was handed out
   };
   // Who sent the bytes of a request (sys::ReceivedMessage).
   struct Sender {
@@ -328,8 +325,9 @@ class Broker {
   void guard_from_now(LiveEvent& event, size_t index);
   // The check of every event that is due (persistent/guard.h), which is only
   // ever one with fds handed out: repairs, records and logs what a holder
-  // changed, and sets when each is checked next.
-  void guard_events(int64_t now_ms);
+  // changed, and sets when each is checked next. `now_ns`: the serving
+  // loop's one monotonic reading.
+  void guard_events(int64_t now_ns);
   // When the next check is due (monotonic ms), or -1 for none.
   int64_t next_guard_ms() const;
   void record_tampering(LiveEvent& event, int cpu, const std::string& what);

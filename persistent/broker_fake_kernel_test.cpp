@@ -361,12 +361,12 @@ TEST_F(BrokerFakeKernelTest, GuardSleepsThroughTheKeepersOpens) {
   EXPECT_EQ(kernel_->reads(1), listed[1]) << "CPU 0's fd went to the keeper only";
 }
 
-// Checks that find nothing come ever less often (20 ms doubling to 640 ms
+// Checks that find nothing come ever less often (10 ms doubling to 80 ms
 // here); a finding brings them back to the shortest interval. Counted in
 // reads of CPU 0's fd, which only the guard makes.
 TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
-  config_.guard_interval_ms = 20;
-  config_.guard_max_interval_ms = 640;
+  config_.guard_interval_ms = 10;
+  config_.guard_max_interval_ms = 80;
   start();
   EventInfo e = create(*client(), kGetppidRequest);
   auto reader = client();
@@ -374,9 +374,9 @@ TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
   ASSERT_TRUE(buffer.ok()) << buffer.error().message();
   size_t at_open = kernel_->reads(1);
   EXPECT_GE(at_open, 1u) << "the baseline is taken at the hand-out";
-  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
   size_t checks = kernel_->reads(1) - at_open;
-  // 20, 40, 80, 160, 320, then every 640 ms: about 7 in 2 s (100 at 20 ms).
+  // 10, 20, 40, then every 80 ms: about 8 in 0.5 s (50 at 10 ms).
   EXPECT_GE(checks, 3u);
   EXPECT_LE(checks, 12u) << "no back-off";
   // Another holder of the same open file disables the event.
@@ -389,8 +389,8 @@ TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
   }
   ASSERT_EQ(tampered, 1u) << "the disable was not found within 1.5 s";
   size_t after_finding = kernel_->reads(1);
-  std::this_thread::sleep_for(std::chrono::milliseconds(320));
-  // 20, 40, 80, 160 ms after the finding: about 4; at 640 ms, at most 1.
+  std::this_thread::sleep_for(std::chrono::milliseconds(75));
+  // 10, 30, 70 ms after the finding: 2 or 3 in 75 ms; at 80 ms, at most 1.
   EXPECT_GE(kernel_->reads(1) - after_finding, 2u) << "not back to the shortest interval";
 }
 

@@ -119,7 +119,6 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
   event.buffers = std::move(buffers);
   event.broker_filter = !info.is_context && !guarded_filter(info.attr, info.filter).empty();
   event.guard.assign(event.buffers.size(), GuardState{});
-  event.handed_out.assign(event.buffers.size(), false);
   event.guard_schedule = {};
   info.page_size = sys::page_size();
   if (!samples_kept) {

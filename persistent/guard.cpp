@@ -68,7 +68,8 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const CpuBuffer& buff
                             reinterpret_cast<const perf_event_mmap_page*>(buffer.mapping.data()))
                       : 0;
   if (!state.seen) {
-    state = {.seen = true,
+    state = {.handed_out = state.handed_out,
+             .seen = true,
              .count = reading->value,
              .time_enabled = reading->time_enabled.value_or(0),
              .head = head,

@@ -75,6 +75,10 @@ sys::EventAttr guarded_attr(const sys::EventAttr& attr);
 
 // What the check keeps of one CPU's buffer between two checks.
 struct GuardState {
+  // Its fd left the broker (a reader's open, or a predecessor that may have
+  // handed it out): a holder may change it, so the broker checks it. Kept by
+  // check_buffer().
+  bool handed_out = false;
   bool seen = false;
   uint64_t count = 0;
   uint64_t time_enabled = 0;
