@@ -52,8 +52,10 @@ void append_perf_time(std::string& out, uint64_t ns) {
 // A field's value in JSON: integers as numbers, except u64 and pointers,
 // which are registers, masks and addresses more often than counts: those are
 // "0x..." strings (jq keeps 53 bits of a number). Strings as strings, arrays
-// as arrays of the same.
-void json_field(JsonWriter& w, const TraceField& f, std::span<const uint8_t> raw) {
+// as arrays of the same. One rendering for both writers: the streaming
+// JsonWriter (the report's hot path, no allocation) and JsonValueOut below.
+template <typename Out>
+void render_field(Out& w, const TraceField& f, std::span<const uint8_t> raw) {
   FieldValue v = TraceDecoder::value(f, raw);
   switch (v.kind) {
     case FieldKind::kUnsigned:
@@ -76,7 +78,7 @@ void json_field(JsonWriter& w, const TraceField& f, std::span<const uint8_t> raw
     case FieldKind::kDynArray: {
       w.begin_array();
       uint32_t es = v.element_size;
-      for (size_t i = 0; i + es <= v.raw.size(); i += es) {
+      for (size_t i = 0; es && i + es <= v.raw.size(); i += es) {
         uint64_t x = 0;
         if (es <= 8)
           std::memcpy(&x, v.raw.data() + i, es);  // little-endian hosts only, as perf.data
@@ -91,36 +93,32 @@ void json_field(JsonWriter& w, const TraceField& f, std::span<const uint8_t> raw
   }
 }
 
-nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> raw) {
-  FieldValue v = TraceDecoder::value(f, raw);
-  switch (v.kind) {
-    case FieldKind::kUnsigned:
-      if (f.size == 8)
-        return hex_u64(v.number);
-      return v.number;
-    case FieldKind::kSigned:
-      return int64_t(v.number);
-    case FieldKind::kPointer:
-      return hex_u64(v.number);
-    case FieldKind::kString:
-    case FieldKind::kDynString:
-      return std::string(v.text);
-    case FieldKind::kArray:
-    case FieldKind::kDynArray:
-      break;
-  }
-  nlohmann::ordered_json array = nlohmann::ordered_json::array();
-  uint32_t es = v.element_size;
-  for (size_t i = 0; es && i + es <= v.raw.size(); i += es) {
-    uint64_t x = 0;
-    if (es <= 8)
-      std::memcpy(&x, v.raw.data() + i, es);
-    if (es == 8)
-      array.push_back(hex_u64(x));
+// The JsonWriter calls render_field() makes, building one nlohmann value.
+struct JsonValueOut {
+  nlohmann::ordered_json value;
+  bool in_array = false;
+
+  void put(nlohmann::ordered_json v) {
+    if (in_array)
+      value.push_back(std::move(v));
     else
-      array.push_back(x);
+      value = std::move(v);
   }
-  return array;
+  void hex(uint64_t v) { put(hex_u64(v)); }
+  void number(uint64_t v) { put(v); }
+  void signed_number(int64_t v) { put(v); }
+  void string(std::string_view v) { put(std::string(v)); }
+  void begin_array() {
+    value = nlohmann::ordered_json::array();
+    in_array = true;
+  }
+  void end_array() { in_array = false; }
+};
+
+nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> raw) {
+  JsonValueOut out;
+  render_field(out, f, raw);
+  return std::move(out.value);
 }
 
 Result<uint64_t> parse_seconds(std::string_view text) {
@@ -581,7 +579,7 @@ void TraceReport::print_json(const Entry& e) {
   w.begin_object();
   for (const TraceField& f : e.event->fields) {
     w.key(f.name);
-    json_field(w, f, e.raw);
+    render_field(w, f, e.raw);
   }
   w.end_object();
   if (e.mce >= 0) {
