@@ -94,31 +94,36 @@ void render_field(Out& w, const TraceField& f, std::span<const uint8_t> raw) {
 }
 
 // The JsonWriter calls render_field() makes, building one nlohmann value.
-struct JsonValueOut {
-  nlohmann::ordered_json value;
-  bool in_array = false;
+class JsonValueOut {
+ public:
+  explicit JsonValueOut(nlohmann::ordered_json& value) : value_(value) {}
 
   void put(nlohmann::ordered_json v) {
-    if (in_array)
-      value.push_back(std::move(v));
+    if (in_array_)
+      value_.push_back(std::move(v));
     else
-      value = std::move(v);
+      value_ = std::move(v);
   }
   void hex(uint64_t v) { put(hex_u64(v)); }
   void number(uint64_t v) { put(v); }
   void signed_number(int64_t v) { put(v); }
   void string(std::string_view v) { put(std::string(v)); }
   void begin_array() {
-    value = nlohmann::ordered_json::array();
-    in_array = true;
+    value_ = nlohmann::ordered_json::array();
+    in_array_ = true;
   }
-  void end_array() { in_array = false; }
+  void end_array() { in_array_ = false; }
+
+ private:
+  nlohmann::ordered_json& value_;
+  bool in_array_ = false;
 };
 
 nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> raw) {
-  JsonValueOut out;
+  nlohmann::ordered_json value;
+  JsonValueOut out(value);
   render_field(out, f, raw);
-  return std::move(out.value);
+  return value;
 }
 
 Result<uint64_t> parse_seconds(std::string_view text) {

@@ -31,8 +31,10 @@ std::vector<std::string> environment_with(
     if (!replaced)
       env.emplace_back(entry);
   }
-  for (const auto& [n, v] : extra)
-    env.push_back(n + "=" + v);
+  for (const auto& [n, v] : extra) {
+    env.push_back(n);
+    env.back().append("=").append(v);
+  }
   return env;
 }
 

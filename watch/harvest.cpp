@@ -231,7 +231,7 @@ std::string mce_key(const report::MceRegisters& regs) {
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
                                           const std::string& source,
                                           std::vector<std::string>& notes) {
-  const std::string place = (origin == Origin::kPstore ? "pstore: " : "kmsg: ") + source;
+  std::string place = (origin == Origin::kPstore ? "pstore: " : "kmsg: ") + source;
   std::vector<WatchRecord> records;
   for (auto& [line, r] : log_records(
            text, origin, [&](size_t) { return place; }, notes)) {
