@@ -329,35 +329,13 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
     out += "  note: " + n + "\n";
 }
 
-namespace {
-
-// The registers by the names mce_json() gives them: hexadecimal strings,
-// then decimal numbers (cs is a u8, the others u32).
-using Hex = std::optional<uint64_t> MceRegisters::*;
-using Num = std::optional<uint32_t> MceRegisters::*;
-constexpr std::pair<const char*, Hex> kHexRegisters[] = {
-    {"status", &MceRegisters::status}, {"mcgstatus", &MceRegisters::mcgstatus},
-    {"mcgcap", &MceRegisters::mcgcap}, {"addr", &MceRegisters::addr},
-    {"misc", &MceRegisters::misc},     {"synd", &MceRegisters::synd},
-    {"ipid", &MceRegisters::ipid},     {"ip", &MceRegisters::ip},
-    {"tsc", &MceRegisters::tsc},       {"walltime", &MceRegisters::walltime},
-    {"ppin", &MceRegisters::ppin},
-};
-constexpr std::pair<const char*, Num> kNumRegisters[] = {
-    {"cpu", &MceRegisters::cpu},           {"bank", &MceRegisters::bank},
-    {"cpuid", &MceRegisters::cpuid},       {"apicid", &MceRegisters::apicid},
-    {"socketid", &MceRegisters::socketid}, {"microcode", &MceRegisters::microcode},
-};
-
-}  // namespace
-
 nlohmann::json mce_json(const MceDecoded& d) {
   const MceRegisters& r = d.regs;
   nlohmann::json j = nlohmann::json::object();
-  for (const auto& [name, reg] : kHexRegisters)
+  for (const auto& [name, reg] : kMceHexRegisters)
     if (r.*reg)
       j[name] = hex_u64(*(r.*reg));
-  for (const auto& [name, reg] : kNumRegisters)
+  for (const auto& [name, reg] : kMceNumRegisters)
     if (r.*reg)
       j[name] = uint64_t(*(r.*reg));
   if (r.cs)
@@ -422,10 +400,10 @@ MceFromJson mce_registers_from_json(const nlohmann::json& object) {
       return std::nullopt;
     return f->get<uint64_t>();
   };
-  for (const auto& [name, reg] : kHexRegisters)
+  for (const auto& [name, reg] : kMceHexRegisters)
     if (auto f = object.find(name); f != object.end())
       out.regs.*reg = u64_from_hex_json(*f);
-  for (const auto& [name, reg] : kNumRegisters)
+  for (const auto& [name, reg] : kMceNumRegisters)
     if (auto v = number(name); v && *v <= UINT32_MAX)
       out.regs.*reg = uint32_t(*v);
   if (auto v = number("cs"); v && *v <= UINT8_MAX)

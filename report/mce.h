@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "report/mce_error_code.h"
@@ -58,6 +59,25 @@ struct MceRegisters {
   std::optional<uint8_t> cpuvendor;  // the kernel's X86_VENDOR_* number as mce_record carries it
 
   bool operator==(const MceRegisters&) const = default;
+};
+
+// MceRegisters' fields by the names mce_record's format gives them, which
+// mce_json() writes: the u64 registers (hexadecimal strings in JSON), then
+// the u32 ones (decimal numbers). cs and cpuvendor, u8, are not in them.
+using MceHexRegister = std::optional<uint64_t> MceRegisters::*;
+using MceNumRegister = std::optional<uint32_t> MceRegisters::*;
+inline constexpr std::pair<const char*, MceHexRegister> kMceHexRegisters[] = {
+    {"status", &MceRegisters::status}, {"mcgstatus", &MceRegisters::mcgstatus},
+    {"mcgcap", &MceRegisters::mcgcap}, {"addr", &MceRegisters::addr},
+    {"misc", &MceRegisters::misc},     {"synd", &MceRegisters::synd},
+    {"ipid", &MceRegisters::ipid},     {"ip", &MceRegisters::ip},
+    {"tsc", &MceRegisters::tsc},       {"walltime", &MceRegisters::walltime},
+    {"ppin", &MceRegisters::ppin},
+};
+inline constexpr std::pair<const char*, MceNumRegister> kMceNumRegisters[] = {
+    {"cpu", &MceRegisters::cpu},           {"bank", &MceRegisters::bank},
+    {"cpuid", &MceRegisters::cpuid},       {"apicid", &MceRegisters::apicid},
+    {"socketid", &MceRegisters::socketid}, {"microcode", &MceRegisters::microcode},
 };
 
 // The SDM's classes (and AMD's deferred), exactly one per record.

@@ -224,36 +224,16 @@ Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text) {
 
 MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw) {
   MceRegisters r;
-  auto u64 = [&](std::optional<uint64_t>& out, const char* name) {
-    out = TraceDecoder::number(event, raw, name);
-  };
-  auto u32 = [&](std::optional<uint32_t>& out, const char* name) {
+  for (const auto& [name, reg] : kMceHexRegisters)
+    r.*reg = TraceDecoder::number(event, raw, name);
+  for (const auto& [name, reg] : kMceNumRegisters)
     if (auto v = TraceDecoder::number(event, raw, name))
-      out = uint32_t(*v);
-  };
-  auto u8 = [&](std::optional<uint8_t>& out, const char* name) {
-    if (auto v = TraceDecoder::number(event, raw, name))
-      out = uint8_t(*v);
-  };
-  u64(r.status, "status");
-  u64(r.mcgstatus, "mcgstatus");
-  u64(r.mcgcap, "mcgcap");
-  u64(r.addr, "addr");
-  u64(r.misc, "misc");
-  u64(r.synd, "synd");
-  u64(r.ipid, "ipid");
-  u64(r.ip, "ip");
-  u64(r.tsc, "tsc");
-  u64(r.walltime, "walltime");
-  u64(r.ppin, "ppin");
-  u32(r.cpu, "cpu");
-  u32(r.cpuid, "cpuid");
-  u32(r.apicid, "apicid");
-  u32(r.socketid, "socketid");
-  u32(r.bank, "bank");
-  u32(r.microcode, "microcode");
-  u8(r.cs, "cs");
-  u8(r.cpuvendor, "cpuvendor");
+      r.*reg = uint32_t(*v);
+  // The u8 ones.
+  if (auto v = TraceDecoder::number(event, raw, "cs"))
+    r.cs = uint8_t(*v);
+  if (auto v = TraceDecoder::number(event, raw, "cpuvendor"))
+    r.cpuvendor = uint8_t(*v);
   return r;
 }
 
