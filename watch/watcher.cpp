@@ -357,13 +357,14 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
            << ": a record does not match its tracepoint's format; skipped\n";
     return ok_status();
   }
+  sys::fill_missing(*sample, event.info.attr.attr.sample_type, {.cpu = uint32_t(stream.cpu)});
   WatchRecord r;
   r.origin = Origin::kLive;
   r.event = event.info.name;
   r.tracepoint = te->name;
   r.time = sample->time;
   r.wall_ns = wall_ ? wall_->to_wall(sample->time) : 0;
-  r.cpu = (event.info.attr.attr.sample_type & PERF_SAMPLE_CPU) ? int32_t(sample->cpu) : stream.cpu;
+  r.cpu = int32_t(sample->cpu);
   r.pid = int32_t(sample->pid);
   r.tid = int32_t(sample->tid);
   r.comm = std::string(decoder_->saved_comm(r.pid));
