@@ -73,7 +73,7 @@ TEST(AtomicFile, MissingDirectoryIsAClearError) {
   Status s = write_file_atomically("/nonexistent-pp-dir/state.json", "x", 0600);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), ENOENT);
-  EXPECT_NE(s.error().message().find("/nonexistent-pp-dir/state.json.tmp."), std::string::npos);
+  EXPECT_NE(s.error().message().find("/nonexistent-pp-dir/.state.json.tmp."), std::string::npos);
 }
 
 TEST(AtomicFile, RemoveIsDurableAndToleratesMissing) {
