@@ -15,7 +15,7 @@ namespace pp::cmd {
 
 int cmd_report(int argc, const char** argv) {
   report::ReportOptions options;
-  std::string input = "perf.data";
+  std::string input;  // "": perf.data
   std::vector<std::string> events;
   std::string cpus, sort, severity, run_dir, db;
   bool db_given = false;
@@ -54,12 +54,13 @@ int cmd_report(int argc, const char** argv) {
     return kExitOk;
   }
   // `--db FILE` as well as `--db=FILE`: the history is the one positional.
-  if (db_given && db.empty() && parsed->args.size() == 1)
+  size_t db_args = db_given && db.empty() && !parsed->args.empty() ? 1 : 0;
+  if (db_args)
     db = parsed->args.front();
-  else if (!parsed->args.empty())
+  if (parsed->args.size() > db_args)
     return report_usage_error(
         "report",
-        usage_error("unexpected argument '" + parsed->args.front() +
+        usage_error("unexpected argument '" + parsed->args[db_args] +
                     "': the input is -i FILE (perf.data) or --db [FILE] (watch's history)"),
         opts, json);
   if (!sort.empty()) {
@@ -87,6 +88,9 @@ int cmd_report(int argc, const char** argv) {
   ::signal(SIGPIPE, SIG_IGN);
   Result<report::ReportStats> stats = report::ReportStats{};
   if (db_given) {
+    if (!input.empty())
+      return report_usage_error(
+          "report", usage_error("-i and --db each name the input: give one of them"), opts, json);
     if (!sort.empty())
       return report_usage_error(
           "report", usage_error("--sort does not apply to --db: its records come in time order"),
@@ -109,7 +113,7 @@ int cmd_report(int argc, const char** argv) {
     request.roots.broker_run_dir = request.backend.run_dir;
     stats = record::live_report(request, options, std::cout, std::cerr);
   } else {
-    stats = report::report_file(input, options, std::cout, std::cerr);
+    stats = report::report_file(input.empty() ? "perf.data" : input, options, std::cout, std::cerr);
   }
   if (!stats.ok())
     return report_error("report", stats.error(), json);
