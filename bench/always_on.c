@@ -11,8 +11,9 @@
  *                        [--default-clock] [--pages N] [--filter F] [--no-mmap]
  *                        [--count]
  *       opens tracepoint TP_ID (tracefs events/.../id) on every online CPU as
- *       the broker opens a persistent tracepoint event (persistent/create.cpp
- *       sampling_attr() and persistent/event_open.cpp open_per_cpu():
+ *       the broker opened a persistent tracepoint event before the lean
+ *       layout (persistent/create.cpp sampling_attr() and
+ *       persistent/event_open.cpp open_per_cpu(), with every field:
  *       sample_period 1, sample_type IP|TID|TIME|CPU|PERIOD|IDENTIFIER|RAW,
  *       sample_id_all, write_backward, use_clockid CLOCK_MONOTONIC, a
  *       wakeup_watermark of a quarter of the buffer, PAGES (128) data pages
