@@ -164,6 +164,8 @@ Result<Child> Child::spawn(const std::vector<std::string>& argv, const SpawnOpti
     ::waitpid(pid, nullptr, 0);
     return error_from_errno(err, "cannot run " + label);
   }
+  if (!options.pidfd)
+    return Child(pid, Fd());
   long pidfd = ::syscall(SYS_pidfd_open, pid, 0);
   if (pidfd < 0) {
     int open_err = errno;
@@ -178,7 +180,6 @@ Child::Child(Child&& other) noexcept
     : pid_(std::exchange(other.pid_, -1)),
       pidfd_(std::move(other.pidfd_)),
       reaped_(std::exchange(other.reaped_, false)),
-      status_(other.status_),
       exit_(other.exit_) {}
 
 Child& Child::operator=(Child&& other) noexcept {
@@ -187,7 +188,6 @@ Child& Child::operator=(Child&& other) noexcept {
     pid_ = std::exchange(other.pid_, -1);
     pidfd_ = std::move(other.pidfd_);
     reaped_ = std::exchange(other.reaped_, false);
-    status_ = other.status_;
     exit_ = other.exit_;
   }
   return *this;
@@ -208,8 +208,12 @@ void Child::stop() {
 bool Child::exited() const {
   if (reaped())
     return true;
-  pollfd p = {pidfd_.get(), POLLIN, 0};
-  return ::poll(&p, 1, 0) == 1;
+  if (pidfd_.valid()) {
+    pollfd p = {pidfd_.get(), POLLIN, 0};
+    return ::poll(&p, 1, 0) == 1;
+  }
+  siginfo_t info = {};
+  return ::waitid(P_PID, id_t(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0;
 }
 
 Result<int> Child::wait() {
@@ -217,15 +221,15 @@ Result<int> Child::wait() {
     return Error(ECHILD, "no command was started");
   if (reaped_ && exit_.unknown)
     return Error(ECHILD, "pid " + std::to_string(pid_) + " " + exit_.describe());
-  if (reaped_)
-    return status_;
-  int status = 0;
-  while (::waitpid(pid_, &status, 0) < 0) {
-    if (errno != EINTR)
-      return error_from_errno(errno, "waiting for pid " + std::to_string(pid_));
+  if (!reaped_) {
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0) {
+      if (errno != EINTR)
+        return error_from_errno(errno, "waiting for pid " + std::to_string(pid_));
+    }
+    set_status(status);
   }
-  set_status(status);
-  return status_;
+  return exit_.signal ? 128 + exit_.signal : exit_.code;
 }
 
 void Child::set_status(int raw) {
@@ -235,7 +239,6 @@ void Child::set_status(int raw) {
     exit_.signal = WTERMSIG(raw);
   else
     exit_.code = WEXITSTATUS(raw);
-  status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
 }
 
 Result<std::optional<ExitStatus>> Child::try_wait() {

@@ -50,6 +50,10 @@ struct SpawnOptions {
   // Also give SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 their default action,
   // whatever the caller ignores.
   bool default_signals = false;
+  // Open a pidfd (pidfd(), Linux 5.3+) for a caller that polls for the
+  // exit among its other fds; spawn() fails without one. A caller that
+  // asks try_wait() on its own schedule goes without, on any kernel.
+  bool pidfd = true;
 };
 
 // How a process ended.
@@ -85,12 +89,12 @@ class Child {
   ~Child();
 
   pid_t pid() const { return pid_; }
-  // Readable (POLLIN) once the child has exited.
+  // Readable (POLLIN) once the child has exited; -1 when spawned without.
   int pidfd() const { return pidfd_.get(); }
   // Whether wait() has collected the child (a child that exited stays
   // unreaped, a zombie, until then).
   bool reaped() const { return pid_ <= 0 || reaped_; }
-  // Whether the child has exited, reaped or not: its pidfd polls readable.
+  // Whether the child has exited, reaped or not (it stays unreaped).
   bool exited() const;
 
   // Waits for the child: its exit status, or 128 + the signal that ended it.
@@ -114,7 +118,6 @@ class Child {
   pid_t pid_ = -1;
   Fd pidfd_;
   bool reaped_ = false;
-  int status_ = 0;
   ExitStatus exit_;
 };
 

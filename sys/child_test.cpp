@@ -111,6 +111,26 @@ TEST(ChildTryWait, ExitStatusIsReportedOnceExited) {
   EXPECT_EQ(*c->wait(), 3) << "wait() after try_wait() returns the same status";
 }
 
+// Without a pidfd (a caller that polls with try_wait(), as triggers do, on
+// any kernel): exited() still sees the exit, without reaping.
+TEST(ChildTryWait, WithoutAPidfdTheExitIsStillSeen) {
+  auto c = shell("exit 4", {.pidfd = false});
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_EQ(c->pidfd(), -1);
+  bool exited = false;
+  for (int i = 0; i < 500 && !exited; i++) {
+    exited = c->exited();
+    if (!exited)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_TRUE(exited);
+  EXPECT_FALSE(c->reaped()) << "exited() does not reap";
+  auto status = c->try_wait();
+  ASSERT_TRUE(status.ok() && *status);
+  EXPECT_EQ((*status)->code, 4);
+  EXPECT_EQ(*c->wait(), 4);
+}
+
 TEST(ChildTryWait, RunningChildIsNotReaped) {
   auto c = shell("exec sleep 30");
   ASSERT_TRUE(c.ok());

@@ -225,8 +225,6 @@ struct RuleState {
 }  // namespace
 
 Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerCommand& command) {
-  if (command.command.empty())
-    return usage_error("no command to run");
   sys::SpawnOptions options;
   options.stdout_to_stderr = true;
   options.stdin_data = command.stdin_data;
@@ -234,6 +232,7 @@ Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerComma
   options.own_process_group = true;
   options.close_other_fds = true;
   options.default_signals = true;
+  options.pidfd = false;  // try_wait() on every tick
   auto child = sys::Child::spawn({"/bin/sh", "-c", command.command}, options);
   if (!child.ok())
     return Error(child.error().kind(), child.error().code(),

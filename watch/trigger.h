@@ -118,9 +118,10 @@ class TriggerProcess {
 // error (its standard output may carry --ndjson); no other descriptor of the
 // caller's; the caller's environment with `env` added (a name already there
 // is replaced); an empty signal mask and the default action for SIGINT,
-// SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1/2. An empty command is
-// a usage error; a failure to start names the command: "cannot run
-// '/bin/sh -c ...': ...".
+// SIGTERM, SIGHUP, SIGPIPE, SIGCHLD, SIGQUIT, SIGUSR1/2; no pidfd (the
+// caller polls with try_wait()), so any kernel runs it. Triggers::create()
+// refuses an empty command; a failure to start names the command: "cannot
+// run '/bin/sh -c ...': ...".
 Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerCommand& command);
 
 struct TriggerOptions {

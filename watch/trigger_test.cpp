@@ -613,12 +613,6 @@ TEST(TriggerCommand, DestroyingTheSinkKillsAndReapsWhatRuns) {
   EXPECT_EQ(errno, ESRCH);
 }
 
-TEST(SpawnTriggerCommand, EmptyCommandIsAUsageError) {
-  auto p = spawn_trigger_command({"", {}, ""});
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.error().kind(), ErrorKind::kUsage);
-}
-
 TEST(SpawnTriggerCommand, ShellInItsOwnGroupWithStdinEnvAndNoInheritedFds) {
   testing::TempDir dir;
   std::string out = dir.path("out");
