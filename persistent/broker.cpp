@@ -256,12 +256,13 @@ Status Broker::save() const {
 }
 
 FdRoom Broker::fd_room(const std::string& name, size_t cpus, bool new_context) const {
-  FdRoom room{.event = name, .cpus = cpus, .events = event_count(), .service = notifying()};
+  sys::ExplainEnv env = explain_env();
+  FdRoom room{.event = name, .cpus = cpus, .events = event_count(), .service = env.service};
   if (new_context) {
     auto online = online_cpus(sysfs_);
     room.context_cpus = online.ok() ? online->size() : cpus;
   }
-  if (auto usage = sys::fd_usage(explain_env()))
+  if (auto usage = sys::fd_usage(env))
     room.usage = *usage;
   return room;
 }

@@ -69,7 +69,24 @@ class BrokerFakeKernelTest : public ::testing::Test {
     return events.ok() ? *events : std::vector<EventInfo>{};
   }
 
-  ::pp::testing::TempDir tmp_, sysfs_;
+  // The broker's own /proc for the fd checks: `open` fds under self/fd and
+  // the open-files limits in self/limits; <proc>/<pid>/status, the client's
+  // credentials, copied from the real one.
+  void fake_proc(int open, int soft, int hard) {
+    auto status = sys::Tree("/proc").read("self/status");
+    ASSERT_TRUE(status.ok());
+    proc_.write(std::to_string(::getpid()) + "/status", *status);
+    proc_.write("self/limits",
+                "Limit                     Soft Limit           Hard Limit           Units\n"
+                "Max open files            " +
+                    std::to_string(soft) + "                   " + std::to_string(hard) +
+                    "                   files\n");
+    for (int i = 0; i < open; i++)
+      proc_.write("self/fd/" + std::to_string(i), "");
+    config_.proc_root = proc_.path();
+  }
+
+  ::pp::testing::TempDir tmp_, sysfs_, proc_;
   std::unique_ptr<sys::FakeKernel> kernel_;
   testing::TestResolver resolver_;
   BrokerConfig config_;
@@ -396,19 +413,9 @@ TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
 
 // A create that would run the broker out of fds midway is refused before
 // anything is opened, with the figures and what to raise. The fds and the
-// limit come from <proc>/self (a fake tree: 44 open of 64); the sender's
-// credentials from <proc>/<pid>/status, copied from the real one.
+// limit come from a fake <proc>/self: 45 open of 64, then 44.
 TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
-  ::pp::testing::TempDir proc;
-  auto status = sys::Tree("/proc").read("self/status");
-  ASSERT_TRUE(status.ok());
-  proc.write(std::to_string(::getpid()) + "/status", *status);
-  proc.write("self/limits",
-             "Limit                     Soft Limit           Hard Limit           Units\n"
-             "Max open files            64                   64                   files\n");
-  for (int i = 0; i < 45; i++)
-    proc.write("self/fd/" + std::to_string(i), "");
-  config_.proc_root = proc.path();
+  ASSERT_NO_FATAL_FAILURE(fake_proc(45, 64, 64));
   start();
   kernel_->clear_calls();
   auto refused = client()->create(kGetppidRequest, nullptr);
@@ -424,23 +431,14 @@ TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
   EXPECT_EQ(kernel_->render_calls(), "") << "nothing is opened";
   EXPECT_TRUE(list_all().empty());
   // 44 open: 2 + 2 + 16 more fit under 64.
-  ASSERT_EQ(::unlink(proc.path("self/fd/44").c_str()), 0);
+  ASSERT_EQ(::unlink(proc_.path("self/fd/44").c_str()), 0);
   EXPECT_EQ(create(*client(), kGetppidRequest).id, 1u);
 }
 
 // The kernel refuses an open for want of fds although the room check let
 // the create through: sys::explain says the figures and what to raise, once.
 TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
-  ::pp::testing::TempDir proc;
-  auto status = sys::Tree("/proc").read("self/status");
-  ASSERT_TRUE(status.ok());
-  proc.write(std::to_string(::getpid()) + "/status", *status);
-  proc.write("self/limits",
-             "Limit                     Soft Limit           Hard Limit           Units\n"
-             "Max open files            64                   1024                 files\n");
-  for (int i = 0; i < 20; i++)
-    proc.write("self/fd/" + std::to_string(i), "");
-  config_.proc_root = proc.path();
+  ASSERT_NO_FATAL_FAILURE(fake_proc(20, 64, 1024));
   start();
   kernel_->inject_error(sys::KernelCall::Kind::kOpen, EMFILE);
   auto refused = client()->create(kGetppidRequest, nullptr);
@@ -449,7 +447,7 @@ TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
   const std::string& message = refused.error().message();
   EXPECT_NE(message.find("20 open, limit 64 (ulimit -n), hard limit 1024"), std::string::npos)
       << message;
-  EXPECT_NE(message.find("try: ulimit -n 256"), std::string::npos) << message;
+  EXPECT_NE(message.find("try: ulimit -n 1024"), std::string::npos) << message;
   EXPECT_EQ(message.find("try:"), message.rfind("try:")) << "explained twice:\n" << message;
   EXPECT_EQ(message.find("the broker holds"), std::string::npos) << message;
 }

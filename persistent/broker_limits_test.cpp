@@ -480,12 +480,12 @@ TEST(FdRoom, RefusesPastTheLimitAndSaysWhatToRaise) {
             "per CPU), keeping 16 free for clients and its own files; start the broker with a "
             "higher limit ('ulimit -n 1024' in its shell first; the broker raises its soft limit "
             "to the hard one), or kill events you no longer need ('perf persistent kill')");
-  room.service = true;
+  room.service = "perf-persistent.service";
   room.usage = {.open = 1010, .limit = 1024, .hard_limit = -1};
   std::string message = check_fd_room(room).error().message();
   EXPECT_NE(message.find("limit of 1024 (RLIMIT_NOFILE) for"), std::string::npos) << message;
-  EXPECT_NE(message.find("raise LimitNOFILE= (e.g. LimitNOFILE=2060, 'systemctl edit "
-                         "perf-persistent.service') and restart the broker"),
+  EXPECT_NE(message.find("raise LimitNOFILE= (e.g. LimitNOFILE=4096, 'systemctl edit "
+                         "perf-persistent.service') and restart it"),
             std::string::npos)
       << message;
   room.usage.limit = 0;

@@ -31,13 +31,12 @@ std::string describe_fd_use(const FdRoom& room) {
       (room.usage.hard_limit >= 0 ? ", hard limit " + std::to_string(room.usage.hard_limit)
                                   : std::string()) +
       ")";
-  // Room for as many events again as the broker holds now.
-  size_t wanted = std::max<size_t>(2 * (room.usage.open + needed + kFdReserve), 1024);
+  long wanted = sys::suggested_fd_limit(room.usage, needed + kFdReserve);
   std::string advice =
-      room.service ? "raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) +
-                         ", 'systemctl edit perf-persistent.service') and restart the broker"
-                   : "start the broker with a higher limit ('ulimit -n " + std::to_string(wanted) +
-                         "' in its shell first; the broker raises its soft limit to the hard one)";
+      !room.service.empty()
+          ? sys::limit_nofile_advice(room.service, wanted)
+          : "start the broker with a higher limit ('ulimit -n " + std::to_string(wanted) +
+                "' in its shell first; the broker raises its soft limit to the hard one)";
   return "the broker holds " + std::to_string(room.usage.open) + " fds of its limit of " + limit +
          " for " + std::to_string(room.events) + " event" + (room.events == 1 ? "" : "s") +
          " (each takes one fd per CPU, and each context stream one per CPU), keeping " +

@@ -66,7 +66,7 @@ struct FdRoom {
   size_t context_cpus = 0;  // a context stream to open with it: one fd each; 0: none
   sys::FdUsage usage{};     // what the broker holds now; limit 0: unknown
   size_t events = 0;        // events it holds now, context streams not counted
-  bool service = false;     // run by systemd (LimitNOFILE=), else by hand (ulimit -n)
+  std::string service{};    // the systemd unit it runs as (LimitNOFILE=); "": by hand (ulimit -n)
 };
 // EMFILE when opening the event would leave fewer than kFdReserve fds free:
 //   cannot create 'fp25': it needs 2 file descriptors (one per CPU, 2 CPUs),

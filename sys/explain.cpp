@@ -393,12 +393,11 @@ void too_many_files(const ExplainEnv& env, std::vector<std::string>& lines) {
       line += ", hard limit " + std::to_string(usage->hard_limit);
   }
   lines.push_back(line + "; every event takes one fd per CPU");
-  long wanted = usage ? usage->limit * 4 : 65536;
+  long wanted = usage ? suggested_fd_limit(*usage) : 65536;
   // LimitNOFILE= sets the hard limit too: a service is never stuck under it.
   if (!env.service.empty()) {
-    lines.push_back("try: raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) +
-                    ", 'systemctl edit " + env.service +
-                    "') and restart it, or fewer events or CPUs (-C)");
+    lines.push_back("try: " + limit_nofile_advice(env.service, wanted) +
+                    ", or fewer events or CPUs (-C)");
     return;
   }
   if (usage && usage->hard_limit >= 0)
@@ -484,6 +483,15 @@ std::optional<FdUsage> fd_usage(const ExplainEnv& env) {
   if (!limits || !open)
     return std::nullopt;
   return FdUsage{.open = *open, .limit = limits->first, .hard_limit = limits->second};
+}
+
+long suggested_fd_limit(const FdUsage& usage, size_t more) {
+  return std::max({1024L, 4 * usage.limit, long(2 * (usage.open + more))});
+}
+
+std::string limit_nofile_advice(const std::string& service, long wanted) {
+  return "raise LimitNOFILE= (e.g. LimitNOFILE=" + std::to_string(wanted) + ", 'systemctl edit " +
+         service + "') and restart it";
 }
 
 Error explain(int err, const FailedCall& call, const ExplainEnv& env) {

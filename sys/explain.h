@@ -87,6 +87,13 @@ struct FdUsage {
   long hard_limit = -1;  // -1: unlimited
 };
 std::optional<FdUsage> fd_usage(const ExplainEnv& env = {});
+// The open-files limit to suggest to a process out of fds that is about to
+// open `more`: at least 1024, four times its limit, twice what it would hold.
+long suggested_fd_limit(const FdUsage& usage, size_t more = 0);
+// The advice for a systemd service out of fds, whose LimitNOFILE= sets
+// both limits: "raise LimitNOFILE= (e.g. LimitNOFILE=4096, 'systemctl edit
+// perf-persistent.service') and restart it".
+std::string limit_nofile_advice(const std::string& service, long wanted);
 
 // The name of a perf ioctl request ("PERF_EVENT_IOC_DETACH"), or its number
 // in hex.
