@@ -31,6 +31,15 @@ struct Builder {
     const auto* b = static_cast<const uint8_t*>(p);
     out.insert(out.end(), b, b + n);
   }
+  // A tracepoint's RAW field as the kernel writes it: u32 size, `size`
+  // payload bytes 0, 1, 2..., zeros to the next u64 boundary.
+  void raw_field(uint32_t size) {
+    u32(size);
+    for (uint32_t i = 0; i < size; i++)
+      u8(uint8_t(i));
+    while (out.size() % 8)
+      u8(0);
+  }
 };
 
 TEST(SampleId, SizeCountsOnlyTrailerFields) {
@@ -128,11 +137,7 @@ Bytes tracepoint_sample(uint32_t raw_size) {
   w.u32(1);                      // cpu
   w.u32(0);
   w.u64(1);  // period
-  w.u32(raw_size);
-  for (uint32_t i = 0; i < raw_size; i++)
-    w.u8(uint8_t(i));
-  while (w.out.size() % 8)
-    w.u8(0);
+  w.raw_field(raw_size);
   return w.out;
 }
 
@@ -548,11 +553,7 @@ Bytes lean_sample(uint32_t raw_size, uint16_t misc = PERF_RECORD_MISC_KERNEL,
   w.u32(100);                      // pid
   w.u32(101);                      // tid
   w.u64(5000);                     // time
-  w.u32(raw_size);
-  for (uint32_t i = 0; i < raw_size; i++)
-    w.u8(uint8_t(i));
-  while (w.out.size() % 8)
-    w.u8(0);
+  w.raw_field(raw_size);
   return w.out;
 }
 
