@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <map>
 #include <tuple>
@@ -32,12 +31,6 @@ std::string unmade_state(bool optional, const Error& why) {
 }
 
 namespace {
-
-int64_t wall_clock_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 BrokerLogOptions log_options(const BrokerConfig& config) {
   BrokerLogOptions options = config.log_limits;
@@ -326,8 +319,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
   }
   PP_ASSIGN_OR_RETURN(CreatePlan plan, std::move(planned));
   // Context streams come and go with their events: only events count.
-  size_t held = size_t(std::count_if(events_.begin(), events_.end(),
-                                     [](const auto& e) { return !e.second.info.is_context; }));
+  size_t held = event_count();
   if (held >= config_.max_events)
     return errorf(ENOSPC,
                   "the broker holds %zu persistent events, the most it keeps; kill some first "
@@ -370,8 +362,7 @@ Result<EventInfo> Broker::create_event(const CreateRequest& request,
     info.origin = kOriginConfig;
     info.optional = from_config->optional;
   }
-  if (Status opened = open_buffers(event, plan, note); !opened.ok())
-    return opened.error();
+  PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
   info.created = info.buffer_start;
   if (request.context && wants_context(info.attr)) {
     auto context = context_for(info.attr, creator);
@@ -720,7 +711,7 @@ Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view p
   if (operation == std::end(kOperations))  // decode_request() knows no other op
     return internal_error("no handler for op '" + std::string(op_name(request.op)) + "'");
   if (request.deadline_ms > 0) {
-    int64_t late = wall_clock_ms() - request.deadline_ms;
+    int64_t late = int64_t(sys::realtime_ns() / 1000000) - request.deadline_ms;
     if (late > 0) {
       log_from(client.peer, std::string(op_name(request.op)) + " request of " +
                                 describe_peer(client.peer) + " expired " + std::to_string(late) +

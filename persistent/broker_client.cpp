@@ -7,6 +7,7 @@
 #include "base/strings.h"
 #include "persistent/event_json.h"
 #include "persistent/names.h"
+#include "sys/clock.h"
 #include "sys/process.h"
 
 namespace pp::persistent {
@@ -34,10 +35,7 @@ Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeou
 Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>* fds) {
   Request timed = request;
   if (!timed.deadline_ms)
-    timed.deadline_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count() +
-                        timeout_ms_;
+    timed.deadline_ms = int64_t(sys::realtime_ns() / 1000000) + timeout_ms_;
   std::string frame = encode_frame(FrameKind::kRequest, encode_request(timed));
   Status sent = socket_.send(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));

@@ -128,8 +128,8 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
         "meanwhile (no keeper, no reader)";
   }
   // The broker before this one may have handed these fds out: guarded from
-  // the start.
-  for (size_t i = 0; i < event.buffers.size(); i++)
+  // the start (context streams are not guarded, as when first opened).
+  for (size_t i = 0; i < event.buffers.size() && !info.is_context; i++)
     guard_from_now(event, i);
   if (notifying()) {
     for (const std::string& name : stale_names)

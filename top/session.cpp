@@ -2,7 +2,6 @@
 
 #include <poll.h>
 #include <signal.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "report/top_model.h"
 #include "report/trace_report.h"
 #include "report/tracing_data.h"
+#include "sys/clock.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
@@ -30,12 +30,6 @@
 
 namespace pp::top {
 namespace {
-
-uint64_t now_ns(clockid_t clock) {
-  struct timespec ts = {};
-  ::clock_gettime(clock, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000ULL + uint64_t(ts.tv_nsec);
-}
 
 // The drained records, handed to the model by the buffer they came from.
 // (The session's model, whichever it is now: the overview makes a new one
@@ -372,7 +366,7 @@ std::string Session::status_line() const {
 }
 
 Status Session::show() {
-  uint64_t wall = now_ns(CLOCK_REALTIME);
+  uint64_t wall = sys::realtime_ns();
   if (request_.output == Output::kJson) {
     nlohmann::ordered_json line = model_->json(view_, wall_text(wall));
     if (!notes_.empty() || !message_.empty()) {
@@ -497,7 +491,7 @@ Status Session::loop() {
   auto delay = uint64_t(delay_s_ * 1e9);
   // The first frame at once: it shows what is attached (and tells a script
   // that top is reading).
-  uint64_t now = now_ns(CLOCK_MONOTONIC);
+  uint64_t now = uint64_t(sys::monotonic_ns());
   model_->refresh(now);
   refresh_state();
   PP_RETURN_IF_ERROR(show());
@@ -509,7 +503,7 @@ Status Session::loop() {
                 {screen_ ? -1 : STDOUT_FILENO, 0, 0}});
     for (size_t i = 0; i < streams_.size(); ++i)
       fds.push_back({hung_[i] ? -1 : streams_[i].fd.get(), POLLIN, 0});
-    now = now_ns(CLOCK_MONOTONIC);
+    now = uint64_t(sys::monotonic_ns());
     int timeout =
         now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));
     int ready = ::poll(fds.data(), fds.size(), timeout);
@@ -532,7 +526,7 @@ Status Session::loop() {
           handle_key(key);
       redraw = true;  // a key, or one a prompt took
     }
-    now = now_ns(CLOCK_MONOTONIC);
+    now = uint64_t(sys::monotonic_ns());
     if (now >= next) {
       model_->refresh(now);
       refresh_state();
