@@ -79,7 +79,7 @@ TEST(Sampling, EventsCreatedBeforeStayAsTheyAre) {
 
 TEST(Sampling, FillIsTheBuffersCpuIdAndPeriod) {
   sys::EventAttr a = sampling_attr(tracepoint(), Layout::kBackward);
-  sys::SampleFill fill = sample_fill(a, 3, 77);
+  sys::SampleFill fill = sys::sample_fill(a.attr, 3, 77);
   EXPECT_EQ(fill.cpu, 3u);
   EXPECT_EQ(fill.id, 77u);
   EXPECT_EQ(fill.period, 1u);

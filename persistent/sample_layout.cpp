@@ -25,12 +25,4 @@ sys::EventAttr completed_attr(const sys::EventAttr& attr) {
   return full;
 }
 
-sys::SampleFill sample_fill(const sys::EventAttr& attr, int cpu, uint64_t id) {
-  sys::SampleFill fill;
-  fill.id = id;
-  fill.cpu = uint32_t(cpu);
-  fill.period = attr.attr.freq ? 1 : attr.attr.sample_period;
-  return fill;
-}
-
 }  // namespace pp::persistent

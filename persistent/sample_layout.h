@@ -47,8 +47,4 @@ bool is_lean(const sys::EventAttr& attr);
 // event's with kReaderSuppliedSampleType added; any other unchanged.
 sys::EventAttr completed_attr(const sys::EventAttr& attr);
 
-// What a reader supplies for the records of one buffer of a lean event with
-// `attr`: the buffer's CPU and event id, and the period.
-sys::SampleFill sample_fill(const sys::EventAttr& attr, int cpu, uint64_t id);
-
 }  // namespace pp::persistent

@@ -3,7 +3,6 @@
 #include <deque>
 #include <memory>
 
-#include "persistent/sample_layout.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -51,7 +50,7 @@ class ReportSink final : public RecordSink {
         return true;
       }
       sys::fill_missing(*sample, attr.sample_type,
-                        persistent::sample_fill(event.info.attr, stream.cpu, stream.id));
+                        sys::sample_fill(event.info.attr.attr, stream.cpu, stream.id));
       report_.sample(*sample, "the buffers", at);
       return true;
     });

@@ -57,7 +57,7 @@ class WriterSink final : public RecordSink {
     if (stream.event >= lean_.size() || !lean_[stream.event])
       return writer_.append(records);
     const Relayout& relayout = *lean_[stream.event];
-    sys::SampleFill fill = persistent::sample_fill(relayout.from, stream.cpu, stream.id);
+    sys::SampleFill fill = sys::sample_fill(relayout.from.attr, stream.cpu, stream.id);
     scratch_.clear();
     sys::walk_records(records, [&](const perf_event_header& h, size_t offset) {
       if (!sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,

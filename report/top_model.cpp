@@ -421,7 +421,7 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
     return;
   }
   sys::Sample& s = *decoded;
-  sys::fill_missing(s, e.attr.attr.sample_type, {.cpu = uint32_t(cpu)});
+  sys::fill_missing(s, e.attr.attr.sample_type, sys::sample_fill(e.attr.attr, cpu, 0));
   const TraceEvent* trace = nullptr;
   std::optional<MceDecoded> mce;
   std::optional<SymbolHit> symbol;

@@ -409,6 +409,10 @@ Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_
   return s;
 }
 
+SampleFill sample_fill(const perf_event_attr& attr, int cpu, uint64_t id) {
+  return {.id = id, .cpu = uint32_t(cpu), .period = attr.freq ? 1 : attr.sample_period};
+}
+
 void fill_missing(Sample& sample, uint64_t have, const SampleFill& fill) {
   if (!(have & PERF_SAMPLE_CPU))
     sample.cpu = fill.cpu;

@@ -197,6 +197,11 @@ struct SampleFill {
   uint64_t period = 1;  // the event's sample_period (1 for a tracepoint)
 };
 
+// What a reader supplies for the records of one buffer of an event with
+// `attr`: the buffer's CPU and event id (0 when the reader has no use for
+// it), and the period (sample_period; 1 for a frequency event).
+SampleFill sample_fill(const perf_event_attr& attr, int cpu, uint64_t id);
+
 // Completes a sample decoded from a record of an event whose sample_type is
 // `have`: each of CPU, PERIOD and ID/IDENTIFIER that `have` lacks takes
 // `fill`'s value; the fields the record has are kept. Every reader of a lean

@@ -601,6 +601,18 @@ TEST(Relayout, LeanSampleWithoutIpGetsIpZero) {
   }
 }
 
+TEST(FillMissing, SampleFillTakesTheEventsPeriod) {
+  perf_event_attr a = lean_attr();
+  a.sample_period = 5;
+  SampleFill fill = sample_fill(a, 2, 9);
+  EXPECT_EQ(fill.cpu, 2u);
+  EXPECT_EQ(fill.id, 9u);
+  EXPECT_EQ(fill.period, 5u);
+  a.freq = 1;
+  a.sample_freq = 4000;
+  EXPECT_EQ(sample_fill(a, 2, 9).period, 1u) << "a frequency event's period is its own per record";
+}
+
 // fill_missing(): what a reader that decodes for itself (top, report -e,
 // watch) does with a lean record; a full record's own fields are kept.
 TEST(FillMissing, TakesOnlyWhatTheRecordLacks) {

@@ -357,7 +357,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
            << ": a record does not match its tracepoint's format; skipped\n";
     return ok_status();
   }
-  sys::fill_missing(*sample, event.info.attr.attr.sample_type, {.cpu = uint32_t(stream.cpu)});
+  sys::fill_missing(*sample, event.info.attr.attr.sample_type,
+                    sys::sample_fill(event.info.attr.attr, stream.cpu, stream.id));
   WatchRecord r;
   r.origin = Origin::kLive;
   r.event = event.info.name;
