@@ -261,9 +261,11 @@ std::string PrometheusFile::text() const {
 }
 
 // Replaced atomically through a hidden temporary beside it (node_exporter
-// reads only *.prom), made durable: sys/atomic_file.h.
+// reads only *.prom): sys/atomic_file.h. No fsync of the file and its
+// directory every interval: watch writes it again at start.
 Status PrometheusFile::write_file() const {
-  Status written = sys::write_file_atomically(options_.path, text(), 0644);
+  Status written =
+      sys::write_file_atomically(options_.path, text(), 0644, sys::Durability::kNoSync);
   if (!written.ok())
     return Error(ErrorKind::kOutput, written.error().code(),
                  "writing the Prometheus file " + options_.path + ": " + written.error().message() +

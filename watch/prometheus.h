@@ -28,7 +28,8 @@
 // numbers), so the same counts always give the same text. The file is
 // replaced atomically by sys::write_file_atomically(): written as a hidden
 // temporary in the same directory (the collector reads only *.prom),
-// fsynced, renamed over <name>; mode 0644.
+// renamed over <name>; mode 0644. Not fsynced: the file is rewritten every
+// interval and from the start, so a crash can only cost one interval.
 #pragma once
 
 #include <cstdint>
