@@ -390,7 +390,7 @@ nlohmann::json mce_json(const MceDecoded& d) {
   return j;
 }
 
-MceFromJson mce_registers_from_json(const nlohmann::json& object) {
+MceFromJson mce_registers_from_json(const nlohmann::ordered_json& object) {
   MceFromJson out;
   if (!object.is_object())
     return out;

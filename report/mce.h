@@ -150,6 +150,6 @@ struct MceFromJson {
   MceRegisters regs;
   CpuVendor vendor = CpuVendor::kUnknown;
 };
-MceFromJson mce_registers_from_json(const nlohmann::json& object);
+MceFromJson mce_registers_from_json(const nlohmann::ordered_json& object);
 
 }  // namespace pp::report

@@ -166,7 +166,7 @@ std::optional<report::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
   auto it = record.find("mce");
   if (it == record.end() || !it->is_object())
     return std::nullopt;
-  report::MceFromJson m = report::mce_registers_from_json(nlohmann::json(*it));
+  report::MceFromJson m = report::mce_registers_from_json(*it);
   return report::decode_mce(m.regs, m.vendor);
 }
 
