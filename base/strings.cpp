@@ -66,16 +66,11 @@ Result<uint64_t> parse_u64(std::string_view text, std::string_view what) {
                   int(text.size()), text.data());
   uint64_t value = 0;
   for (char c : digits) {
-    unsigned d;
-    if (c >= '0' && c <= '9')
-      d = unsigned(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f')
-      d = unsigned(c - 'a' + 10);
-    else if (base == 16 && c >= 'A' && c <= 'F')
-      d = unsigned(c - 'A' + 10);
-    else
+    int digit = hex_digit(c);
+    if (digit < 0 || unsigned(digit) >= base)
       return errorf(EINVAL, "%.*s '%.*s' is not a number", int(what.size()), what.data(),
                     int(text.size()), text.data());
+    auto d = unsigned(digit);
     if (value > (std::numeric_limits<uint64_t>::max() - d) / base)
       return errorf(ERANGE, "%.*s '%.*s' does not fit in 64 bits", int(what.size()), what.data(),
                     int(text.size()), text.data());
@@ -109,9 +104,9 @@ Result<uint64_t> parse_duration_ms(std::string_view text) {
   for (const auto& [name, ms] : kUnits) {
     if (unit != name)
       continue;
-    auto n = parse_u64(t.substr(0, digits), "duration");
+    auto n = parse_u64(t.substr(0, digits), "duration");  // digits: only ERANGE
     if (!n.ok())
-      return n.error().code() == ERANGE ? too_long() : bad();
+      return too_long();
     if (*n > std::numeric_limits<uint64_t>::max() / ms)
       return too_long();
     return *n * ms;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/strings.h"
 #include "sys/fd.h"
 #include "sys/tree.h"
 
@@ -144,14 +145,8 @@ bool parse_hex(std::string_view text, uint64_t* out) {
     return false;
   uint64_t v = 0;
   for (char c : text) {
-    int d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (c >= 'a' && c <= 'f')
-      d = c - 'a' + 10;
-    else if (c >= 'A' && c <= 'F')
-      d = c - 'A' + 10;
-    else
+    int d = hex_digit(c);
+    if (d < 0)
       return false;
     v = (v << 4) | uint64_t(d);
   }

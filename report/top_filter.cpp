@@ -35,27 +35,10 @@ std::optional<uint64_t> read_number(std::string_view text, bool& negative) {
   negative = !text.empty() && text[0] == '-';
   if (negative)
     text.remove_prefix(1);
-  if (text.empty())
+  auto value = parse_u64(text, "a number");
+  if (!value.ok())
     return std::nullopt;
-  int base = 10;
-  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  uint64_t value = 0;
-  for (char c : text) {
-    int digit;
-    if (c >= '0' && c <= '9')
-      digit = c - '0';
-    else if (base == 16 && std::isxdigit(static_cast<unsigned char>(c)))
-      digit = std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
-    else
-      return std::nullopt;
-    if (value > (UINT64_MAX - uint64_t(digit)) / uint64_t(base))
-      return std::nullopt;
-    value = value * uint64_t(base) + uint64_t(digit);
-  }
-  return negative ? uint64_t(0) - value : value;
+  return negative ? uint64_t(0) - *value : *value;
 }
 
 Error filter_error(std::string_view text, size_t at, const std::string& what) {
