@@ -50,7 +50,9 @@ constexpr uint64_t kWallClockMs = 1000;
 Result<std::string> read_boot_id(const std::string& proc_root) {
   sys::Tree proc(proc_root);
   constexpr const char* kBootId = "sys/kernel/random/boot_id";
-  constexpr const char* kWhy = "; the history and the records' keys are per boot";
+  constexpr const char* kWhy =
+      "; the history and the records' keys are per boot: watch needs proc mounted at /proc "
+      "(mount -t proc proc /proc)";
   auto text = proc.read(kBootId, 64);
   if (!text.ok())
     return Error(text.error().kind(), text.error().code(),

@@ -154,7 +154,7 @@ TEST_F(Watch, FollowsNewRecordsAsTheyComeAndNdjsonHasEach) {
   CommandResult watched;
   std::thread watcher([&] {
     watched = pp({"watch", "-e", "persistent/ppid/", "--no-db", "--no-harvest", "--ndjson",
-                  "--prometheus", prom_, "--prometheus-interval", "0.2", "--duration", "10"});
+                  "--prometheus", prom_, "--prometheus-interval", "0.2", "--duration", "7"});
   });
   sleep(1);  // attached by now: the calls come while it watches
   bool called = caller.run();
