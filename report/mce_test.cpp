@@ -537,6 +537,16 @@ TEST(MceJson, ReadsBackIntoTheSameRegisters) {
   regs.cs = 0x10;
   regs.socketid = 1;
   regs.cpuvendor = 0;
+  // Every other register too, each a different value, so that one the
+  // tables leave out is missed here.
+  regs.synd = 0x51;
+  regs.ipid = 0x1d1;
+  regs.ip = 0xffffffff9c8592eb;
+  regs.tsc = 0x5663dac3e;
+  regs.ppin = 0x9a9a;
+  regs.cpuid = 0x50654;
+  regs.apicid = 6;
+  regs.microcode = 0x2006e05;
   MceDecoded d = decode_mce(regs, CpuVendor::kIntel);
   MceFromJson back = mce_registers_from_json(mce_json(d));
   MceRegisters want = regs;

@@ -13,11 +13,10 @@
 namespace pp::testing {
 namespace {
 
-// A history holding one corrected machine check.
-std::string one_machine_check(const TempDir& dir) {
-  std::string path = dir.path("history.db");
+// A history holding one corrected machine check, at `path`.
+void one_machine_check(const std::string& path) {
   auto history = watch::History::open(path, {});
-  EXPECT_TRUE(history.ok()) << history.error().message();
+  ASSERT_TRUE(history.ok()) << history.error().message();
   watch::WatchRecord r;
   r.origin = watch::Origin::kLive;
   r.event = "mce_record";
@@ -33,14 +32,14 @@ std::string one_machine_check(const TempDir& dir) {
   regs.cpu = 1;
   r.mce = report::decode_mce(regs);
   r.key = "mce:cpu=1:bank=2:status=9400000000000091";
-  EXPECT_TRUE((*history)->record(r, watch::record_json(r)).ok());
-  EXPECT_TRUE((*history)->tick(0, true).ok());
-  return path;
+  ASSERT_TRUE((*history)->record(r, watch::record_json(r)).ok());
+  ASSERT_TRUE((*history)->tick(0, true).ok());
 }
 
 TEST(ReportDbCli, BothSpellingsReadTheSameHistory) {
   TempDir dir;
-  std::string path = one_machine_check(dir);
+  std::string path = dir.path("history.db");
+  ASSERT_NO_FATAL_FAILURE(one_machine_check(path));
   CommandResult spaced = run_pp({"report", "--db", path, "--json"});
   CommandResult joined = run_pp({"report", "--db=" + path, "--json"});
   ASSERT_EQ(spaced.status, 0) << spaced.err;
@@ -50,7 +49,8 @@ TEST(ReportDbCli, BothSpellingsReadTheSameHistory) {
 
 TEST(ReportDbCli, RefusesWhatDoesNotApplyAndSaysWhatToGive) {
   TempDir dir;
-  std::string path = one_machine_check(dir);
+  std::string path = dir.path("history.db");
+  ASSERT_NO_FATAL_FAILURE(one_machine_check(path));
   CommandResult with_input = run_pp({"report", "--db", path, "-i", "perf.data"});
   EXPECT_EQ(with_input.status, cmd::kExitUsage);
   EXPECT_NE(with_input.err.find("give one of them"), std::string::npos) << with_input.err;
