@@ -31,13 +31,13 @@ using Clock = std::chrono::steady_clock;
 // The drained records go into perf.data, a lean event's completed to the
 // layout its attr has in the file (persistent/sample_layout.h). A record
 // that does not decode with its own attr cannot be laid out anew: it is left
-// out and counted in `left_out`, by event index.
+// out and counted, by event index.
 class WriterSink final : public RecordSink {
  public:
-  WriterSink(report::PerfDataWriter& writer, const std::vector<ResolvedEvent>& events,
-             std::vector<uint64_t>& left_out)
-      : writer_(writer), left_out_(left_out) {
-    left_out_.resize(events.size(), 0);
+  WriterSink(report::PerfDataWriter& writer, const std::vector<ResolvedEvent>& events)
+      : writer_(writer), left_out_(events.size()) {
+    for (size_t e = 0; e < events.size(); e++)
+      left_out_[e].event = events[e].text;
     for (const ResolvedEvent& r : events) {
       if (persistent::is_lean(r.info.attr))
         lean_.push_back(Relayout{r.info.attr, persistent::completed_attr(r.info.attr)});
@@ -60,15 +60,20 @@ class WriterSink final : public RecordSink {
     sys::SampleFill fill = sys::sample_fill(relayout.from.attr, stream.cpu, stream.id);
     scratch_.clear();
     sys::walk_records(records, [&](const perf_event_header& h, size_t offset) {
-      if (!sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,
-                                records.subspan(offset, h.size), scratch_)
-               .ok())
-        left_out_[stream.event]++;
+      Status done = sys::relayout_record(relayout.from.attr, relayout.to.attr, fill,
+                                         records.subspan(offset, h.size), scratch_);
+      if (!done.ok()) {
+        RecordResult::LeftOut& left = left_out_[stream.event];
+        if (left.records++ == 0)
+          left.reason = done.error().message();
+      }
       return true;
     });
     return writer_.append(scratch_);
   }
   Status end_round() override { return writer_.finished_round(); }
+  // By event index.
+  const std::vector<RecordResult::LeftOut>& left_out() const { return left_out_; }
 
  private:
   struct Relayout {
@@ -76,7 +81,7 @@ class WriterSink final : public RecordSink {
     sys::EventAttr to;    // the file's
   };
   report::PerfDataWriter& writer_;
-  std::vector<uint64_t>& left_out_;
+  std::vector<RecordResult::LeftOut> left_out_;
   std::vector<std::optional<Relayout>> lean_;  // by event index
   std::vector<uint8_t> scratch_;
 };
@@ -113,7 +118,6 @@ class Session {
   std::optional<sys::EventAttr> tracking_;
   std::unique_ptr<report::PerfDataWriter> writer_;
   std::optional<WriterSink> sink_;  // into writer_
-  std::vector<uint64_t> left_out_;  // by event index: records sink_ could not complete
   DrainTotals drained_;
   std::optional<sys::SignalFd> signals_;
   std::optional<sys::Child> child_;
@@ -236,7 +240,7 @@ Status Session::open_writer() {
                         report::PerfDataWriter::create_file(request_.output, std::move(config)));
   }
   result_.output = writer_->output_name();
-  sink_.emplace(*writer_, events_, left_out_);
+  sink_.emplace(*writer_, events_);
   return ok_status();
 }
 
@@ -467,9 +471,10 @@ Result<RecordResult> Session::run() {
     b.kernel_lost_samples = st.kernel_lost_samples;
     result_.per_buffer.push_back(std::move(b));
   }
-  for (size_t e = 0; e < left_out_.size() && e < events_.size(); e++)
-    if (left_out_[e])
-      result_.left_out.push_back({events_[e].text, left_out_[e]});
+  if (sink_)
+    for (const RecordResult::LeftOut& left : sink_->left_out())
+      if (left.records)
+        result_.left_out.push_back(left);
   return result_;
 }
 
@@ -559,10 +564,12 @@ std::string record_summary(const RecordResult& r) {
   if (r.dropped)
     out += "[ perf persistent record: " + std::to_string(r.dropped) +
            " records read but not written: the output failed ]\n";
-  for (const auto& [event, records] : r.left_out)
-    out += "[ perf persistent record: " + std::to_string(records) + " record" +
-           (records == 1 ? "" : "s") + " of " + event + " could not be completed and " +
-           (records == 1 ? "was" : "were") + " left out ]\n";
+  for (const RecordResult::LeftOut& left : r.left_out)
+    out += "[ perf persistent record: " + std::to_string(left.records) + " record" +
+           (left.records == 1 ? "" : "s") + " of " + left.event +
+           " could not be completed to perf record's layout and " +
+           (left.records == 1 ? "was" : "were") + " left out (the first: " + left.reason +
+           "); every other record is in the file ]\n";
   return out;
 }
 

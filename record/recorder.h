@@ -83,10 +83,15 @@ struct RecordResult {
   uint64_t corrupt_heads = 0;
   uint64_t corrupt_bytes = 0;  // bytes skipped that could not start a record
   uint64_t dropped = 0;        // read but not written: the output failed
-  // Per event as the user named it ("persistent/gp/"): records of a lean
-  // event that did not decode with its attr, so could not be completed to
-  // the file's layout (sys::relayout_record), and were left out.
-  std::vector<std::pair<std::string, uint64_t>> left_out;
+  // Per event: records of a lean event that did not decode with its attr,
+  // so could not be completed to the file's layout (sys::relayout_record),
+  // and were left out.
+  struct LeftOut {
+    std::string event;  // as the user named it: "persistent/gp/"
+    uint64_t records = 0;
+    std::string reason;  // why the first of them could not be completed
+  };
+  std::vector<LeftOut> left_out;
   int buffers = 0;                     // per-CPU buffers read
   std::optional<int> command_status;   // COMMAND's exit status (128 + signal)
   std::optional<Error> command_error;  // COMMAND could not be started (kind command;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "record/summary_json.h"
+
 namespace pp::record {
 namespace {
 
@@ -51,16 +53,21 @@ TEST(RecordSummary, SaysWhatWasLeftOut) {
   RecordResult r;
   r.output = "x.data";
   EXPECT_EQ(record_summary(r).find("left out"), std::string::npos);
-  r.left_out = {{"persistent/gp/", 3}, {"persistent/mce/", 1}};
+  r.left_out = {{"persistent/gp/", 3, "a record of 12 bytes does not decode"},
+                {"persistent/mce/", 1, "too long"}};
   std::string summary = record_summary(r);
   EXPECT_NE(summary.find("[ perf persistent record: 3 records of persistent/gp/ could not be "
-                         "completed and were left out ]\n"),
+                         "completed to perf record's layout and were left out (the first: a "
+                         "record of 12 bytes does not decode); every other record is in the "
+                         "file ]\n"),
             std::string::npos)
       << summary;
   EXPECT_NE(summary.find("[ perf persistent record: 1 record of persistent/mce/ could not be "
-                         "completed and was left out ]\n"),
+                         "completed to perf record's layout and was left out (the first: too "
+                         "long)"),
             std::string::npos)
       << summary;
+  EXPECT_EQ(summary_json(r)["lost"]["not_completed"], 4);
 }
 
 }  // namespace

@@ -6,6 +6,9 @@
 namespace pp::record {
 
 json summary_json(const RecordResult& r) {
+  uint64_t not_completed = 0;
+  for (const RecordResult::LeftOut& left : r.left_out)
+    not_completed += left.records;
   json j = json::object();
   j["output"] = r.output;
   j["files"] = r.files;
@@ -18,7 +21,8 @@ json summary_json(const RecordResult& r) {
                {"overwritten_bytes", r.overwritten_bytes},
                {"kernel_lost", r.kernel_lost},
                {"kernel_lost_samples", r.kernel_lost_samples},
-               {"not_written", r.dropped}};
+               {"not_written", r.dropped},
+               {"not_completed", not_completed}};
   j["buffers"] = json::array();
   for (const BufferResult& b : r.per_buffer)
     j["buffers"].push_back({{"event", b.event},
