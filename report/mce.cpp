@@ -1,5 +1,6 @@
 #include "report/mce.h"
 
+#include <array>
 #include <cctype>
 #include <cstdio>
 
@@ -113,6 +114,17 @@ static_assert(std::size(kVendorNames) == size_t(CpuVendor::kCentaur) + 1);
 constexpr std::string_view kSeverityNames[] = {"invalid", "corrected", "deferred", "ucna",
                                                "srao",    "srar",      "fatal",    "uncorrected"};
 static_assert(std::size(kSeverityNames) == size_t(MceSeverity::kUncorrected) + 1);
+// Least to most severe; the names in that order.
+constexpr MceSeverity kSeverityByRank[] = {
+    MceSeverity::kInvalid, MceSeverity::kCorrected, MceSeverity::kDeferred,    MceSeverity::kUcna,
+    MceSeverity::kSrao,    MceSeverity::kSrar,      MceSeverity::kUncorrected, MceSeverity::kFatal};
+static_assert(std::size(kSeverityByRank) == std::size(kSeverityNames));
+constexpr auto kSeverityNamesByRank = [] {
+  std::array<std::string_view, std::size(kSeverityByRank)> names{};
+  for (size_t i = 0; i < names.size(); i++)
+    names[i] = kSeverityNames[size_t(kSeverityByRank[i])];
+  return names;
+}();
 constexpr std::string_view kKernelSeverityNames[] = {"no", "deferred", "ucna", "keep", "some",
                                                      "ao", "uc",       "ar",   "panic"};
 static_assert(std::size(kKernelSeverityNames) == size_t(KernelSeverity::kPanic) + 1);
@@ -201,6 +213,17 @@ std::optional<MceSeverity> mce_severity_from_name(std::string_view name) {
 
 std::string_view kernel_severity_name(KernelSeverity severity) {
   return kKernelSeverityNames[size_t(severity)];
+}
+
+int mce_severity_rank(std::string_view name) {
+  for (size_t i = 0; i < kSeverityNamesByRank.size(); i++)
+    if (kSeverityNamesByRank[i] == name)
+      return int(i);
+  return -1;
+}
+
+std::span<const std::string_view> mce_severities_by_rank() {
+  return kSeverityNamesByRank;
 }
 
 int kernel_severity_rank(std::string_view name) {

@@ -93,6 +93,12 @@ enum class MceSeverity {
 };
 // "invalid", "corrected", "deferred", "ucna", "srao", "srar", "fatal", "uncorrected".
 std::string_view mce_severity_name(MceSeverity severity);
+// How bad a machine-check severity is, for comparisons: invalid 0,
+// corrected 1, deferred 2, ucna 3, srao 4, srar 5, uncorrected 6, fatal 7;
+// -1 for a name that is none of them.
+int mce_severity_rank(std::string_view name);
+// The machine-check severity names least to most severe: name i has rank i.
+std::span<const std::string_view> mce_severities_by_rank();
 // Every severity's name, in the enum's order.
 std::span<const std::string_view> mce_severity_names();
 // The severity a name names, or nullopt.

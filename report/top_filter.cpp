@@ -5,16 +5,13 @@
 #include <cstdlib>
 
 #include "base/strings.h"
+#include "report/mce.h"
 
 namespace pp::report {
 namespace {
 
 constexpr std::array<std::string_view, 10> kKeys = {"pid", "tid", "cpu",      "comm", "sym",
                                                     "dso", "ip",  "severity", "bank", "class"};
-
-// Machine-check severities, least to most severe (mce_severity_rank()).
-constexpr std::array<std::string_view, 8> kSeverityOrder = {
-    "invalid", "corrected", "deferred", "ucna", "srao", "srar", "uncorrected", "fatal"};
 
 // Operators, longest first so "<=" is not read as "<".
 constexpr std::array<std::pair<std::string_view, TopFilter::Op>, 7> kOps = {{
@@ -92,17 +89,6 @@ bool term_matches(const TopFilter::Term& t, const TopValue& v) {
 
 std::span<const std::string_view> top_filter_keys() {
   return kKeys;
-}
-
-int mce_severity_rank(std::string_view name) {
-  for (size_t i = 0; i < kSeverityOrder.size(); ++i)
-    if (kSeverityOrder[i] == name)
-      return int(i);
-  return -1;
-}
-
-std::span<const std::string_view> mce_severities_by_rank() {
-  return kSeverityOrder;
 }
 
 Result<TopFilter> TopFilter::parse(std::string_view text) {

@@ -11,7 +11,7 @@
 // field that is a number compares as one) or text, quoted with ' or " when
 // it holds spaces or an operator. A sample whose event has no such key does
 // not match. Severities compare in the order of how bad they are
-// (mce_severity_rank()), so "severity>=ucna" means ucna or worse.
+// (report/mce.h mce_severity_rank()), so "severity>=ucna" means ucna or worse.
 #pragma once
 
 #include <cstdint>
@@ -66,12 +66,5 @@ class TopFilter {
 // "cpu", "comm"; "sym", "dso" for instruction-pointer events; "severity",
 // "bank", "class" for machine checks.
 std::span<const std::string_view> top_filter_keys();
-
-// How bad a machine-check severity is, for comparisons: invalid 0,
-// corrected 1, deferred 2, ucna 3, srao 4, srar 5, uncorrected 6, fatal 7;
-// -1 for a name that is none of them.
-int mce_severity_rank(std::string_view name);
-// The machine-check severity names least to most severe: name i has rank i.
-std::span<const std::string_view> mce_severities_by_rank();
 
 }  // namespace pp::report

@@ -8,7 +8,6 @@
 #include <cmath>
 
 #include "report/mce.h"
-#include "report/top_filter.h"
 #include "watch/record.h"
 
 namespace pp::watch {
