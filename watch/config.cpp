@@ -79,16 +79,6 @@ Status set_trigger_key(TriggerRule& rule, std::string_view key, std::string_view
   return ok_status();
 }
 
-// Checks a whole rule (its expression, threshold, key, rate limit, exec,
-// timeout) as the watcher will: Triggers::create only checks and keeps the
-// rules; it starts nothing.
-Status check_trigger_rule(const TriggerRule& rule) {
-  PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> checked,
-                      Triggers::create({rule}, TriggerOptions{}));
-  (void)checked;
-  return ok_status();
-}
-
 // Sets a key of [watch], or the command line's option for it: `what` names
 // the one given ("retention-days", "--retention-days"). `events_set`: an
 // event was given before in the same place (the first one replaces the

@@ -222,7 +222,50 @@ struct RuleState {
   bool eviction_logged = false;
 };
 
+// A rule read and checked: its expression, threshold, rate limit, key,
+// command and timeout; `index` names a rule without a name ("rule 1").
+Result<RuleState> compile_rule(TriggerRule rule, size_t index) {
+  RuleState r;
+  r.rule = std::move(rule);
+  if (r.rule.name.empty())
+    r.rule.name = "rule " + std::to_string(index + 1);
+  std::string who = "trigger rule '" + r.rule.name + "'";
+  auto in_rule = [&](const Error& e) { return usage_error(who + ": " + e.message()); };
+  PP_ASSIGN_OR_RETURN(r.match, Match::parse(r.rule.match, who + " match"));
+  if (!trim(r.rule.threshold).empty()) {
+    auto t = parse_threshold(r.rule.threshold);
+    if (!t.ok())
+      return in_rule(t.error());
+    r.threshold = *t;
+  }
+  r.rate_text = trim(r.rule.rate_limit).empty() ? std::string(kDefaultRateLimit)
+                                                : std::string(trim(r.rule.rate_limit));
+  auto rate = parse_rate_limit(r.rate_text);
+  if (!rate.ok())
+    return in_rule(rate.error());
+  r.rate = *rate;
+  for (const std::string& k : r.rule.key) {
+    auto part = parse_key_part(k);
+    if (!part.ok())
+      return in_rule(part.error());
+    r.key.push_back(*part);
+  }
+  if (trim(r.rule.exec).empty())
+    return usage_error(who + ": no command to run; give one (run with /bin/sh -c)");
+  if (r.rule.timeout_ms == 0)
+    return usage_error(who + ": the timeout must be more than 0 ms");
+  r.stats.rule = r.rule.name;
+  return r;
+}
+
 }  // namespace
+
+Status check_trigger_rule(const TriggerRule& rule) {
+  auto compiled = compile_rule(rule, 0);
+  if (!compiled.ok())
+    return compiled.error();
+  return ok_status();
+}
 
 Result<std::unique_ptr<TriggerProcess>> spawn_trigger_command(const TriggerCommand& command) {
   sys::SpawnOptions options;
@@ -365,36 +408,7 @@ Result<std::unique_ptr<Triggers>> Triggers::create(std::vector<TriggerRule> rule
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   for (size_t i = 0; i < rules.size(); i++) {
-    RuleState r;
-    r.rule = std::move(rules[i]);
-    if (r.rule.name.empty())
-      r.rule.name = "rule " + std::to_string(i + 1);
-    std::string who = "trigger rule '" + r.rule.name + "'";
-    auto in_rule = [&](const Error& e) { return usage_error(who + ": " + e.message()); };
-    PP_ASSIGN_OR_RETURN(r.match, Match::parse(r.rule.match, who + " match"));
-    if (!trim(r.rule.threshold).empty()) {
-      auto t = parse_threshold(r.rule.threshold);
-      if (!t.ok())
-        return in_rule(t.error());
-      r.threshold = *t;
-    }
-    r.rate_text = trim(r.rule.rate_limit).empty() ? std::string(kDefaultRateLimit)
-                                                  : std::string(trim(r.rule.rate_limit));
-    auto rate = parse_rate_limit(r.rate_text);
-    if (!rate.ok())
-      return in_rule(rate.error());
-    r.rate = *rate;
-    for (const std::string& k : r.rule.key) {
-      auto part = parse_key_part(k);
-      if (!part.ok())
-        return in_rule(part.error());
-      r.key.push_back(*part);
-    }
-    if (trim(r.rule.exec).empty())
-      return usage_error(who + ": no command to run; give one (run with /bin/sh -c)");
-    if (r.rule.timeout_ms == 0)
-      return usage_error(who + ": the timeout must be more than 0 ms");
-    r.stats.rule = r.rule.name;
+    PP_ASSIGN_OR_RETURN(RuleState r, compile_rule(std::move(rules[i]), i));
     impl->rules.push_back(std::move(r));
   }
   return std::unique_ptr<Triggers>(new Triggers(std::move(impl)));

@@ -164,6 +164,11 @@ struct RateLimit {
 };
 Result<RateLimit> parse_rate_limit(std::string_view text);
 
+// Checks a whole rule as Triggers::create() does (its expression,
+// threshold, rate limit, key, command, timeout): the config file's
+// mistakes are found where they are read.
+Status check_trigger_rule(const TriggerRule& rule);
+
 // A run's environment beyond the rule's three: each scalar of the record
 // (and each array of scalars, space-separated) as PERF_PERSISTENT_<NAME>,
 // the machine check's first (PERF_PERSISTENT_SEVERITY, _BANK, _STATUS,
