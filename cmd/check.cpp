@@ -1,4 +1,4 @@
-#include "persistent/check.h"
+#include "check/check.h"
 
 #include <ctime>
 #include <iostream>
@@ -25,18 +25,18 @@ int cmd_check(int argc, const char** argv) {
   if (!parsed.ok()) {
     opts.salvage(argc, argv, "json");
     if (json) {
-      std::cout << dump_json(persistent::check_error_json(parsed.error())) << '\n';
+      std::cout << dump_json(check::check_error_json(parsed.error())) << '\n';
     } else {
-      persistent::print_check_error_text(std::cout, parsed.error());
+      check::print_check_error_text(std::cout, parsed.error());
       std::cerr << opts.usage();
     }
-    return int(persistent::CheckStatus::kUnknown);
+    return int(check::CheckStatus::kUnknown);
   }
   if (parsed->help) {
     std::cout << opts.usage();
     return kExitOk;
   }
-  persistent::CheckInputs inputs = persistent::check_inputs_from_env();
+  check::CheckInputs inputs = check::check_inputs_from_env();
   inputs.run_dir = run_dir.empty() ? persistent::default_run_dir() : run_dir;
   persistent::BackendOptions options = backend_options(inputs.run_dir, false);
   options.sysfs_root = inputs.sysfs_root;
@@ -45,11 +45,11 @@ int cmd_check(int argc, const char** argv) {
   auto backend = persistent::make_backend(options);
   inputs.backend = backend.get();
   inputs.now = int64_t(::time(nullptr));
-  persistent::CheckReport report = persistent::run_checks(inputs);
+  check::CheckReport report = check::run_checks(inputs);
   if (json)
-    std::cout << dump_json(persistent::check_json(report), 2) << '\n';
+    std::cout << dump_json(check::check_json(report), 2) << '\n';
   else
-    persistent::print_check_text(std::cout, report, verbose > 0);
+    check::print_check_text(std::cout, report, verbose > 0);
   return report.exit_status();
 }
 

@@ -1,4 +1,4 @@
-#include "persistent/daemon.h"
+#include "broker/daemon.h"
 
 #include <iostream>
 
@@ -10,7 +10,7 @@
 namespace pp::cmd {
 
 int cmd_daemon(int argc, const char** argv) {
-  persistent::DaemonOptions options;
+  broker::DaemonOptions options;
   bool reload = false;
   OptionParser opts({"perf persistent daemon [<options>]"});
   opts.flag('f', "foreground", &options.foreground,
@@ -35,14 +35,14 @@ int cmd_daemon(int argc, const char** argv) {
     return kExitOk;
   }
   if (reload) {
-    auto reply = persistent::request_reload(options.run_dir);
+    auto reply = broker::request_reload(options.run_dir);
     if (!reply.ok())
       return report_error("daemon", reply.error(), false);
-    persistent::print_reload_report(std::cout, *reply);
+    broker::print_reload_report(std::cout, *reply);
     return kExitOk;
   }
   options.config_given = !options.config_file.empty();
-  Status status = persistent::run_daemon(options, std::cerr);
+  Status status = broker::run_daemon(options, std::cerr);
   if (!status.ok())
     return report_error("daemon", status.error(), false);
   return kExitOk;

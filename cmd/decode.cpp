@@ -1,3 +1,5 @@
+#include "mce/decode.h"
+
 #include <cstdint>
 #include <iostream>
 #include <string>
@@ -8,8 +10,8 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
-#include "report/mce.h"
-#include "report/mce_log.h"
+#include "mce/kernel_log.h"
+#include "sys/input.h"
 
 namespace pp::cmd {
 
@@ -54,11 +56,11 @@ int cmd_decode(int argc, const char** argv) {
   }
 
   // What the command line gives, to decode or to complete a log's errors.
-  report::MceRegisters given;
-  report::CpuVendor vendor = report::CpuVendor::kUnknown;
+  mce::MceRegisters given;
+  mce::CpuVendor vendor = mce::CpuVendor::kUnknown;
   if (!vendor_name.empty()) {
-    auto v = report::cpu_vendor_from_name(vendor_name);
-    if (!v || *v == report::CpuVendor::kUnknown)
+    auto v = mce::cpu_vendor_from_name(vendor_name);
+    if (!v || *v == mce::CpuVendor::kUnknown)
       return report_usage_error(
           "decode",
           usage_error("--vendor: unknown vendor '" + vendor_name +
@@ -76,13 +78,13 @@ int cmd_decode(int argc, const char** argv) {
        }) {
     if (text->empty())
       continue;
-    auto v = report::parse_register_hex(*text, option);
+    auto v = mce::parse_register_hex(*text, option);
     if (!v.ok())
       return report_usage_error("decode", v.error(), opts, json);
     *out = *v;
   }
   if (!cs.empty()) {
-    auto v = report::parse_register_hex(cs, "--cs");
+    auto v = mce::parse_register_hex(cs, "--cs");
     if (v.ok() && *v > 0xFF)
       v = usage_error("--cs: '" + cs + "' is out of range; a code segment selector is 0 to ff");
     if (!v.ok())
@@ -90,7 +92,7 @@ int cmd_decode(int argc, const char** argv) {
     given.cs = uint8_t(*v);
   }
   if (!cpuid.empty()) {
-    auto v = report::parse_register_hex(cpuid, "--cpuid");
+    auto v = mce::parse_register_hex(cpuid, "--cpuid");
     if (v.ok() && *v > UINT32_MAX)
       v = usage_error("--cpuid: '" + cpuid + "' is out of range; CPUID leaf 1 EAX is 32 bits");
     if (!v.ok())
@@ -103,26 +105,26 @@ int cmd_decode(int argc, const char** argv) {
     given.cpu = uint32_t(cpu);
 
   if (!log) {
-    auto status = report::parse_register_hex(parsed->args[0], "STATUS");
+    auto status = mce::parse_register_hex(parsed->args[0], "STATUS");
     if (!status.ok())
       return report_usage_error("decode", status.error(), opts, json);
     given.status = *status;
-    report::MceDecoded d = report::decode_mce(given, vendor);
+    mce::MceDecoded d = mce::decode_mce(given, vendor);
     if (json) {
-      std::cout << dump_json(report::mce_json(d)) << '\n';
+      std::cout << dump_json(mce::mce_json(d)) << '\n';
     } else {
       std::string out;
-      report::print_mce_text(d, out);
+      mce::print_mce_text(d, out);
       std::cout << out;
     }
     return kExitOk;
   }
 
   const std::string path = parsed->args.empty() ? std::string("-") : parsed->args[0];
-  auto text = report::read_mce_log(path);
+  auto text = sys::read_input(path, "the log");
   if (!text.ok())
     return report_error("decode", text.error(), json);
-  report::MceLog parsed_log = report::parse_mce_log(*text);
+  mce::MceLog parsed_log = mce::parse_mce_log(*text);
   // Results and problems in log order, so a reader sees where each is.
   size_t problem = 0;
   auto flush_problems = [&](size_t before_line) {
@@ -136,14 +138,14 @@ int cmd_decode(int argc, const char** argv) {
     }
   };
   bool first = true;
-  for (report::MceLogEntry& entry : parsed_log.entries) {
+  for (mce::MceLogEntry& entry : parsed_log.entries) {
     flush_problems(entry.line);
-    entry.regs = report::fill_absent(entry.regs, given);
+    entry.regs = mce::fill_absent(entry.regs, given);
     if (json) {
-      std::cout << dump_json(report::mce_log_entry_json(entry, vendor)) << '\n';
+      std::cout << dump_json(mce::mce_log_entry_json(entry, vendor)) << '\n';
     } else {
       std::string out = first ? "" : "\n";
-      report::print_mce_log_entry_text(entry, vendor, out);
+      mce::print_mce_log_entry_text(entry, vendor, out);
       std::cout << out;
     }
     first = false;

@@ -210,23 +210,23 @@ void append_indented(std::string& out, std::string_view text, std::string_view i
 
 }  // namespace
 
-Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text) {
-  std::vector<MceSeverity> out;
+Result<std::vector<mce::MceSeverity>> parse_severity_list(std::string_view text) {
+  std::vector<mce::MceSeverity> out;
   for (std::string_view name : split(text, ',')) {
-    std::optional<MceSeverity> severity = mce_severity_from_name(trim(name));
+    std::optional<mce::MceSeverity> severity = mce::mce_severity_from_name(trim(name));
     if (!severity)
       return usage_error("unknown severity '" + std::string(trim(name)) + "'; the severities are " +
-                         name_list(mce_severity_names()));
+                         name_list(mce::mce_severity_names()));
     out.push_back(*severity);
   }
   return out;
 }
 
-MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw) {
-  MceRegisters r;
-  for (const auto& [name, reg] : kMceHexRegisters)
+mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw) {
+  mce::MceRegisters r;
+  for (const auto& [name, reg] : mce::kMceHexRegisters)
     r.*reg = TraceDecoder::number(event, raw, name);
-  for (const auto& [name, reg] : kMceNumRegisters)
+  for (const auto& [name, reg] : mce::kMceNumRegisters)
     if (auto v = TraceDecoder::number(event, raw, name))
       r.*reg = uint32_t(*v);
   // The u8 ones.
@@ -416,7 +416,7 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
   if (!wanted(e))
     return;
   if (event->name == kMceEvent) {
-    MceDecoded d = decode_mce(mce_registers(*event, s.raw));
+    mce::MceDecoded d = mce::decode_mce(mce_registers(*event, s.raw));
     if (!options_.severities.empty() &&
         std::find(options_.severities.begin(), options_.severities.end(), d.severity) ==
             options_.severities.end())
@@ -446,7 +446,7 @@ void TraceReport::sort_entries() {
   auto mce_rank = [&](const Entry& x, SortKey k) -> uint64_t {
     if (x.mce < 0)
       return UINT64_MAX;
-    const MceDecoded& d = mces_[size_t(x.mce)];
+    const mce::MceDecoded& d = mces_[size_t(x.mce)];
     return k == SortKey::kBank ? d.regs.bank.value_or(UINT32_MAX) : uint64_t(d.severity);
   };
   // -1, 0 or 1 as a orders before, with or after b by `k`.
@@ -535,7 +535,7 @@ void TraceReport::print_mce_text_of(const Entry& e) {
   if (e.mce < 0)
     return;
   std::string text;
-  print_mce_text(mces_[size_t(e.mce)], text);
+  mce::print_mce_text(mces_[size_t(e.mce)], text);
   append_indented(buffer_, text, "  ");
 }
 
@@ -569,7 +569,7 @@ void TraceReport::print_json(const Entry& e) {
   w.end_object();
   if (e.mce >= 0) {
     w.key("mce");
-    w.raw(dump_json(mce_json(mces_[size_t(e.mce)])));
+    w.raw(dump_json(mce::mce_json(mces_[size_t(e.mce)])));
   }
   w.end_object();
   buffer_ += '\n';
@@ -578,16 +578,16 @@ void TraceReport::print_json(const Entry& e) {
 void TraceReport::print_summary() {
   std::map<std::pair<std::string, uint32_t>, uint64_t> counts;
   std::map<uint32_t, uint64_t> banks;
-  std::map<MceSeverity, uint64_t> severities;
+  std::map<mce::MceSeverity, uint64_t> severities;
   std::map<std::string, uint64_t> classes;
   for (const Entry& e : entries_) {
     counts[{e.event->name, e.cpu}]++;
     if (e.mce < 0)
       continue;
-    const MceDecoded& d = mces_[size_t(e.mce)];
+    const mce::MceDecoded& d = mces_[size_t(e.mce)];
     banks[d.regs.bank.value_or(UINT32_MAX)]++;
     severities[d.severity]++;
-    classes[std::string(mca_error_class_name(d.error_code.error_class))]++;
+    classes[std::string(mce::mca_error_class_name(d.error_code.error_class))]++;
   }
   if (options_.json) {
     JsonWriter w(buffer_);
@@ -635,7 +635,7 @@ void TraceReport::print_summary() {
       for (const auto& [severity, count] : severities) {
         w.begin_object();
         w.key("severity");
-        w.string(mce_severity_name(severity));
+        w.string(mce::mce_severity_name(severity));
         w.key("count");
         w.number(count);
         w.end_object();
@@ -683,7 +683,7 @@ void TraceReport::print_summary() {
     for (const auto& [severity, count] : severities) {
       append_padded(buffer_, count, 10, ' ');
       buffer_ += "  ";
-      buffer_ += mce_severity_name(severity);
+      buffer_ += mce::mce_severity_name(severity);
       buffer_ += '\n';
     }
     buffer_ += "#\n# machine checks per error class\n#\n#    count  class\n";

@@ -34,8 +34,8 @@
 #include <vector>
 
 #include "base/result.h"
+#include "mce/decode.h"
 #include "report/bytes.h"
-#include "report/mce.h"
 #include "report/trace_decoder.h"
 #include "sys/perf_abi_sample.h"
 
@@ -48,11 +48,11 @@ enum class SortKey { kTime, kCpu, kPid, kTid, kComm, kEvent, kBank, kSeverity };
 struct ReportOptions {
   bool json = false;
   bool summary = false;
-  bool mce_only = false;                 // --mce: mce:mce_record only (implied by severities)
-  std::vector<SortKey> sort;             // empty: by time
-  std::optional<std::vector<int>> cpus;  // -C
-  std::string since, until;              // --since/--until as given (parse_report_time)
-  std::vector<MceSeverity> severities;   // --severity (MCE records only)
+  bool mce_only = false;                     // --mce: mce:mce_record only (implied by severities)
+  std::vector<SortKey> sort;                 // empty: by time
+  std::optional<std::vector<int>> cpus;      // -C
+  std::string since, until;                  // --since/--until as given (parse_report_time)
+  std::vector<mce::MceSeverity> severities;  // --severity (MCE records only)
 };
 
 // The names of the sort keys --sort takes, in SortKey's order.
@@ -81,11 +81,11 @@ std::string format_wall_time(uint64_t wall_ns);
 
 // Checks a --severity list ("fatal,srar"): a usage error naming a severity
 // the MCE decoder does not have.
-Result<std::vector<MceSeverity>> parse_severity_list(std::string_view text);
+Result<std::vector<mce::MceSeverity>> parse_severity_list(std::string_view text);
 
 // mce_record's fields by name into the decoder's registers; a field the
 // format does not have stays absent.
-MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw);
+mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw);
 
 // The fields of a record TraceDecoder::check() accepted, as report --json's
 // "fields" object (the same rules: integers as numbers, u64 and pointers as
@@ -182,7 +182,7 @@ class TraceReport {
   std::optional<WallClock> wall_;
   uint64_t since_ = 0, until_ = UINT64_MAX;
   std::vector<Entry> entries_;
-  std::vector<MceDecoded> mces_;
+  std::vector<mce::MceDecoded> mces_;
   std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;

@@ -237,7 +237,8 @@ TEST(ReportOptions, SortKeysAndSeveritiesAreChecked) {
   EXPECT_NE(bad.error().message().find("'tiem'"), std::string::npos);
   auto severities = parse_severity_list("fatal,srar");
   ASSERT_TRUE(severities.ok());
-  EXPECT_EQ(*severities, (std::vector<MceSeverity>{MceSeverity::kFatal, MceSeverity::kSrar}));
+  EXPECT_EQ(*severities,
+            (std::vector<mce::MceSeverity>{mce::MceSeverity::kFatal, mce::MceSeverity::kSrar}));
   auto unknown = parse_severity_list("fatal,bad");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.error().message().find("'bad'; the severities are invalid,corrected"),
@@ -405,7 +406,7 @@ TEST_F(MceFile, SeverityFilterAndMceSummary) {
 
   ReportOptions action;
   action.json = true;
-  action.severities = {MceSeverity::kSrao, MceSeverity::kFatal};
+  action.severities = {mce::MceSeverity::kSrao, mce::MceSeverity::kFatal};
   ASSERT_TRUE(run(path, action).ok());
   std::vector<std::string> kept;
   std::istringstream lines(out_.str());

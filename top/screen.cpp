@@ -171,7 +171,7 @@ std::vector<int> Screen::keys() {
   return keys;
 }
 
-void Screen::draw(const std::string& title, const std::vector<report::TopLine>& lines,
+void Screen::draw(const std::string& title, const std::vector<top::TopLine>& lines,
                   const std::string& status) {
   erase();
   int cols = COLS, rows = LINES;
@@ -182,7 +182,7 @@ void Screen::draw(const std::string& title, const std::vector<report::TopLine>& 
     addch(' ');
   attroff(title_attr);
   int y = 1;
-  for (const report::TopLine& l : lines) {
+  for (const top::TopLine& l : lines) {
     if (y >= rows - 1)
       break;
     attr_t a = A_NORMAL;

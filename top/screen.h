@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "report/top_model.h"
+#include "top/model.h"
 
 namespace pp::top {
 
@@ -38,7 +38,7 @@ class Screen {
 
   // Draws a frame: `title` in reverse on the first line, `lines` below
   // (cut to the screen), `status` on the last line.
-  void draw(const std::string& title, const std::vector<report::TopLine>& lines,
+  void draw(const std::string& title, const std::vector<top::TopLine>& lines,
             const std::string& status);
 
   // Opens a prompt on the last line; `done` gets the line (nullopt when

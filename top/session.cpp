@@ -18,15 +18,15 @@
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
-#include "report/symbols.h"
-#include "report/top_model.h"
 #include "report/trace_report.h"
 #include "report/tracing_data.h"
 #include "sys/clock.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
+#include "top/model.h"
 #include "top/screen.h"
+#include "top/symbols.h"
 
 namespace pp::top {
 namespace {
@@ -36,7 +36,7 @@ namespace {
 // when the events change.)
 class ModelSink final : public record::RecordSink {
  public:
-  explicit ModelSink(const std::unique_ptr<report::TopModel>& model) : model_(model) {}
+  explicit ModelSink(const std::unique_ptr<top::TopModel>& model) : model_(model) {}
   Status lost(const record::Stream& stream, uint64_t records) override {
     model_->lost(stream.event, stream.cpu, records);
     return ok_status();
@@ -48,7 +48,7 @@ class ModelSink final : public record::RecordSink {
   Status end_round() override { return ok_status(); }
 
  private:
-  const std::unique_ptr<report::TopModel>& model_;
+  const std::unique_ptr<top::TopModel>& model_;
 };
 
 // "comm" for the tables: /proc/PID/comm, remembered (a pid's name rarely
@@ -94,8 +94,8 @@ std::string seconds_text(double s) {
   return text;
 }
 
-const std::vector<report::TopLine>& help_lines() {
-  static const std::vector<report::TopLine> lines = {
+const std::vector<top::TopLine>& help_lines() {
+  static const std::vector<top::TopLine> lines = {
       {"Keys", true, false},
       {"  q  quit (the events go on)", false, false},
       {"  s  choose the sort keys: the fields the table counts (e.g. prev_comm,next_comm)", false,
@@ -155,19 +155,19 @@ class Session {
   std::vector<uint64_t> listed_;  // the running events the overview last opened
   std::string sort_, filter_;     // as last set (they carry over when the events change)
   std::unique_ptr<report::TraceDecoder> decoder_;
-  std::unique_ptr<report::Symbolizer> symbols_;
-  std::unique_ptr<report::TopModel> model_;
+  std::unique_ptr<top::Symbolizer> symbols_;
+  std::unique_ptr<top::TopModel> model_;
   std::unique_ptr<Comms> comms_;
   std::unique_ptr<Screen> screen_;
   std::vector<std::string> notes_;  // shown above the tables
-  report::TopView view_;
+  top::TopView view_;
   bool overview_ = false;
   bool paused_ = false;
   bool help_ = false;
   bool quit_ = false;
   std::string message_;  // the last prompt's outcome
   double delay_s_ = 2;
-  std::vector<report::TopLine> frozen_;  // the display while paused
+  std::vector<top::TopLine> frozen_;  // the display while paused
 };
 
 Status Session::set_up() {
@@ -176,7 +176,7 @@ Status Session::set_up() {
   ::signal(SIGPIPE, SIG_IGN);
   PP_ASSIGN_OR_RETURN(delay_s_, parse_delay(request_.delay));
   backend_ = persistent::make_backend(request_.backend);
-  symbols_ = std::make_unique<report::Symbolizer>(request_.backend.proc_root);
+  symbols_ = std::make_unique<top::Symbolizer>(request_.backend.proc_root);
   comms_ = std::make_unique<Comms>(request_.backend.proc_root);
   overview_ = request_.events.empty();
   sort_ = request_.sort;
@@ -242,24 +242,24 @@ Status Session::open_events() {
   sys::Tree tracefs(request_.roots.tracefs.empty() ? sys::default_tracefs_root()
                                                    : request_.roots.tracefs);
   std::vector<report::Tracepoint> tracepoints;
-  std::vector<report::TopEvent> top_events;
+  std::vector<top::TopEvent> top_events;
   for (const record::ResolvedEvent& e : events) {
-    report::TopEvent t;
+    top::TopEvent t;
     t.text = e.text.empty() ? "persistent/" + e.info.name + "/" : e.text;
     t.name = e.name;
     t.id = e.info.id;
     t.attr = e.info.attr;
     t.cpus = e.cpus;
     t.buffer_bytes = e.info.buffer_bytes();
-    t.kind = report::top_kind_for(e.info.attr, e.name);
-    if (t.kind == report::TopKind::kTracepoint || t.kind == report::TopKind::kMce) {
+    t.kind = top::top_kind_for(e.info.attr, e.name);
+    if (t.kind == top::TopKind::kTracepoint || t.kind == top::TopKind::kMce) {
       auto tp = report::find_tracepoint(tracefs, e.info.attr.attr.config, e.name);
       if (tp.ok()) {
         tracepoints.push_back(std::move(*tp));
       } else {
         notes_.push_back("persistent/" + e.info.name + "/: " + tp.error().message() +
                          "; only counted");
-        t.kind = report::TopKind::kCount;
+        t.kind = top::TopKind::kCount;
       }
     }
     top_events.push_back(std::move(t));
@@ -272,7 +272,7 @@ Status Session::open_events() {
     PP_ASSIGN_OR_RETURN(decoder, report::TraceDecoder::create(tracing));
   }
   auto model =
-      std::make_unique<report::TopModel>(std::move(top_events), decoder.get(), symbols_.get());
+      std::make_unique<top::TopModel>(std::move(top_events), decoder.get(), symbols_.get());
   model->set_comm_source([this](int32_t pid) { return (*comms_)(pid); });
   if (!sort_.empty())
     PP_RETURN_IF_ERROR(model->set_sort(sort_));
@@ -311,7 +311,7 @@ Status Session::open_events() {
 
 std::optional<size_t> Session::find_event(const std::string& name) const {
   for (size_t i = 0; i < model_->events().size(); ++i) {
-    const report::TopEvent& e = model_->events()[i];
+    const top::TopEvent& e = model_->events()[i];
     if (e.text == name || e.name == name || e.text == "persistent/" + name + "/")
       return i;
   }
@@ -382,11 +382,11 @@ Status Session::show() {
       out_ << "  " << n << '\n';
     if (!message_.empty())
       out_ << "  " << message_ << '\n';
-    for (const report::TopLine& l : model_->render(view_))
+    for (const top::TopLine& l : model_->render(view_))
       out_ << l.text << '\n';
     out_ << '\n';
   } else {
-    std::vector<report::TopLine> lines;
+    std::vector<top::TopLine> lines;
     if (help_) {
       lines = help_lines();
     } else if (paused_ && !frozen_.empty()) {
@@ -394,11 +394,11 @@ Status Session::show() {
     } else {
       for (const std::string& n : notes_)
         lines.push_back({n, false, true});
-      report::TopView v = view_;
+      top::TopView v = view_;
       v.width = screen_->width();
       if (!request_.rows)
         v.rows = screen_->height() > 12 ? screen_->height() - 12 : 3;
-      for (report::TopLine& l : model_->render(v))
+      for (top::TopLine& l : model_->render(v))
         lines.push_back(std::move(l));
       frozen_ = lines;
     }

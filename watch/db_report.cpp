@@ -135,8 +135,8 @@ Result<Filters> make_filters(const DbReportOptions& o) {
   }
   if (!o.severities.empty()) {
     std::vector<std::string> names;
-    for (report::MceSeverity s : o.severities)
-      names.emplace_back(report::mce_severity_name(s));
+    for (mce::MceSeverity s : o.severities)
+      names.emplace_back(mce::mce_severity_name(s));
     f.records.add_in("severity", names);
   }
   if (o.cpus) {
@@ -162,12 +162,12 @@ Result<Filters> make_filters(const DbReportOptions& o) {
 
 // A stored "mce" object back into the decoder's registers, decoded again
 // for the text lines (the same decoder the watcher used, so the same text).
-std::optional<report::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
+std::optional<mce::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
   auto it = record.find("mce");
   if (it == record.end() || !it->is_object())
     return std::nullopt;
-  report::MceFromJson m = report::mce_registers_from_json(*it);
-  return report::decode_mce(m.regs, m.vendor);
+  mce::MceFromJson m = mce::mce_registers_from_json(*it);
+  return mce::decode_mce(m.regs, m.vendor);
 }
 
 void append_padded(std::string& out, std::string_view text, size_t width) {
@@ -255,9 +255,9 @@ void append_text(std::string& out, const nlohmann::ordered_json& j) {
     out += ')';
   }
   out += '\n';
-  if (std::optional<report::MceDecoded> d = mce_of(j)) {
+  if (std::optional<mce::MceDecoded> d = mce_of(j)) {
     std::string text;
-    report::print_mce_text(*d, text);
+    mce::print_mce_text(*d, text);
     append_indented(out, text);
   }
 }
@@ -304,7 +304,7 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
                       rows("SELECT severity, count(*)" + mce + " GROUP BY severity", f.records));
   // The decoder's order, mildest first, as report --summary lists them.
   auto rank = [](const SqlRow& r) {
-    auto sev = report::mce_severity_from_name(as_text(r[0]));
+    auto sev = mce::mce_severity_from_name(as_text(r[0]));
     return sev ? int(*sev) : 1000;
   };
   std::stable_sort(s.severities.begin(), s.severities.end(),

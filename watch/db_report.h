@@ -16,7 +16,7 @@
 //          ...
 //     <unknown>    - [???] 2026-12-03T23:59:58.000000000Z: mce:mce_record: ... (from pstore)
 //
-// then, for a machine check, report::print_mce_text()'s lines indented by
+// then, for a machine check, mce::print_mce_text()'s lines indented by
 // two spaces. --json prints each record's stored object (record_json), one
 // per line, byte for byte as stored. --summary: counts per event; machine
 // checks per severity, bank, CPU, socket, error class, UTC day, 1 GiB
@@ -33,7 +33,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "report/trace_report.h"
 
 namespace pp::watch {
@@ -43,8 +43,8 @@ struct DbReportOptions {
   // "2026-12-03T14:05:00Z", "2026-12-03" (00:00:00 UTC), or a duration
   // before now: "90m", "24h", "7d" (parse_db_time).
   std::string since, until;
-  std::vector<report::MceSeverity> severities;  // --severity (implies mce_only)
-  std::optional<std::vector<int>> cpus;         // -C
+  std::vector<mce::MceSeverity> severities;  // --severity (implies mce_only)
+  std::optional<std::vector<int>> cpus;      // -C
   // -e: persistent event names ("mce_record", "persistent/mce_record/") or
   // tracepoints ("mce:mce_record"); empty: all.
   std::vector<std::string> events;

@@ -14,8 +14,8 @@
 namespace pp::watch {
 namespace {
 
+using mce::MceSeverity;
 using pp::testing::TempDir;
-using report::MceSeverity;
 
 // 2026-12-03T10:00:00Z and on.
 constexpr uint64_t kDec3At10 = 1796292000ull * 1000000000ull;
@@ -31,7 +31,7 @@ WatchRecord mce(const std::string& key, uint64_t wall_ns, int32_t cpu, uint32_t 
   r.cpu = cpu;
   r.pid = r.tid = 54;
   r.comm = "kworker/1:2";
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = status;
   regs.mcgstatus = 0x5;
   regs.mcgcap = 0x100010a;
@@ -41,7 +41,7 @@ WatchRecord mce(const std::string& key, uint64_t wall_ns, int32_t cpu, uint32_t 
   regs.cpu = uint32_t(cpu);
   regs.socketid = socket;
   regs.cpuvendor = 0;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.fields = {{"mcgcap", hex_u64(0x100010a)},
               {"status", hex_u64(status)},
               {"addr", hex_u64(addr)},
@@ -168,7 +168,7 @@ TEST(DbReportTest, TextHasTheLineAndTheMachineCheckDecoding) {
   // Every decoding printed (report's print_mce_text, indented).
   for (const char* key : {"A", "B", "C"}) {
     std::string decoding;
-    report::print_mce_text(*f.by_key(key).mce, decoding);
+    mce::print_mce_text(*f.by_key(key).mce, decoding);
     std::string first = "  " + decoding.substr(0, decoding.find('\n') + 1);
     EXPECT_NE(text.find(first), std::string::npos) << first;
   }

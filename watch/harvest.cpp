@@ -13,9 +13,10 @@
 #include <utility>
 
 #include "base/strings.h"
-#include "report/mce_bits.h"
-#include "report/mce_log.h"
+#include "mce/bits.h"
+#include "mce/kernel_log.h"
 #include "sys/fd.h"
+#include "sys/input.h"
 #include "sys/tree.h"
 
 namespace pp::watch {
@@ -101,16 +102,16 @@ LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
 }
 
 // A parsed entry as the sinks take it.
-WatchRecord make_record(const report::MceLogEntry& entry, Origin origin) {
+WatchRecord make_record(const mce::MceLogEntry& entry, Origin origin) {
   WatchRecord r;
   r.origin = origin;
   r.tracepoint = "mce:mce_record";
-  const report::MceRegisters& regs = entry.regs;
+  const mce::MceRegisters& regs = entry.regs;
   if (regs.cpu)
     r.cpu = int32_t(*regs.cpu);
   if (regs.walltime && *regs.walltime < UINT64_MAX / 1000000000ull)
     r.wall_ns = *regs.walltime * 1000000000ull;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.key = mce_key(regs);
   if (!entry.kernel_message.empty())
     r.fields["kernel_message"] = entry.kernel_message;
@@ -123,17 +124,17 @@ WatchRecord make_record(const report::MceLogEntry& entry, Origin origin) {
 std::vector<std::pair<size_t, WatchRecord>> log_records(
     std::string_view text, Origin origin, const std::function<std::string(size_t)>& where,
     std::vector<std::string>& notes) {
-  report::MceLog log = report::parse_mce_log(text);
-  for (const report::MceLogProblem& p : log.problems)
+  mce::MceLog log = mce::parse_mce_log(text);
+  for (const mce::MceLogProblem& p : log.problems)
     notes.push_back(where(p.line) + ": " + p.message);
   std::vector<std::pair<size_t, WatchRecord>> records;
-  for (const report::MceLogEntry& entry : log.entries)
+  for (const mce::MceLogEntry& entry : log.entries)
     records.emplace_back(entry.line, make_record(entry, origin));
   return records;
 }
 
 // Absent and zero are the same for addr and misc: the log omits a zero one.
-bool same_error(const report::MceRegisters& a, const report::MceRegisters& b) {
+bool same_error(const mce::MceRegisters& a, const mce::MceRegisters& b) {
   return a.cpu == b.cpu && a.bank == b.bank && a.status == b.status &&
          a.addr.value_or(0) == b.addr.value_or(0) && a.misc.value_or(0) == b.misc.value_or(0);
 }
@@ -211,7 +212,7 @@ Result<std::string> read_kmsg(const std::string& path, std::vector<std::string>&
 
 }  // namespace
 
-std::string mce_key(const report::MceRegisters& regs) {
+std::string mce_key(const mce::MceRegisters& regs) {
   std::string key = "mce";
   if (regs.cpu)
     key += ":cpu=" + std::to_string(*regs.cpu);
@@ -243,8 +244,8 @@ std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
 }
 
 const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
-                                  const report::MceRegisters& regs) {
-  if (regs.mcgstatus.value_or(0) & report::mce_bits::kMcip)
+                                  const mce::MceRegisters& regs) {
+  if (regs.mcgstatus.value_or(0) & mce::bits::kMcip)
     return nullptr;  // the #MC handler's own: a new error
   for (const WatchRecord& r : records)
     if (r.origin == Origin::kPstore && r.mce && same_error(regs, r.mce->regs))
@@ -282,7 +283,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
                             "(read it with the tool of its compressor)");
           continue;
         }
-        Result<std::string> text = report::read_mce_log(path);
+        Result<std::string> text = sys::read_input(path, "the log");
         if (!text) {
           h.notes.push_back("pstore: " + text.error().message() + "; skipped");
           continue;
@@ -314,7 +315,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
         if (std::optional<uint64_t> seq = seq_of(line))
           r.fields["kmsg_seq"] = *seq;
         // Banks that survived the reset, logged again by this boot's kernel.
-        const report::MceRegisters& regs = r.mce->regs;
+        const mce::MceRegisters& regs = r.mce->regs;
         if (const WatchRecord* kept = relogged_error(h.records, regs)) {
           h.notes.push_back(where(line) + ": CPU " + std::to_string(regs.cpu.value_or(0)) +
                             " bank " + std::to_string(regs.bank.value_or(0)) + " status 0x" +

@@ -26,7 +26,7 @@
 // - pstore: every dmesg-* file in the directory (dmesg-ramoops-0,
 //   dmesg-efi-..., ...), whole; a file that cannot be read, or one pstore
 //   could not decompress (*.enc.z), is noted and skipped.
-// The texts go through report::parse_mce_log(); each machine check becomes
+// The texts go through mce::parse_mce_log(); each machine check becomes
 // one WatchRecord: tracepoint "mce:mce_record", the registers' CPU, wall_ns
 // from the log's TIME (seconds), mce = decode_mce(regs) (the vendor from the
 // registers, as the log gives them), fields
@@ -46,7 +46,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -79,7 +79,7 @@ Result<Harvest> harvest(const HarvestOptions& options);
 // boot-time relog fires after the persistent event was made: give such a
 // sample the returned record's key.
 const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
-                                  const report::MceRegisters& regs);
+                                  const mce::MceRegisters& regs);
 
 // The records of one kernel-log text (a pstore file's, or kmsg's texts one
 // line each), without the relog rule. `origin` and `source` set the origin
@@ -96,6 +96,6 @@ std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
 // hex without 0x or leading zeros, absent registers left out:
 //
 //   "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796285030"
-std::string mce_key(const report::MceRegisters& regs);
+std::string mce_key(const mce::MceRegisters& regs);
 
 }  // namespace pp::watch

@@ -51,7 +51,7 @@ Harvest must_harvest(const HarvestOptions& options) {
 }
 
 TEST(MceKey, NamesEveryRegisterThatIdentifiesTheError) {
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.cpu = 0;
   regs.bank = 1;
   regs.status = 0xbe00000000000150;
@@ -64,7 +64,7 @@ TEST(MceKey, NamesEveryRegisterThatIdentifiesTheError) {
 
 TEST(MceKey, LeavesOutWhatTheLogOmits) {
   // The kernel prints ADDR and MISC only when nonzero; a record carries 0.
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.cpu = 3;
   regs.bank = 2;
   regs.status = 0x9000000000000134;
@@ -76,7 +76,7 @@ TEST(MceKey, LeavesOutWhatTheLogOmits) {
 TEST(MceKey, IgnoresWhatDiffersBetweenALiveRecordAndTheLog) {
   // What the mce_record tracepoint gives (walltime is the m->time the log
   // prints as TIME) ...
-  report::MceRegisters live;
+  mce::MceRegisters live;
   live.cpu = 0;
   live.bank = 1;
   live.status = 0xbe00000000000150;
@@ -129,7 +129,7 @@ TEST(Harvest, ReadsTheMachineCheckOfAPanicInPstore) {
   EXPECT_EQ(r.fields.value("pstore_file", ""), "dmesg-ramoops-0");
   EXPECT_EQ(r.fields.value("kernel_message", ""), "Processor context corrupt");
   ASSERT_TRUE(r.mce.has_value());
-  EXPECT_EQ(r.mce->severity, report::MceSeverity::kFatal);
+  EXPECT_EQ(r.mce->severity, mce::MceSeverity::kFatal);
   EXPECT_EQ(r.mce->regs.bank, 1u);
   EXPECT_EQ(r.mce->regs.status, 0xbe00000000000150u);
   EXPECT_EQ(r.mce->regs.addr, 0x1234000u);
@@ -177,7 +177,7 @@ TEST(Harvest, ALiveSampleOfTheRelogFindsThePstoreError) {
   Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   // The boot-time poll's mce_record: MCG_STATUS 0, a new walltime.
-  report::MceRegisters live;
+  mce::MceRegisters live;
   live.cpu = 0;
   live.bank = 1;
   live.status = 0xbe00000000000150;
@@ -290,7 +290,7 @@ TEST(Harvest, JoinsFragmentsAndUnescapes) {
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   EXPECT_EQ(h.records[0].key,
             "mce:cpu=1:bank=2:status=9400000000000091:addr=5678000:time=1796390000");
-  EXPECT_EQ(h.records[0].mce->severity, report::MceSeverity::kCorrected);
+  EXPECT_EQ(h.records[0].mce->severity, mce::MceSeverity::kCorrected);
   EXPECT_EQ(h.records[0].fields.value("kmsg_seq", 0), 20);
 }
 

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "base/json.h"
-#include "report/mce.h"
-#include "report/mce_bits.h"
+#include "mce/bits.h"
+#include "mce/decode.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
 
@@ -406,12 +406,12 @@ Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json)
   bind_i64(s, 10, known(r.tid, r.tid >= 0));
   bind_text(s, 11, r.comm);
   if (r.mce) {
-    const report::MceDecoded& d = *r.mce;
-    bind_text(s, 12, report::mce_severity_name(d.severity));
+    const mce::MceDecoded& d = *r.mce;
+    bind_text(s, 12, mce::mce_severity_name(d.severity));
     bind_i64(s, 13, opt_i64(d.regs.bank));
-    bind_text(s, 14, report::mca_error_class_name(d.error_code.error_class));
+    bind_text(s, 14, mce::mca_error_class_name(d.error_code.error_class));
     bind_i64(s, 15, opt_i64(d.regs.status));
-    bool addrv = d.regs.status && (*d.regs.status & report::mce_bits::kAddrv);
+    bool addrv = d.regs.status && (*d.regs.status & mce::bits::kAddrv);
     bind_i64(s, 16, addrv ? opt_i64(d.regs.addr) : std::nullopt);
     bind_i64(s, 17, opt_i64(d.regs.socketid));
   }

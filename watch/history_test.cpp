@@ -57,7 +57,7 @@ WatchRecord mce_record(const std::string& key, uint64_t wall_ns) {
   r.wall_ns = wall_ns;
   r.cpu = 1;
   r.pid = r.tid = 0;
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = 0xbd000000000000c2;
   regs.mcgstatus = 0x5;
   regs.mcgcap = 0x100010a;
@@ -65,7 +65,7 @@ WatchRecord mce_record(const std::string& key, uint64_t wall_ns) {
   regs.bank = 9;
   regs.cpu = 1;
   regs.socketid = 0;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.fields = {{"status", "0xbd000000000000c2"}, {"bank", 9}};
   r.key = key;
   return r;

@@ -6,7 +6,7 @@
 #include <systemd/sd-journal.h>
 
 #include "base/json.h"
-#include "report/mce_error_code.h"
+#include "mce/error_code.h"
 #include "report/trace_report.h"
 
 namespace pp::watch {
@@ -92,8 +92,8 @@ std::unique_ptr<JournalWriter> real_journal_writer() {
   return std::make_unique<SdJournalWriter>();
 }
 
-int journal_priority(report::MceSeverity severity) {
-  using report::MceSeverity;
+int journal_priority(mce::MceSeverity severity) {
+  using mce::MceSeverity;
   switch (severity) {
     case MceSeverity::kFatal:
       return 2;  // LOG_CRIT: processor context corrupt, the machine must reset
@@ -138,13 +138,13 @@ std::string machine_check_message(const WatchRecord& r) {
   out += ": ";
   if (!r.mce)
     return out + "not decoded";
-  const report::MceDecoded& d = *r.mce;
+  const mce::MceDecoded& d = *r.mce;
   std::string cpu = d.regs.cpu   ? std::to_string(*d.regs.cpu)
                     : r.cpu >= 0 ? std::to_string(r.cpu)
                                  : "?";
   out += "CPU " + cpu + " bank " + (d.regs.bank ? std::to_string(*d.regs.bank) : "?") + ": " +
-         std::string(report::mce_severity_name(d.severity)) + ", " +
-         report::describe_mca_error_code(d.error_code);
+         std::string(mce::mce_severity_name(d.severity)) + ", " +
+         mce::describe_mca_error_code(d.error_code);
   if (d.regs.addr)
     out += ", addr " + hex_u64(*d.regs.addr);
   return out;
@@ -152,7 +152,7 @@ std::string machine_check_message(const WatchRecord& r) {
 
 std::vector<std::string> machine_check_entry(const WatchRecord& r,
                                              const nlohmann::ordered_json& json) {
-  auto severity = r.mce ? r.mce->severity : report::MceSeverity::kInvalid;
+  auto severity = r.mce ? r.mce->severity : mce::MceSeverity::kInvalid;
   auto fields = head(machine_check_message(r), kMachineCheckMessageId, journal_priority(severity));
   add_record_fields(fields, json);
   return fields;

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "base/result.h"
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -88,7 +88,7 @@ class JournalSink final : public Sink {
 // (crit); uncorrected, SRAR and SRAO 3 (err); UCNA and deferred 4
 // (warning); corrected 5 (notice); invalid 6 (info). The journal section
 // of the watch man page says why.
-int journal_priority(report::MceSeverity severity);
+int journal_priority(mce::MceSeverity severity);
 
 // A valid journal field name from `name` behind `prefix` ("TP_", "prev-comm"
 // -> "TP_PREV_COMM"): letters upper-cased, every other byte but A-Z, 0-9

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "tests/support/run_command.h"
 
 namespace pp::watch {
@@ -49,12 +49,12 @@ WatchRecord mce_record(Origin origin, uint64_t status, uint32_t bank, uint32_t c
     r.pid = r.tid = 0;
     r.fields = {{"bank", bank}, {"status", "0x9400000000000091"}};
   }
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = status;
   regs.bank = bank;
   regs.cpu = cpu;
   regs.addr = 0x5678000;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.key = "k1";
   return r;
 }
@@ -123,15 +123,15 @@ TEST(JournalEntry, EveryFieldNameIsValid) {
 }
 
 TEST(JournalPriority, FollowsTheSeverity) {
-  using report::MceSeverity;
+  using mce::MceSeverity;
   std::vector<std::pair<MceSeverity, int>> expected = {
       {MceSeverity::kFatal, 2},     {MceSeverity::kUncorrected, 3}, {MceSeverity::kSrar, 3},
       {MceSeverity::kSrao, 3},      {MceSeverity::kUcna, 4},        {MceSeverity::kDeferred, 4},
       {MceSeverity::kCorrected, 5}, {MceSeverity::kInvalid, 6},
   };
-  EXPECT_EQ(expected.size(), report::mce_severity_names().size()) << "a severity without a test";
+  EXPECT_EQ(expected.size(), mce::mce_severity_names().size()) << "a severity without a test";
   for (auto [severity, priority] : expected)
-    EXPECT_EQ(journal_priority(severity), priority) << report::mce_severity_name(severity);
+    EXPECT_EQ(journal_priority(severity), priority) << mce::mce_severity_name(severity);
 }
 
 TEST(JournalFieldName, Sanitizes) {

@@ -7,7 +7,7 @@
 #include <charconv>
 #include <cmath>
 
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -40,7 +40,7 @@ bool is_severity_field(std::string_view field) {
   return field == "severity" || field == "kernel_severity";
 }
 int severity_rank(std::string_view field, std::string_view name) {
-  return field == "severity" ? report::mce_severity_rank(name) : report::kernel_severity_rank(name);
+  return field == "severity" ? mce::mce_severity_rank(name) : mce::kernel_severity_rank(name);
 }
 
 // A severity field's names, least to most severe, for an error.
@@ -51,11 +51,11 @@ std::string severity_names(std::string_view field) {
     out += name;
   };
   if (field == "severity") {
-    for (std::string_view name : report::mce_severities_by_rank())
+    for (std::string_view name : mce::mce_severities_by_rank())
       add(name);
   } else {
-    for (int i = 0; i <= int(report::KernelSeverity::kPanic); i++)
-      add(report::kernel_severity_name(report::KernelSeverity(i)));
+    for (int i = 0; i <= int(mce::KernelSeverity::kPanic); i++)
+      add(mce::kernel_severity_name(mce::KernelSeverity(i)));
   }
   return out;
 }

@@ -29,7 +29,7 @@
 //   `!(bank == 7)` also takes records without a bank.
 // - `severity` and `kernel_severity` compare by rank, not alphabet (`~`
 //   still matches text). severity: invalid < corrected < deferred < ucna <
-//   srao < srar < uncorrected < fatal (report::mce_severity_rank(): the
+//   srao < srar < uncorrected < fatal (mce::mce_severity_rank(): the
 //   SDM's classes from no error through corrected to the uncorrected ones by
 //   how much software must do, worst last; "uncorrected", a UC error the
 //   SER classes do not name, below "fatal", where the processor context is

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -123,7 +123,7 @@ TEST(Match, SeverityComparesByRank) {
 }
 
 TEST(Match, ARealDecodedMachineCheck) {
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = 0xbe00000000000150;
   regs.mcgstatus = 0x5;
   regs.bank = 1;
@@ -133,7 +133,7 @@ TEST(Match, ARealDecodedMachineCheck) {
   r.event = "mce_record";
   r.tracepoint = "mce:mce_record";
   r.cpu = 2;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.key = "x";
   ordered_json j = record_json(r);
   EXPECT_TRUE(eval("severity >= ucna && bank == 1 && status_bits ~ PCC", j)) << j.dump();
@@ -235,10 +235,10 @@ TEST(Match, ControlCharactersDoNotBreakTheCaretLine) {
 }
 
 TEST(KernelSeverityRank, Order) {
-  EXPECT_EQ(report::kernel_severity_rank("no"), 0);
-  EXPECT_EQ(report::kernel_severity_rank("panic"), 8);
-  EXPECT_LT(report::kernel_severity_rank("ucna"), report::kernel_severity_rank("ar"));
-  EXPECT_EQ(report::kernel_severity_rank("fatal"), -1);
+  EXPECT_EQ(mce::kernel_severity_rank("no"), 0);
+  EXPECT_EQ(mce::kernel_severity_rank("panic"), 8);
+  EXPECT_LT(mce::kernel_severity_rank("ucna"), mce::kernel_severity_rank("ar"));
+  EXPECT_EQ(mce::kernel_severity_rank("fatal"), -1);
 }
 
 }  // namespace

@@ -8,8 +8,8 @@
 #include <cerrno>
 #include <cstdio>
 
-#include "report/mce.h"
-#include "report/mce_error_code.h"
+#include "mce/decode.h"
+#include "mce/error_code.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
 
@@ -138,7 +138,7 @@ PrometheusFile::PrometheusFile(const PrometheusOptions& options) : options_(opti
     options_.start_wall_ns = sys::realtime_ns();
   if (!options_.interval_ms)
     options_.interval_ms = 1;
-  for (std::string_view s : report::mce_severity_names())
+  for (std::string_view s : mce::mce_severity_names())
     by_severity_[{std::string(s)}] = 0;
 }
 
@@ -183,11 +183,11 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
     }
   }
   if (r.mce) {
-    const report::MceDecoded& d = *r.mce;
-    std::string severity(report::mce_severity_name(d.severity));
+    const mce::MceDecoded& d = *r.mce;
+    std::string severity(mce::mce_severity_name(d.severity));
     std::string mce_cpu = d.regs.cpu ? std::to_string(*d.regs.cpu) : cpu;
     std::string bank = d.regs.bank ? std::to_string(*d.regs.bank) : "unknown";
-    std::string error_class(report::mca_error_class_name(d.error_code.error_class));
+    std::string error_class(mce::mca_error_class_name(d.error_code.error_class));
     machine_checks_[{severity, bank, error_class, mce_cpu, std::string(origin_name(r.origin))}]++;
     by_severity_[{severity}]++;
     // The watcher and the harvest give a machine check the wall time of

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 #include <sstream>
 
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -55,13 +55,13 @@ WatchRecord mce_record(Origin origin, uint64_t status, uint32_t bank, uint32_t c
   r.tracepoint = "mce:mce_record";
   r.cpu = origin == Origin::kLive ? int32_t(cpu) : -1;
   r.wall_ns = wall_ns;
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = status;
   regs.bank = bank;
   regs.cpu = cpu;
   regs.addr = 0x5678000;
   regs.mcgcap = mcgcap;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.key = "mce-" + std::to_string(status) + "-" + std::to_string(wall_ns);
   return r;
 }

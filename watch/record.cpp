@@ -37,7 +37,7 @@ nlohmann::ordered_json record_json(const WatchRecord& r) {
     j["comm"] = r.comm;
   j["fields"] = r.fields;
   if (r.mce)
-    j["mce"] = nlohmann::ordered_json(report::mce_json(*r.mce));
+    j["mce"] = nlohmann::ordered_json(mce::mce_json(*r.mce));
   j["key"] = r.key;
   return j;
 }

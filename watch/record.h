@@ -23,7 +23,7 @@
 #include <string_view>
 
 #include "base/result.h"
-#include "report/mce.h"
+#include "mce/decode.h"
 
 namespace pp::watch {
 
@@ -46,7 +46,7 @@ struct WatchRecord {
   int32_t pid = -1, tid = -1;
   std::string comm;
   nlohmann::ordered_json fields = nlohmann::ordered_json::object();  // the tracepoint's
-  std::optional<report::MceDecoded> mce;                             // a machine check's decoding
+  std::optional<mce::MceDecoded> mce;                                // a machine check's decoding
   // The record's identity: two records with the same key are the same
   // record (seen again after a restart, or in both kmsg and pstore) and are
   // stored once. Never empty once made by the watcher or the harvest.

@@ -373,8 +373,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   r.comm = std::string(decoder_->saved_comm(r.pid));
   r.fields = report::fields_json(*te, sample->raw);
   if (te->name == kMceTracepoint) {
-    report::MceRegisters regs = report::mce_registers(*te, sample->raw);
-    r.mce = report::decode_mce(regs);
+    mce::MceRegisters regs = report::mce_registers(*te, sample->raw);
+    r.mce = mce::decode_mce(regs);
     if (regs.walltime && *regs.walltime)
       r.wall_ns = *regs.walltime * 1000000000ULL;
     r.key = mce_key(regs);

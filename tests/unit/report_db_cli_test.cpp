@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "cmd/exit_codes.h"
-#include "report/mce.h"
+#include "mce/decode.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 #include "watch/history.h"
@@ -26,11 +26,11 @@ void one_machine_check(const std::string& path) {
   r.cpu = 1;
   r.pid = 0;
   r.tid = 0;
-  report::MceRegisters regs;
+  mce::MceRegisters regs;
   regs.status = 0x9400000000000091;
   regs.bank = 2;
   regs.cpu = 1;
-  r.mce = report::decode_mce(regs);
+  r.mce = mce::decode_mce(regs);
   r.key = "mce:cpu=1:bank=2:status=9400000000000091";
   ASSERT_TRUE((*history)->record(r, watch::record_json(r)).ok());
   ASSERT_TRUE((*history)->tick(0, true).ok());

@@ -1,0 +1,200 @@
+#include "broker/daemon.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "broker/config_file.h"
+#include "broker/handover.h"
+#include "broker/keeper.h"
+#include "persistent/backend.h"
+#include "persistent/broker_client.h"
+#include "persistent/parser_resolver.h"
+#include "sys/dir_watch.h"
+#include "sys/log_file.h"
+#include "sys/process.h"
+#include "sys/systemd.h"
+
+namespace pp::broker {
+namespace {
+
+Status run_keeper(const std::string& run_dir, bool foreground, std::ostream& log) {
+  std::optional<sys::Detached> detached;
+  if (!foreground) {
+    PP_ASSIGN_OR_RETURN(sys::Detached d, sys::Detached::detach());
+    detached.emplace(std::move(d));
+  }
+  PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGTERM, SIGINT, SIGHUP}));
+  ::signal(SIGPIPE, SIG_IGN);
+  sys::raise_fd_limit();
+  PP_ASSIGN_OR_RETURN(auto keeper, Keeper::start({.run_dir = run_dir, .log = &log}));
+  if (detached)
+    PP_RETURN_IF_ERROR(detached->ready(persistent::RunDir(run_dir).root() + "/keeper.log"));
+  log << "perf persistent keeper: watching " << persistent::RunDir(run_dir).pmu() << "/events (pid "
+      << ::getpid() << ")" << std::endl;
+  for (;;) {
+    PP_RETURN_IF_ERROR(keeper->run(signals.fd()));
+    auto signal = signals.read();
+    if (signal.ok() && *signal == SIGHUP) {
+      (void)keeper->sync();
+      continue;
+    }
+    log << "perf persistent keeper: stopping; releasing " << keeper->kept_buffers()
+        << " buffer mapping(s) of " << keeper->kept_events() << " event(s)" << std::endl;
+    return ok_status();
+  }
+}
+
+}  // namespace
+
+Result<json> request_reload(const std::string& run_dir) {
+  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
+  PP_ASSIGN_OR_RETURN(persistent::BrokerConnection connection,
+                      persistent::BrokerConnection::connect(dir, 120000));
+  persistent::Request request;
+  request.op = persistent::Op::kReload;
+  return connection.call(request);
+}
+
+void print_reload_report(std::ostream& out, const json& reply) {
+  const json& r = reply.value("reload", json::object());
+  std::string parts;
+  auto part = [&](const char* key, const char* what) {
+    size_t n = r.contains(key) ? r[key].size() : 0;
+    if (n)
+      parts += (parts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  };
+  part("created", "created");
+  part("killed", "killed");
+  part("recreated", "re-created (changed)");
+  part("retried", "created after failing before");
+  part("failed", "failed");
+  part("unavailable", "unavailable (optional)");
+  part("left_alone", "left alone (made by create)");
+  part("unchanged", "unchanged");
+  out << "reloaded " << reply.value("config_file", std::string("the config file")) << ": "
+      << (parts.empty() ? "no config events" : parts) << "\n";
+  for (const char* key : {"created", "killed", "recreated", "retried"})
+    if (r.contains(key))
+      for (const json& name : r[key])
+        out << "  " << key << " " << name.get<std::string>() << "\n";
+  for (const char* key : {"failed", "unavailable"})
+    if (r.contains(key))
+      for (const json& f : r[key])
+        out << "  " << key << " " << f.value("name", "") << ": " << f.value("error", "") << "\n";
+}
+
+std::string default_config_file(const std::string& run_dir) {
+  return persistent::RunDir(run_dir).root() == persistent::RunDir(persistent::kDefaultRunDir).root()
+             ? kDefaultConfigFile
+             : "";
+}
+
+Status run_daemon(const DaemonOptions& options, std::ostream& log) {
+  std::string run_dir = options.run_dir.empty() ? persistent::default_run_dir() : options.run_dir;
+  auto self = sys::read_process_status(sys::Tree(sys::kDefaultProcRoot), ::getpid());
+  if (!self.ok())
+    return self.error();
+  if (!self->may_use_persistent_events())
+    return errorf(EACCES,
+                  "the broker holds perf events for every user, so it must run as root or with "
+                  "CAP_PERFMON (this is uid %u without it)",
+                  unsigned(self->effective_uid));
+  if (options.keeper)
+    return run_keeper(run_dir, options.foreground, log);
+
+  std::optional<sys::Detached> detached;
+  if (!options.foreground) {
+    PP_ASSIGN_OR_RETURN(sys::Detached d, sys::Detached::detach());
+    detached.emplace(std::move(d));
+  }
+  // Blocked before anything else starts, so they only arrive through the fd.
+  PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGTERM, SIGINT, SIGHUP}));
+  ::signal(SIGPIPE, SIG_IGN);
+  sys::raise_fd_limit();
+
+  auto resolver = persistent::make_parser_resolver(sys::kDefaultSysfsRoot, "");
+  BrokerConfig config;
+  config.run_dir = run_dir;
+  config.config_file =
+      options.config_file.empty() ? default_config_file(run_dir) : options.config_file;
+  config.config_required = options.config_given;
+  config.kernel = &sys::real_kernel();
+  config.resolver = resolver.get();
+  config.log = &log;
+  config.systemd = &sys::real_systemd();
+  if (detached) {
+    // broker.log is bounded: full, it becomes broker.log.1 (persistent/limits.h).
+    std::string log_path = persistent::RunDir(run_dir).log();
+    PP_ASSIGN_OR_RETURN(config.log_limits.initial_bytes,
+                        sys::rotate_log_if_over(log_path, config.log_limits.max_bytes));
+    config.log_limits.rotate = [log_path] { return sys::rotate_log(log_path); };
+  }
+  // --replace: the running broker's events, every buffer mapped here
+  // before it goes; then it releases the run directory to this one.
+  std::optional<Handover> handover;
+  if (options.replace) {
+    auto received = Handover::receive(persistent::RunDir(run_dir), sys::real_kernel());
+    if (received.ok()) {
+      handover.emplace(std::move(*received));
+      PP_ASSIGN_OR_RETURN(int old_pid, handover->finish());
+      log << "perf persistent daemon: took " << handover->events
+          << " buffer(s) over from the broker (pid " << old_pid << "), which exits now"
+          << std::endl;
+      config.handed_over = &handover->fds;
+      config.lock_wait_ms = 10000;
+    } else if (received.error().kind() == ErrorKind::kBrokerDown) {
+      log << "perf persistent daemon: --replace: no broker runs for " << run_dir
+          << "; starting a new one" << std::endl;
+    } else {
+      return received.error().with_context("taking over from the running broker");
+    }
+  }
+  PP_ASSIGN_OR_RETURN(auto broker, Broker::start(config));
+  if (handover)
+    handover->mappings.clear();  // the broker maps the same buffers now
+  std::string started = "serving " + broker->run_dir().socket() + " (pid " +
+                        std::to_string(::getpid()) + "); " + broker->start_summary();
+  if (detached) {
+    // From here on the starter is gone and stderr is the log file.
+    PP_RETURN_IF_ERROR(detached->ready(broker->run_dir().log()));
+  }
+  log << "perf persistent daemon: " << started << std::endl;
+  // The run directory going away (or its socket or lock) ends the broker: a
+  // client can no longer find it, so the next create would start a second
+  // broker beside it, and its events would be out of every command's reach.
+  const persistent::RunDir& dir = broker->run_dir();
+  PP_ASSIGN_OR_RETURN(sys::DirWatch watch,
+                      sys::DirWatch::open(dir.root(), {"broker.sock", "broker.lock"}));
+  PP_ASSIGN_OR_RETURN(sys::FdUnion wake, sys::FdUnion::open({signals.fd(), watch.fd()}));
+  for (;;) {
+    PP_RETURN_IF_ERROR(broker->serve(wake.fd()));
+    if (broker->handed_over()) {
+      log << "perf persistent daemon: handed every event over to the new broker; exiting"
+          << std::endl;
+      return ok_status();
+    }
+    PP_ASSIGN_OR_RETURN(std::string gone, watch.read());
+    if (!gone.empty()) {
+      log << "perf persistent daemon: " << gone << "; stopping, and closing its "
+          << broker->event_count()
+          << " event(s) with it, since no command can reach them any more; start a broker "
+             "again ('perf persistent daemon --run-dir DIR') to use persistent events"
+          << std::endl;
+      return ok_status();
+    }
+    auto signal = signals.read();
+    if (!signal.ok() && signal.error().code() == EAGAIN)
+      continue;  // a change in the run directory that does not matter
+    if (signal.ok() && *signal == SIGHUP) {
+      (void)broker->reload();  // it logs what it did, or why nothing changed
+      continue;
+    }
+    log << "perf persistent daemon: stopping on signal "
+        << (signal.ok() ? std::to_string(*signal) : "?") << "; the registry stays in "
+        << broker->run_dir().state() << std::endl;
+    return ok_status();
+  }
+}
+
+}  // namespace pp::broker

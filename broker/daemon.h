@@ -1,0 +1,53 @@
+// `perf persistent daemon`: the broker as a process. Checks that it may hold
+// perf events for others (root or CAP_PERFMON), detaches unless told to stay
+// in the foreground (the starter returns once the broker listens, so `create`
+// can start one and use it at once), raises its fd limit, starts the Broker
+// and serves until SIGTERM or SIGINT; SIGHUP reloads the config file.
+// Under systemd it notifies and uses the fd store (persistent/broker.h).
+//
+// The same verb runs the broker's helpers: `--replace` takes over from a
+// running broker (persistent/handover.h), `--keeper` is the keeper
+// (persistent/keeper.h), `--reload` asks the running broker to reload.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "base/json.h"
+#include "base/result.h"
+
+namespace pp::broker {
+
+struct DaemonOptions {
+  std::string run_dir;        // "" means default_run_dir()
+  std::string config_file;    // "" means default_config_file(run_dir), which may be missing
+  bool config_given = false;  // --config was given: a missing file is an error
+  bool foreground = false;
+  bool replace = false;  // take the running broker's events over, then let it exit
+  bool keeper = false;   // run the keeper instead of a broker
+};
+
+// The config file a broker of `run_dir` reads when --config is not given:
+// kDefaultConfigFile for the system's run directory (/run/perf-persistent),
+// "" (none) for any other. A private broker (a test's, a benchmark's, one a
+// user starts with --run-dir to try something) never picks up the events
+// the host keeps from boot.
+std::string default_config_file(const std::string& run_dir);
+
+// Runs the broker (or the keeper) until a signal stops it. Messages (the
+// start line, then one per change) go to `log`: stderr in the foreground,
+// <run-dir>/broker.log (keeper.log for the keeper) when detached. Errors
+// before it serves are returned (and, when detaching, make the starter exit
+// with their status).
+Status run_daemon(const DaemonOptions& options, std::ostream& log);
+
+// `daemon --reload`: asks the broker of `run_dir` to reload its config file
+// (the reload request): its report (Broker::ReloadReport::to_json()), or the
+// error (kind config when the file is bad: nothing changed; broker-down).
+Result<json> request_reload(const std::string& run_dir);
+
+// The report, for a person: "reloaded /etc/perf-persistent.conf: 1 created,
+// 2 unchanged", then one line per failed event.
+void print_reload_report(std::ostream& out, const json& reply);
+
+}  // namespace pp::broker

@@ -1,0 +1,439 @@
+#include "mce/decode.h"
+
+#include <array>
+#include <cctype>
+#include <cstdio>
+
+#include "base/json.h"
+#include "base/strings.h"
+#include "mce/bits.h"
+#include "mce/severity.h"
+
+namespace pp::mce {
+namespace {
+
+using namespace bits;
+
+struct NamedBit {
+  uint64_t mask;
+  const char* name;
+};
+
+// IA32_MCi_STATUS flags that every layout has (SDM vol. 3B; AMD APM vol. 2).
+constexpr NamedBit kCommonStatusBits[] = {
+    {kVal, "VAL"},     {kOver, "OVER"},   {kUc, "UC"},   {kEn, "EN"},
+    {kMiscv, "MISCV"}, {kAddrv, "ADDRV"}, {kPcc, "PCC"},
+};
+// Intel, only with MCG_CAP.SER_P (bit 24): S (signalled) and AR (action
+// required); without SER_P these bits are reserved (SDM, IA32_MCi_STATUS).
+constexpr NamedBit kSerStatusBits[] = {{kS, "S"}, {kAr, "AR"}};
+// AMD MCA_STATUS bits (AMD64 APM vol. 2 and the family 17h/19h PPRs):
+// bit 55 is TCC, not AR; no S bit.
+constexpr NamedBit kAmdStatusBits[] = {
+    {kTcc, "TCC"},           {kSyndv, "SyndV"},   {kCecc, "CECC"},   {kUecc, "UECC"},
+    {kDeferred, "Deferred"}, {kPoison, "Poison"}, {kScrub, "Scrub"},
+};
+// IA32_MCG_STATUS (SDM vol. 3B): RIPV, EIPV, MCIP, LMCE_S (printed LMCE).
+constexpr NamedBit kMcgStatusBits[] = {
+    {kRipv, "RIPV"}, {kEipv, "EIPV"}, {kMcip, "MCIP"}, {kLmce, "LMCE"}};
+
+// AMD SMCA: MCA_IPID bits 43:32 are the HardwareID and 63:48 the McaType;
+// the pair names the kind of block behind a bank. Pairs and the short names
+// Linux uses for them (arch/x86/kernel/cpu/mce/amd.c, the SMCA bank types;
+// the same names appear under /sys/devices/system/machinecheck).
+struct SmcaType {
+  uint16_t hwid, mcatype;
+  const char* name;
+};
+constexpr SmcaType kSmcaTypes[] = {
+    {0x00, 0x0, "reserved"},
+    {0xB0, 0x0, "load_store"},
+    {0xB0, 0x10, "load_store"},
+    {0xB0, 0x1, "insn_fetch"},
+    {0xB0, 0x2, "l2_cache"},
+    {0xB0, 0x3, "decode_unit"},
+    {0xB0, 0x5, "execution_unit"},
+    {0xB0, 0x6, "floating_point"},
+    {0xB0, 0x7, "l3_cache"},
+    {0x2E, 0x0, "coherent_slave"},
+    {0x2E, 0x1, "pie"},
+    {0x2E, 0x2, "coherent_slave"},
+    {0x2E, 0x4, "ma_llc"},
+    {0x96, 0x0, "umc"},
+    {0x96, 0x1, "umc_v2"},
+    {0x05, 0x0, "param_block"},
+    {0xFF, 0x0, "psp"},
+    {0xFF, 0x1, "psp"},
+    {0xFF, 0x2, "mpart"},
+    {0x01, 0x0, "smu"},
+    {0x01, 0x1, "smu"},
+    {0x01, 0x2, "mp5"},
+    {0x01, 0x3, "mpdma"},
+    {0x18, 0x0, "nbio"},
+    {0x46, 0x0, "pcie"},
+    {0x46, 0x1, "pcie"},
+    {0x50, 0x0, "xgmi_pcs"},
+    {0x5C, 0x0, "ssbdci"},
+    {0x6C, 0x0, "nbif"},
+    {0x80, 0x0, "shub"},
+    {0xA8, 0x0, "sata"},
+    {0xAA, 0x0, "usb"},
+    {0x12, 0x0, "mpras"},
+    {0xBE, 0x0, "mpdacc"},
+    {0xF9, 0x0, "mpm"},
+    {0xFD, 0x0, "mpasp"},
+    {0xFD, 0x1, "mpasp"},
+    {0x157, 0x0, "dacc_fe"},
+    {0x164, 0x0, "dacc_be"},
+    {0x170, 0x0, "usr_dp"},
+    {0x180, 0x0, "usr_cp"},
+    {0x1E0, 0x0, "eddr5cmn"},
+    {0x1E1, 0x0, "pcie_pl"},
+    {0x241, 0x0, "gmi_pcs"},
+    {0x259, 0x0, "xgmi_phy"},
+    {0x267, 0x0, "wafl_phy"},
+    {0x269, 0x0, "gmi_phy"},
+};
+
+std::optional<std::string> smca_bank_type_of(uint64_t ipid) {
+  uint16_t hwid = (ipid >> 32) & 0xFFF;
+  uint16_t mcatype = (ipid >> 48) & 0xFFFF;
+  for (const SmcaType& t : kSmcaTypes)
+    if (t.hwid == hwid && t.mcatype == mcatype)
+      return std::string(t.name);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "unknown (hwid 0x%x, mcatype 0x%x)", unsigned(hwid),
+                unsigned(mcatype));
+  return std::string(buf);
+}
+
+// Names in enum order, one table per enum (checked by the static_asserts).
+constexpr std::string_view kVendorNames[] = {"unknown", "intel",   "amd",
+                                             "hygon",   "zhaoxin", "centaur"};
+static_assert(std::size(kVendorNames) == size_t(CpuVendor::kCentaur) + 1);
+constexpr std::string_view kSeverityNames[] = {"invalid", "corrected", "deferred", "ucna",
+                                               "srao",    "srar",      "fatal",    "uncorrected"};
+static_assert(std::size(kSeverityNames) == size_t(MceSeverity::kUncorrected) + 1);
+// Least to most severe; the names in that order.
+constexpr MceSeverity kSeverityByRank[] = {
+    MceSeverity::kInvalid, MceSeverity::kCorrected, MceSeverity::kDeferred,    MceSeverity::kUcna,
+    MceSeverity::kSrao,    MceSeverity::kSrar,      MceSeverity::kUncorrected, MceSeverity::kFatal};
+static_assert(std::size(kSeverityByRank) == std::size(kSeverityNames));
+constexpr auto kSeverityNamesByRank = [] {
+  std::array<std::string_view, std::size(kSeverityByRank)> names{};
+  for (size_t i = 0; i < names.size(); i++)
+    names[i] = kSeverityNames[size_t(kSeverityByRank[i])];
+  return names;
+}();
+constexpr std::string_view kKernelSeverityNames[] = {"no", "deferred", "ucna", "keep", "some",
+                                                     "ao", "uc",       "ar",   "panic"};
+static_assert(std::size(kKernelSeverityNames) == size_t(KernelSeverity::kPanic) + 1);
+
+// The enum value whose name in `names` is `name`, or nullopt.
+template <typename Enum, size_t N>
+std::optional<Enum> from_name(const std::string_view (&names)[N], std::string_view name) {
+  for (size_t i = 0; i < N; i++)
+    if (names[i] == name)
+      return Enum(i);
+  return std::nullopt;
+}
+
+std::string hex16(uint16_t v) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%04x", unsigned(v));
+  return buf;
+}
+
+std::string ll_bits(uint8_t ll) {
+  return std::string(1, (ll & 2) ? '1' : '0') + ((ll & 1) ? '1' : '0');
+}
+
+// SDM, "Threshold-Based Error Status": 00 no tracking, 01 green (below
+// threshold), 10 yellow (above threshold), 11 reserved.
+std::string threshold_name(uint64_t status) {
+  switch ((status >> 53) & 3) {
+    case 0:
+      return "none";
+    case 1:
+      return "green";
+    case 2:
+      return "yellow";
+    default:
+      return "reserved";
+  }
+}
+
+std::string join_words(const std::vector<std::string>& words) {
+  return words.empty() ? "(none)" : join(words, " ");
+}
+
+}  // namespace
+
+std::string_view cpu_vendor_name(CpuVendor vendor) {
+  return kVendorNames[size_t(vendor)];
+}
+
+std::optional<CpuVendor> cpu_vendor_from_name(std::string_view name) {
+  std::string lower;
+  for (char c : name)
+    lower += char(std::tolower(static_cast<unsigned char>(c)));
+  return from_name<CpuVendor>(kVendorNames, lower);
+}
+
+// arch/x86/include/asm/processor.h: X86_VENDOR_INTEL 0, _AMD 2, _CENTAUR 5,
+// _HYGON 9, _ZHAOXIN 10.
+CpuVendor cpu_vendor_from_kernel(uint8_t x86_vendor) {
+  switch (x86_vendor) {
+    case 0:
+      return CpuVendor::kIntel;
+    case 2:
+      return CpuVendor::kAmd;
+    case 5:
+      return CpuVendor::kCentaur;
+    case 9:
+      return CpuVendor::kHygon;
+    case 10:
+      return CpuVendor::kZhaoxin;
+    default:
+      return CpuVendor::kUnknown;
+  }
+}
+
+std::string_view mce_severity_name(MceSeverity severity) {
+  return kSeverityNames[size_t(severity)];
+}
+
+std::span<const std::string_view> mce_severity_names() {
+  return kSeverityNames;
+}
+
+std::optional<MceSeverity> mce_severity_from_name(std::string_view name) {
+  return from_name<MceSeverity>(kSeverityNames, name);
+}
+
+std::string_view kernel_severity_name(KernelSeverity severity) {
+  return kKernelSeverityNames[size_t(severity)];
+}
+
+int mce_severity_rank(std::string_view name) {
+  for (size_t i = 0; i < kSeverityNamesByRank.size(); i++)
+    if (kSeverityNamesByRank[i] == name)
+      return int(i);
+  return -1;
+}
+
+std::span<const std::string_view> mce_severities_by_rank() {
+  return kSeverityNamesByRank;
+}
+
+int kernel_severity_rank(std::string_view name) {
+  std::optional<KernelSeverity> severity = from_name<KernelSeverity>(kKernelSeverityNames, name);
+  return severity ? int(*severity) : -1;
+}
+
+MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
+  MceDecoded d;
+  d.regs = regs;
+  d.vendor = vendor_override;
+  if (d.vendor == CpuVendor::kUnknown && regs.cpuvendor)
+    d.vendor = cpu_vendor_from_kernel(*regs.cpuvendor);
+  d.amd_layout = d.vendor == CpuVendor::kAmd || d.vendor == CpuVendor::kHygon;
+  if (d.vendor == CpuVendor::kUnknown && (regs.ipid || regs.synd))
+    d.notes.push_back("vendor unknown but IPID/SYND given: give --vendor amd for AMD's layout");
+
+  const uint64_t status = regs.status.value_or(0);
+  if (!regs.status)
+    d.notes.push_back("no status: decoded as 0");
+  for (const NamedBit& b : kCommonStatusBits)
+    if (status & b.mask)
+      d.status_bits.emplace_back(b.name);
+
+  if (d.amd_layout) {
+    for (const NamedBit& b : kAmdStatusBits)
+      if (status & b.mask)
+        d.status_bits.emplace_back(b.name);
+    if (regs.ipid)
+      d.smca_bank_type = smca_bank_type_of(*regs.ipid);
+  } else {
+    const uint64_t cap = regs.mcgcap.value_or(0);
+    if (cap & kMcgSerP) {
+      for (const NamedBit& b : kSerStatusBits)
+        if (status & b.mask)
+          d.status_bits.emplace_back(b.name);
+    } else if (status & (kS | kAr)) {
+      d.notes.push_back(regs.mcgcap
+                            ? "bits 56:55 set but MCG_CAP.SER_P is clear: reserved, not S/AR"
+                            : "bits 56:55 set but MCG_CAP unknown: S/AR not decoded (give "
+                              "--mcgcap)");
+    }
+    // SDM: bits 54:53 are the threshold-based error status only when
+    // MCG_CAP.TES_P (bit 11) is set; bits 52:38 the corrected error count
+    // only when MCG_CAP.CMCI_P (bit 10) is set. Otherwise model specific.
+    if (cap & kMcgTesP)
+      d.threshold = threshold_name(status);
+    if (cap & kMcgCmciP)
+      d.corrected_count = uint32_t((status >> 38) & 0x7FFF);
+  }
+  if (regs.mcgstatus)
+    for (const NamedBit& b : kMcgStatusBits)
+      if (*regs.mcgstatus & b.mask)
+        d.mcg_status_bits.emplace_back(b.name);
+
+  d.mscod = uint16_t(status >> 16);
+  d.error_code = decode_mca_error_code(uint16_t(status));
+
+  SeverityVerdict sev = sdm_severity(regs, d.amd_layout);
+  d.severity = sev.severity;
+  d.severity_rule = std::move(sev.rule);
+  KernelSeverityVerdict ksev = kernel_severity(regs, d.amd_layout);
+  d.kernel_severity = ksev.severity;
+  d.kernel_severity_rule = std::move(ksev.rule);
+  for (auto& n : ksev.notes)
+    d.notes.push_back(std::move(n));
+  return d;
+}
+
+void print_mce_text(const MceDecoded& d, std::string& out) {
+  const MceRegisters& r = d.regs;
+  // Headline: where, and the two verdicts.
+  out += "CPU " + (r.cpu ? std::to_string(*r.cpu) : std::string("?")) + " bank " +
+         (r.bank ? std::to_string(*r.bank) : std::string("?")) + ": " +
+         std::string(mce_severity_name(d.severity)) +
+         ", kernel: " + std::string(kernel_severity_name(d.kernel_severity)) + "\n";
+  out += "  status " + hex_u64(r.status.value_or(0)) + ": " + join_words(d.status_bits);
+  if (d.threshold)
+    out += ", threshold " + *d.threshold;
+  if (d.corrected_count)
+    out += ", corrected count " + std::to_string(*d.corrected_count);
+  out += "\n";
+  if (r.mcgstatus)
+    out += "  mcgstatus " + hex_u64(*r.mcgstatus) + ": " + join_words(d.mcg_status_bits) + "\n";
+  out += "  error code " + hex16(d.error_code.raw) + " " + describe_mca_error_code(d.error_code) +
+         "; mscod " + hex16(d.mscod) + "\n";
+  if (d.smca_bank_type)
+    out += "  smca bank type " + *d.smca_bank_type + "\n";
+  std::string regs_line;
+  auto add = [&](const char* name, const std::optional<uint64_t>& v) {
+    if (v)
+      regs_line += std::string(regs_line.empty() ? "" : " ") + name + " " + hex_u64(*v);
+  };
+  add("addr", r.addr);
+  add("misc", r.misc);
+  add("synd", r.synd);
+  add("ipid", r.ipid);
+  add("mcgcap", r.mcgcap);
+  add("ip", r.ip);
+  if (r.cs)
+    regs_line += std::string(regs_line.empty() ? "" : " ") + "cs " + hex_u64(*r.cs);
+  add("tsc", r.tsc);
+  add("ppin", r.ppin);
+  if (!regs_line.empty())
+    out += "  " + regs_line + "\n";
+  std::string where;
+  auto addn = [&](const char* name, const std::optional<uint32_t>& v, bool as_hex) {
+    if (v)
+      where += std::string(where.empty() ? "" : " ") + name + " " +
+               (as_hex ? hex_u64(*v) : std::to_string(*v));
+  };
+  if (d.vendor != CpuVendor::kUnknown)
+    where += "vendor " + std::string(cpu_vendor_name(d.vendor));
+  addn("cpuid", r.cpuid, true);
+  addn("socket", r.socketid, false);
+  addn("apic", r.apicid, true);
+  addn("microcode", r.microcode, true);
+  if (r.walltime)
+    where += std::string(where.empty() ? "" : " ") + "time " + std::to_string(*r.walltime);
+  if (!where.empty())
+    out += "  " + where + "\n";
+  out += "  severity " + std::string(mce_severity_name(d.severity)) + ": " + d.severity_rule + "\n";
+  out += "  kernel severity " + std::string(kernel_severity_name(d.kernel_severity)) + ": " +
+         d.kernel_severity_rule + "\n";
+  for (const auto& n : d.notes)
+    out += "  note: " + n + "\n";
+}
+
+nlohmann::json mce_json(const MceDecoded& d) {
+  const MceRegisters& r = d.regs;
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, reg] : kMceHexRegisters)
+    if (r.*reg)
+      j[name] = hex_u64(*(r.*reg));
+  for (const auto& [name, reg] : kMceNumRegisters)
+    if (r.*reg)
+      j[name] = uint64_t(*(r.*reg));
+  if (r.cs)
+    j["cs"] = uint64_t(*r.cs);
+  j["vendor"] = std::string(cpu_vendor_name(d.vendor));
+  j["status_bits"] = d.status_bits;
+  j["mcg_status_bits"] = d.mcg_status_bits;
+  if (d.corrected_count)
+    j["corrected_count"] = *d.corrected_count;
+  if (d.threshold)
+    j["threshold"] = *d.threshold;
+  j["mscod"] = hex_u64(d.mscod);
+  j["error_code"] = hex16(d.error_code.raw);
+  const McaErrorCode& c = d.error_code;
+  j["error_class"] = std::string(mca_error_class_name(c.error_class));
+  if (c.simple)
+    j["simple"] = *c.simple;
+  if (c.internal)
+    j["internal"] = *c.internal;
+  if (c.tt)
+    j["tt"] = *c.tt;
+  if (c.ll) {
+    j["ll"] = ll_bits(*c.ll);
+    j["cache"] = std::string(cache_level_name(*c.ll));
+  }
+  if (c.rrrr)
+    j["rrrr"] = *c.rrrr;
+  if (c.pp)
+    j["pp"] = *c.pp;
+  if (c.t)
+    j["t"] = *c.t;
+  if (c.ii)
+    j["ii"] = *c.ii;
+  if (c.mmm)
+    j["mmm"] = *c.mmm;
+  if (c.cccc) {
+    if (*c.cccc == 0xF)
+      j["cccc"] = "unspecified";
+    else
+      j["cccc"] = *c.cccc;
+  }
+  if (c.error_class != McaErrorClass::kSimple && c.error_class != McaErrorClass::kInternal)
+    j["f"] = c.f;
+  if (d.smca_bank_type)
+    j["smca_bank_type"] = *d.smca_bank_type;
+  j["severity"] = std::string(mce_severity_name(d.severity));
+  j["severity_rule"] = d.severity_rule;
+  j["kernel_severity"] = std::string(kernel_severity_name(d.kernel_severity));
+  j["kernel_severity_rule"] = d.kernel_severity_rule;
+  if (!d.notes.empty())
+    j["notes"] = d.notes;
+  return j;
+}
+
+MceFromJson mce_registers_from_json(const nlohmann::ordered_json& object) {
+  MceFromJson out;
+  if (!object.is_object())
+    return out;
+  auto number = [&](const char* name) -> std::optional<uint64_t> {
+    auto f = object.find(name);
+    if (f == object.end() || !f->is_number_unsigned())
+      return std::nullopt;
+    return f->get<uint64_t>();
+  };
+  for (const auto& [name, reg] : kMceHexRegisters)
+    if (auto f = object.find(name); f != object.end())
+      out.regs.*reg = u64_from_hex_json(*f);
+  for (const auto& [name, reg] : kMceNumRegisters)
+    if (auto v = number(name); v && *v <= UINT32_MAX)
+      out.regs.*reg = uint32_t(*v);
+  if (auto v = number("cs"); v && *v <= UINT8_MAX)
+    out.regs.cs = uint8_t(*v);
+  if (auto v = object.find("vendor"); v != object.end() && v->is_string())
+    out.vendor = cpu_vendor_from_name(v->get<std::string>()).value_or(CpuVendor::kUnknown);
+  return out;
+}
+
+}  // namespace pp::mce

@@ -1,0 +1,212 @@
+// Kernel log lines back into machine-check registers. The texts are what
+// Linux prints (arch/x86/kernel/cpu/mce/core.c); the first is a real panic
+// recovered from pstore after a QEMU injection of
+// `mce -b 0 1 0xbe00000000000150 0x5 0x1234000 0x86` on Skylake-Server-v4.
+#include "mce/kernel_log.h"
+
+#include <gtest/gtest.h>
+
+namespace pp::mce {
+namespace {
+
+constexpr const char* kPanicLog =
+    "[    1.234567] Run /init as init process\n"
+    "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: be00000000000150\n"
+    "mce: [Hardware Error]: RIP !INEXACT! 10:<ffffffff9c8592eb> {native_safe_halt+0xb/0x10}\n"
+    "mce: [Hardware Error]: TSC 5663dac3e ADDR 1234000 MISC 86\n"
+    "mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 0 microcode 1\n"
+    "mce: [Hardware Error]: Run the above through 'mcelog --ascii'\n"
+    "mce: [Hardware Error]: Machine check: Processor context corrupt\n"
+    "Kernel panic - not syncing: Fatal machine check\n";
+
+TEST(MceLog, KernelPanicTextIsOneErrorWithEveryField) {
+  MceLog log = parse_mce_log(kPanicLog);
+  EXPECT_TRUE(log.problems.empty());
+  ASSERT_EQ(log.entries.size(), 1u);
+  const MceLogEntry& e = log.entries[0];
+  EXPECT_EQ(e.line, 2u);
+  EXPECT_EQ(e.kernel_message, "Processor context corrupt");
+  MceRegisters want;
+  want.cpu = 0;
+  want.mcgstatus = 0x5;
+  want.bank = 1;
+  want.status = 0xbe00000000000150;
+  want.cs = 0x10;
+  want.ip = 0xffffffff9c8592eb;
+  want.tsc = 0x5663dac3e;
+  want.addr = 0x1234000;
+  want.misc = 0x86;
+  want.cpuvendor = 0;
+  want.cpuid = 0x50654;
+  want.walltime = 1796285030;
+  want.socketid = 0;
+  want.apicid = 0;
+  want.microcode = 1;
+  EXPECT_EQ(e.regs, want);
+  MceDecoded d = decode_mce(e.regs);
+  EXPECT_EQ(d.vendor, CpuVendor::kIntel);
+  EXPECT_EQ(d.severity, MceSeverity::kFatal);
+  EXPECT_EQ(d.kernel_severity, KernelSeverity::kPanic);
+  EXPECT_EQ(d.kernel_severity_rule.rfind(e.kernel_message, 0), 0u) << d.kernel_severity_rule;
+}
+
+// dmesg timestamps, syslog prefixes, the polled form "Machine Check: 0" (no
+// "Exception"), an exact RIP, and several errors in a row.
+TEST(MceLog, PrefixesAndThePolledFormAndSeveralErrors) {
+  MceLog log = parse_mce_log(
+      "[   12.345678] mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: 9400000000000000\r\n"
+      "[   12.345679] mce: [Hardware Error]: TSC 1f ADDR 5678000 \r\n"
+      "[   12.345680] mce: [Hardware Error]: PROCESSOR 0:806f8 TIME 1700000000 SOCKET 1 APIC 4 "
+      "microcode 2b000161\r\n"
+      "Dec 03 12:00:00 host kernel: mce: [Hardware Error]: CPU 3: Machine Check Exception: 7 "
+      "Bank 4: bd80000000100134\n"
+      "Dec 03 12:00:00 host kernel: mce: [Hardware Error]: RIP 33:<00007f0012345678>\n"
+      "Dec 03 12:00:00 host kernel: mce: [Hardware Error]: TSC 2 ADDR 3 MISC 4 PPIN "
+      "1122334455667788\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 2u);
+  const MceRegisters& a = log.entries[0].regs;
+  EXPECT_EQ(log.entries[0].line, 1u);
+  EXPECT_EQ(a.cpu, 1u);
+  EXPECT_EQ(a.bank, 2u);
+  EXPECT_EQ(a.mcgstatus, 0u);
+  EXPECT_EQ(a.status, 0x9400000000000000u);
+  EXPECT_EQ(a.addr, 0x5678000u);
+  EXPECT_EQ(a.misc, std::nullopt);
+  EXPECT_EQ(a.socketid, 1u);
+  EXPECT_EQ(a.apicid, 4u);
+  EXPECT_EQ(a.microcode, 0x2b000161u);
+  EXPECT_EQ(a.cpuid, 0x806f8u);
+  EXPECT_EQ(a.ip, std::nullopt);
+  const MceRegisters& b = log.entries[1].regs;
+  EXPECT_EQ(log.entries[1].line, 4u);
+  EXPECT_EQ(b.cpu, 3u);
+  EXPECT_EQ(b.mcgstatus, 7u);
+  EXPECT_EQ(b.cs, 0x33);
+  EXPECT_EQ(b.ip, 0x00007f0012345678u);
+  EXPECT_EQ(b.ppin, 0x1122334455667788u);
+  EXPECT_EQ(b.cpuvendor, std::nullopt);
+  EXPECT_TRUE(log.entries[1].kernel_message.empty());
+}
+
+// AMD SMCA: the TSC line carries SYND and IPID; PROCESSOR's vendor is 2.
+TEST(MceLog, AmdSyndAndIpid) {
+  MceLog log = parse_mce_log(
+      "mce: [Hardware Error]: CPU 5: Machine Check: 0 Bank 17: 9c2018000000011b\n"
+      "mce: [Hardware Error]: TSC 0 ADDR 1f7aff840 MISC d01a000101000000 SYND 4d000002 IPID "
+      "9600150f00\n"
+      "mce: [Hardware Error]: PROCESSOR 2:a00f11 TIME 1700000000 SOCKET 0 APIC a microcode "
+      "a0011ce\n"
+      "[Hardware Error]: Deferred error, no action required.\n"
+      "[Hardware Error]: CPU:5 (19:1:1) MC17_STATUS[-|-|MiscV|AddrV|-|-|SyndV|-|Deferred|Poison]: "
+      "0x9c2018000000011b\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 1u);
+  const MceRegisters& r = log.entries[0].regs;
+  EXPECT_EQ(r.synd, 0x4d000002u);
+  EXPECT_EQ(r.ipid, 0x9600150f00u);
+  EXPECT_EQ(r.cpuvendor, 2);
+  EXPECT_EQ(r.apicid, 0xau);
+  MceDecoded d = decode_mce(r);
+  EXPECT_EQ(d.vendor, CpuVendor::kAmd);
+  EXPECT_EQ(d.smca_bank_type, "umc");
+  EXPECT_EQ(d.severity, MceSeverity::kDeferred);
+}
+
+// A malformed line is a problem naming its line; the error it belonged to is
+// skipped with its continuation lines, and parsing goes on.
+TEST(MceLog, MalformedLinesNameTheirLineAndParsingGoesOn) {
+  MceLog log = parse_mce_log(
+      "mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 2: zz00\n"  // 1 bad header
+      "mce: [Hardware Error]: TSC 1 ADDR 2\n"                          // 2 skipped with it
+      "mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 3: 9000000000000000\n"  // 3
+      "mce: [Hardware Error]: TSC 1 ADDR xyz\n"                                    // 4 bad value
+      "mce: [Hardware Error]: RIP 10:ffff\n"                                       // 5 bad RIP
+      "mce: [Hardware Error]: PROCESSOR x:1\n"  // 6 bad PROCESSOR
+      "mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 4: 9000000000000001\n"  // 7
+      "mce: [Hardware Error]: PROCESSOR 0:1 TIME soon\n"                           // 8 bad TIME
+      "mce: [Hardware Error]: CPU 99999999999: Machine Check: 0 Bank 1: 1\n"       // 9 CPU too big
+      "mce: [Hardware Error]: CPU 2: Machine Check: 0 Bank 5: 10000000000000000\n");  // 10 > 64
+                                                                                      // bits
+  ASSERT_EQ(log.problems.size(), 7u);
+  const size_t lines[] = {1, 4, 5, 6, 8, 9, 10};
+  for (size_t i = 0; i < 7; i++) {
+    EXPECT_EQ(log.problems[i].line, lines[i]);
+    EXPECT_EQ(log.problems[i].message.rfind("line " + std::to_string(lines[i]) + ": ", 0), 0u)
+        << log.problems[i].message;
+  }
+  EXPECT_NE(log.problems[0].message.find("expected 'CPU <n>: Machine Check"), std::string::npos);
+  EXPECT_NE(log.problems[1].message.find("ADDR needs a hex value, got 'xyz'"), std::string::npos)
+      << log.problems[1].message;
+  ASSERT_EQ(log.entries.size(), 2u);
+  EXPECT_EQ(log.entries[0].regs.bank, 3u);
+  EXPECT_EQ(log.entries[0].regs.addr, std::nullopt);  // the bad TSC line added nothing
+  EXPECT_EQ(log.entries[1].regs.bank, 4u);
+  EXPECT_EQ(log.entries[1].regs.walltime, std::nullopt);
+}
+
+TEST(MceLog, ContinuationWithoutHeaderIsAProblem) {
+  MceLog log = parse_mce_log("x\nmce: [Hardware Error]: TSC 1 ADDR 2\n");
+  ASSERT_EQ(log.problems.size(), 1u);
+  EXPECT_EQ(log.problems[0].line, 2u);
+  EXPECT_NE(log.problems[0].message.find("no 'CPU N: Machine Check' line came before it"),
+            std::string::npos);
+  EXPECT_TRUE(log.entries.empty());
+}
+
+TEST(MceLog, TextWithoutMachineChecksGivesNothing) {
+  for (const char* text : {"", "\n\n", "[    0.000000] Linux version 6.1.0\n",
+                           "[Hardware Error]: CPU:0 (17:31:0) MC1_STATUS[-|CE]: 0x1\n",
+                           "mce: [Hardware Error]: Machine check: Processor context corrupt\n"}) {
+    MceLog log = parse_mce_log(text);
+    EXPECT_TRUE(log.entries.empty()) << text;
+    EXPECT_TRUE(log.problems.empty()) << text;
+  }
+}
+
+TEST(MceLog, RegisterHexWithOrWithout0x) {
+  EXPECT_EQ(*parse_register_hex("be00000000000150", "STATUS"), 0xbe00000000000150u);
+  EXPECT_EQ(*parse_register_hex("0xBE00000000000150", "STATUS"), 0xbe00000000000150u);
+  EXPECT_EQ(*parse_register_hex("86", "--misc"), 0x86u);
+  EXPECT_EQ(*parse_register_hex("0000000000000000ff", "--addr"), 0xffu);
+  auto bad = parse_register_hex("xyz", "--addr");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kUsage);
+  EXPECT_NE(bad.error().message().find("--addr: 'xyz' is not hexadecimal"), std::string::npos);
+  auto big = parse_register_hex("10000000000000000", "STATUS");
+  ASSERT_FALSE(big.ok());
+  EXPECT_NE(big.error().message().find("does not fit in 64 bits"), std::string::npos);
+  EXPECT_FALSE(parse_register_hex("", "STATUS").ok());
+  EXPECT_FALSE(parse_register_hex("0x", "STATUS").ok());
+  EXPECT_FALSE(parse_register_hex("-1", "STATUS").ok());
+}
+
+TEST(MceLog, FillAbsentKeepsWhatTheLogSays) {
+  MceRegisters log;
+  log.status = 1;
+  log.bank = 2;
+  MceRegisters given;
+  given.status = 9;
+  given.mcgcap = 0x1000c0a;
+  MceRegisters r = fill_absent(log, given);
+  EXPECT_EQ(r.status, 1u);
+  EXPECT_EQ(r.bank, 2u);
+  EXPECT_EQ(r.mcgcap, 0x1000c0au);
+}
+
+TEST(MceLog, EntryJsonSaysWhereAndWhatTheKernelSaid) {
+  MceLog log = parse_mce_log(kPanicLog);
+  ASSERT_EQ(log.entries.size(), 1u);
+  nlohmann::json j = mce_log_entry_json(log.entries[0], CpuVendor::kUnknown);
+  EXPECT_EQ(j["log_line"], 2);
+  EXPECT_EQ(j["kernel_message"], "Processor context corrupt");
+  EXPECT_EQ(j["severity"], "fatal");
+  std::string text;
+  print_mce_log_entry_text(log.entries[0], CpuVendor::kUnknown, text);
+  EXPECT_NE(text.find("  log line 2, the kernel said: Processor context corrupt\n"),
+            std::string::npos)
+      << text;
+}
+
+}  // namespace
+}  // namespace pp::mce
