@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/json.h"
+#include "base/wall_time.h"
 #include "report/perf_data_reader.h"
 #include "report/perf_data_writer.h"
 #include "report/trace_decoder.h"
@@ -221,7 +222,9 @@ TEST(ReportTime, SecondsAndWallClock) {
   EXPECT_EQ(parse_report_time("5", std::nullopt).value(), 5000000000ULL);
   EXPECT_FALSE(parse_report_time("5.x", std::nullopt).ok());
   EXPECT_FALSE(parse_report_time("2026-12-03T14:05:00Z", std::nullopt).ok());
-  WallClock wall{1, 1764770700000000000ULL, 1000000000000ULL};  // 2025-12-03T14:05:00Z at 1000 s
+  // 2025-12-03T14:05:00Z at 1000 s on the records' clock.
+  sys::ClockPair wall{
+      .clockid = 1, .wall_ns = 1764770700000000000ULL, .clock_ns = 1000000000000ULL};
   EXPECT_EQ(parse_report_time("2025-12-03T14:05:01Z", wall).value(), 1001000000000ULL);
   EXPECT_EQ(parse_report_time("2025-12-03T15:05:01.5+01:00", wall).value(), 1001500000000ULL);
   EXPECT_EQ(format_wall_time(wall.to_wall(1001000000001ULL)), "2025-12-03T14:05:01.000000001Z");

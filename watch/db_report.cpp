@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/wall_time.h"
 #include "sys/clock.h"
 #include "watch/history.h"
 
@@ -269,7 +270,7 @@ std::string hex_addr(uint64_t v) {
 }
 
 std::string wall_or_unknown(const SqlValue& v) {
-  return is_null(v) ? std::string("unknown") : report::format_wall_time(uint64_t(as_i64(v)));
+  return is_null(v) ? std::string("unknown") : format_wall_time(uint64_t(as_i64(v)));
 }
 
 // The summary's data, gathered with one GROUP BY each.
@@ -502,11 +503,10 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
   if (text.empty())
     return bad();
   if (text.find('T') != std::string_view::npos)
-    return report::parse_report_time(text, report::WallClock{});
+    return parse_wall_time(text);
   if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
-    auto day = report::parse_report_time(std::string(text) + "T00:00:00Z", report::WallClock{});
-    // A day that does not exist (2026-02-30) would roll over: refuse it.
-    if (!day.ok() || !report::format_wall_time(*day).starts_with(text))
+    auto day = parse_wall_date(text);
+    if (!day.ok())
       return bad();
     return day;
   }
