@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/time_arg.h"
 #include "base/wall_time.h"
 #include "report/perf_data_reader.h"
 
@@ -126,26 +127,6 @@ nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> 
   return value;
 }
 
-Result<uint64_t> parse_seconds(std::string_view text) {
-  size_t dot = text.find('.');
-  std::string_view whole = text.substr(0, dot);
-  std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
-  uint64_t s = 0, f = 0;
-  auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), s);
-  if (whole.empty() || ec != std::errc() || end != whole.data() + whole.size() || frac.size() > 9 ||
-      s > UINT64_MAX / 1000000000)
-    return usage_error("'" + std::string(text) +
-                       "' is not a time: give seconds as the lines show them (18970.883561) or "
-                       "an ISO 8601 wall-clock time (2026-12-03T14:05:00Z)");
-  for (size_t i = 0; i < 9; i++) {
-    char c = i < frac.size() ? frac[i] : '0';
-    if (c < '0' || c > '9')
-      return usage_error("'" + std::string(text) + "' is not a time: bad fraction");
-    f = f * 10 + uint64_t(c - '0');
-  }
-  return s * 1000000000 + f;
-}
-
 // "a,b,c": a list of names for a message.
 std::string name_list(std::span<const std::string_view> names) {
   std::string out;
@@ -222,18 +203,17 @@ Result<std::vector<SortKey>> parse_sort_keys(std::string_view text) {
   return keys;
 }
 
-Result<uint64_t> parse_report_time(std::string_view text,
+Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
                                    const std::optional<sys::ClockPair>& wall) {
-  if (text.find('T') != std::string_view::npos) {
-    PP_ASSIGN_OR_RETURN(uint64_t ns, parse_wall_time(text));
-    if (!wall)
-      return usage_error("'" + std::string(text) +
-                         "' is a wall-clock time, but the records' clock cannot be converted to "
-                         "one (the file has no HEADER_CLOCK_DATA: record with a clockid); give "
-                         "seconds as the lines show them");
-    return wall->to_clock(ns);
-  }
-  return parse_seconds(text);
+  PP_ASSIGN_OR_RETURN(TimeArg time, parse_time_arg(text, now_wall_ns, TraceSeconds::kAccepted));
+  if (time.base == TimeBase::kTraceClock)
+    return time.ns;
+  if (!wall)
+    return usage_error("'" + std::string(text) +
+                       "' is a wall-clock time, but the records' clock cannot be converted to "
+                       "one (the file has no HEADER_CLOCK_DATA: record with a clockid); give "
+                       "seconds as the lines show them");
+  return wall->to_clock(time.ns);
 }
 
 TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decoder,
@@ -244,11 +224,12 @@ TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decod
 
 Status TraceReport::start(std::optional<sys::ClockPair> wall) {
   wall_ = wall;
+  uint64_t now = sys::realtime_ns();
   if (!options_.since.empty()) {
-    PP_ASSIGN_OR_RETURN(since_, parse_report_time(options_.since, wall_));
+    PP_ASSIGN_OR_RETURN(since_, parse_report_time(options_.since, now, wall_));
   }
   if (!options_.until.empty()) {
-    PP_ASSIGN_OR_RETURN(until_, parse_report_time(options_.until, wall_));
+    PP_ASSIGN_OR_RETURN(until_, parse_report_time(options_.until, now, wall_));
   }
   if (since_ > until_)
     return usage_error("--since " + options_.since + " is after --until " + options_.until);

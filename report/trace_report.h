@@ -74,13 +74,12 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
 // "0x..." strings, strings as strings, arrays as arrays): watch's records.
 nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw);
 
-// A time given to --since/--until: perf's "seconds.fraction" (what the text
-// lines show) or, when `wall` can convert it, an ISO 8601 wall-clock time
-// ("2026-12-03T14:05:00Z", "2026-12-03T14:05:00.5+01:00"). `wall` is how the
-// records' clock becomes wall-clock time (perf's HEADER_CLOCK_DATA, or what a
-// live reader read from the clocks), valid only when the events used a
-// clockid.
-Result<uint64_t> parse_report_time(std::string_view text,
+// A --since/--until TIME (base/time_arg.h: an ISO 8601 time, a date, a
+// duration before `now_wall_ns`, or perf's seconds.fraction) on the
+// records' clock. `wall` is how that clock becomes wall-clock time (perf's
+// HEADER_CLOCK_DATA, or what a live reader read from the clocks), valid
+// only when the events used a clockid; without it only seconds are a time.
+Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
                                    const std::optional<sys::ClockPair>& wall);
 
 // What a report saw.
@@ -104,7 +103,7 @@ class TraceReport {
               std::ostream& err);
 
   // The wall clock, when the source has one; then resolves --since and
-  // --until (a usage error when one cannot be read).
+  // --until against it and now (a usage error when one cannot be read).
   Status start(std::optional<sys::ClockPair> wall);
 
   // A PERF_RECORD_COMM: tid's name from `time` on (records are ordered
