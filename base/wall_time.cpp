@@ -121,9 +121,10 @@ Result<uint64_t> parse_wall_time(std::string_view text) {
     if (rest.size() != 6 || (rest[0] != '+' && rest[0] != '-') || rest[3] != ':' ||
         offset_hours < 0 || offset_minutes < 0 || offset_hours > 23 || offset_minutes > 59)
       return not_a_time(text);
-    offset = (int64_t(offset_hours) * 3600 + offset_minutes * 60) * (rest[0] == '+' ? 1 : -1);
+    offset =
+        (int64_t(offset_hours) * 3600 + int64_t(offset_minutes) * 60) * (rest[0] == '+' ? 1 : -1);
   }
-  int64_t seconds = days * 86400 + hour * 3600 + minute * 60 + second - offset;
+  int64_t seconds = days * 86400 + int64_t(hour) * 3600 + int64_t(minute) * 60 + second - offset;
   return to_ns(seconds, fraction, text);
 }
 
