@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "base/ini.h"
 #include "base/strings.h"
 #include "persistent/create.h"
 #include "persistent/limits.h"
@@ -11,90 +12,70 @@
 namespace pp::broker {
 namespace {
 
-std::string_view strip_comment(std::string_view line) {
-  if (!line.empty() && line.front() == '#')
-    return {};
-  for (size_t i = 1; i < line.size(); i++)
-    if (line[i] == '#' && (line[i - 1] == ' ' || line[i - 1] == '\t'))
-      return line.substr(0, i);
-  return line;
+// One key of a section into its event; an error says what is wrong (the
+// caller adds the file and line).
+Status set_key(ConfigEvent& event, const std::string& key, const std::string& value) {
+  persistent::CreateRequest& e = event.request;
+  if (key == "event") {
+    if (value.empty())
+      return usage_error("'event' needs an event string, e.g. 'event = mce:mce_record'");
+    e.event = value;
+  } else if (key == "pages") {
+    PP_ASSIGN_OR_RETURN(uint64_t pages, parse_u64(value, "pages"));
+    PP_RETURN_IF_ERROR(persistent::validate_pages(pages));
+    e.pages = pages;
+  } else if (key == "cpus") {
+    e.cpus = value;
+  } else if (key == "filter") {
+    e.filter = value;
+  } else if (key == "optional") {
+    if (value != "yes" && value != "no")
+      return usage_error("'optional' is 'yes' or 'no', not '" + value + "'");
+    event.optional = value == "yes";
+  } else {
+    return usage_error("unknown key '" + key +
+                       "'; the keys are event, pages, cpus, filter and optional");
+  }
+  return persistent::check_create_limits(e);
 }
 
 }  // namespace
 
 Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string_view path) {
+  PP_ASSIGN_OR_RETURN(IniDocument doc, parse_ini(text, path));
+  if (!doc.preamble.empty()) {
+    const IniEntry& first = doc.preamble.front();
+    return ini_error(path, first.line,
+                     "'" + first.key + " = " + first.value + "' comes before any [NAME] section");
+  }
   std::vector<ConfigEvent> events;
   std::set<std::string> names;
-  std::map<std::string, int> keys_seen;  // in the current section: key -> line
-  int number = 0, section_line = 0;
-  auto fail_at = [&](int line, const std::string& why) {
-    return errorf(ErrorKind::kConfig, EINVAL, "%.*s:%d: %s", int(path.size()), path.data(), line,
-                  why.c_str());
-  };
-  auto fail = [&](const std::string& why) { return fail_at(number, why); };
   auto no_event = [&]() {
-    return fail_at(section_line,
-                   "section [" + events.back().request.name + "] has no 'event = ...' line");
+    return ini_error(path, events.back().line,
+                     "section [" + events.back().request.name + "] has no 'event = ...' line");
   };
-  for (std::string_view raw : split(text, '\n')) {
-    number++;
-    std::string_view line = trim(strip_comment(raw));
-    if (line.empty())
-      continue;
-    if (line.front() == '[') {
-      if (line.back() != ']')
-        return fail("a section header is '[NAME]'");
-      std::string name(trim(line.substr(1, line.size() - 2)));
-      if (Status s = persistent::validate_name(name); !s.ok())
-        return fail(s.error().message());
-      if (!names.insert(name).second)
-        return fail("a second section [" + name + "]; each event has one");
-      if (!events.empty() && events.back().request.event.empty())
-        return no_event();
-      section_line = number;
-      keys_seen.clear();
-      events.push_back({});
-      events.back().request.name = name;
-      events.back().line = number;
-      continue;
+  for (const IniSection& section : doc.sections) {
+    if (Status s = persistent::validate_name(section.name); !s.ok())
+      return ini_error(path, section.line, s.error().message());
+    if (!names.insert(section.name).second)
+      return ini_error(path, section.line,
+                       "a second section [" + section.name + "]; each event has one");
+    if (!events.empty() && events.back().request.event.empty())
+      return no_event();
+    events.push_back({});
+    events.back().request.name = section.name;
+    events.back().line = section.line;
+    std::map<std::string, int> keys_seen;  // key -> line
+    for (const IniEntry& entry : section.entries) {
+      // A repeated key would silently win over the first: refuse it.
+      if (auto [first, inserted] = keys_seen.emplace(entry.key, entry.line); !inserted)
+        return ini_error(path, entry.line,
+                         "a second '" + entry.key + "' in section [" + section.name +
+                             "] (the first is on line " + std::to_string(first->second) +
+                             "); each key may appear once");
+      if (Status s = set_key(events.back(), entry.key, entry.value); !s.ok())
+        return ini_error(path, entry.line, s.error().message());
     }
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return fail("expected 'key = value' or '[NAME]', not '" + std::string(line) + "'");
-    if (events.empty())
-      return fail("'" + std::string(line) + "' comes before any [NAME] section");
-    std::string key(trim(line.substr(0, eq)));
-    std::string value(trim(line.substr(eq + 1)));
-    persistent::CreateRequest& e = events.back().request;
-    // A repeated key would silently win over the first: refuse it.
-    if (auto [first, inserted] = keys_seen.emplace(key, number); !inserted)
-      return fail("a second '" + key + "' in section [" + e.name + "] (the first is on line " +
-                  std::to_string(first->second) + "); each key may appear once");
-    if (key == "event") {
-      if (value.empty())
-        return fail("'event' needs an event string, e.g. 'event = mce:mce_record'");
-      e.event = value;
-    } else if (key == "pages") {
-      auto pages = parse_u64(value, "pages");
-      if (!pages.ok())
-        return fail(pages.error().message());
-      if (Status s = persistent::validate_pages(*pages); !s.ok())
-        return fail(s.error().message());
-      e.pages = *pages;
-    } else if (key == "cpus") {
-      e.cpus = value;
-    } else if (key == "filter") {
-      e.filter = value;
-    } else if (key == "optional") {
-      if (value != "yes" && value != "no")
-        return fail("'optional' is 'yes' or 'no', not '" + value + "'");
-      events.back().optional = value == "yes";
-    } else {
-      return fail("unknown key '" + key +
-                  "'; the keys are event, pages, cpus, filter and optional");
-    }
-    if (Status s = persistent::check_create_limits(e); !s.ok())
-      return fail(s.error().message());
   }
   if (!events.empty() && events.back().request.event.empty())
     return no_event();

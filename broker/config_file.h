@@ -12,9 +12,9 @@
 //                         # (a VM without mce): then it is "unavailable",
 //                         # no failure (default no)
 //
-// '#' starts a comment (a whole line, or after a space). Keys and values are
-// trimmed. The broker makes the events at start and at every reload
-// (persistent/broker.h says how a reload applies the difference).
+// The file is INI as base/ini.h reads it: '#' starts a comment (a whole
+// line, or after a space), keys and values are trimmed. The broker makes the events at start and at
+// every reload (persistent/broker.h says how a reload applies the difference).
 #pragma once
 
 #include <string_view>

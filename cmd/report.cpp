@@ -40,7 +40,8 @@ int cmd_report(int argc, const char** argv) {
       .value(0, "severity", "list", &severity,
              "only machine checks of these severities (e.g. fatal,srar,uncorrected)")
       .value(0, "since", "time", &options.since,
-             "only records at or after TIME (seconds as shown, or ISO 8601 wall-clock)")
+             "only records at or after TIME (ISO 8601, a date, a duration before now such as "
+             "24h, or seconds as shown)")
       .value(0, "until", "time", &options.until, "only records at or before TIME")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);

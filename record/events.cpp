@@ -121,7 +121,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
   return resolved;
 }
 
-std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>& events) {
+std::optional<sys::ClockPair> wall_clock_for(const std::vector<ResolvedEvent>& events) {
   if (events.empty())
     return std::nullopt;
   const perf_event_attr& first = events.front().info.attr.attr;
@@ -131,11 +131,7 @@ std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>
   auto pair = sys::read_clock_pair(int(first.clockid));
   if (!pair.ok())
     return std::nullopt;
-  report::WallClock w;
-  w.clockid = int32_t(first.clockid);
-  w.wall_ns = pair->wall_ns;
-  w.clock_ns = pair->clock_ns;
-  return w;
+  return *pair;
 }
 
 }  // namespace pp::record

@@ -16,7 +16,7 @@
 #include "base/result.h"
 #include "persistent/backend.h"
 #include "pmu/model.h"
-#include "report/trace_report.h"
+#include "sys/clock.h"
 #include "sys/perf_attr.h"
 
 namespace pp::record {
@@ -50,7 +50,7 @@ Result<std::vector<ResolvedEvent>> resolve_events(const std::vector<std::string>
 // (sys::read_clock_pair); nullopt when they have none, or not one clock
 // (perf's default clock cannot be converted). Read it again to follow a
 // wall clock that was stepped (NTP at boot).
-std::optional<report::WallClock> wall_clock_for(const std::vector<ResolvedEvent>& events);
+std::optional<sys::ClockPair> wall_clock_for(const std::vector<ResolvedEvent>& events);
 
 // Whether records of `attr`, once completed (persistent::completed_attr()),
 // carry the sample id (PERF_SAMPLE_IDENTIFIER or PERF_SAMPLE_ID), which

@@ -102,7 +102,7 @@ Result<report::ReportStats> live_report(const LiveReportRequest& request,
   PP_ASSIGN_OR_RETURN(std::vector<Stream> streams, attach_events(*backend, events, attach));
 
   // The events' own clock, when they chose one, read beside the wall clock.
-  std::optional<report::WallClock> wall = wall_clock_for(events);
+  std::optional<sys::ClockPair> wall = wall_clock_for(events);
 
   report::TraceReport report(options, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));

@@ -225,7 +225,7 @@ Status Session::open_writer() {
     // HEADER_CLOCK_DATA: the events' clock and the wall clock read together.
     PP_ASSIGN_OR_RETURN(uint64_t resolution, sys::clock_resolution_ns(first.clockid));
     PP_ASSIGN_OR_RETURN(sys::ClockPair pair, sys::read_clock_pair(first.clockid));
-    config.clock = report::ClockData{resolution, pair.wall_ns, pair.clock_ns};
+    config.clock = report::ClockData{resolution, pair};
     if (request_.verbose)
       notes_ << "perf persistent record: clock " << sys::clock_name(first.clockid) << " "
              << pair.clock_ns << " ns = wall clock " << pair.wall_ns << " ns (read within "

@@ -76,13 +76,13 @@ Bytes encode_clockid(uint64_t resolution_ns) {
   return out;
 }
 
-Bytes encode_clock_data(uint32_t clockid, uint64_t wall_ns, uint64_t clockid_ns) {
+Bytes encode_clock_data(const sys::ClockPair& pair) {
   Bytes out;
   ByteWriter w(&out);
   w.u32(1);
-  w.u32(clockid);
-  w.u64(wall_ns);
-  w.u64(clockid_ns);
+  w.u32(uint32_t(pair.clockid));
+  w.u64(pair.wall_ns);
+  w.u64(pair.clock_ns);
   return out;
 }
 
@@ -170,6 +170,21 @@ Result<std::pair<uint64_t, uint64_t>> decode_sample_time(std::span<const uint8_t
   PP_ASSIGN_OR_RETURN(uint64_t first, in.u64());
   PP_ASSIGN_OR_RETURN(uint64_t last, in.u64());
   return std::pair{first, last};
+}
+
+Result<sys::ClockPair> decode_clock_data(std::span<const uint8_t> section) {
+  if (section.size() < 24)
+    return errorf(EINVAL, "HEADER_CLOCK_DATA has %zu bytes, fewer than its 24", section.size());
+  uint32_t version, clockid;
+  std::memcpy(&version, section.data(), 4);
+  std::memcpy(&clockid, section.data() + 4, 4);
+  if (version != 1)
+    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1", version);
+  sys::ClockPair pair;
+  pair.clockid = int(int32_t(clockid));
+  std::memcpy(&pair.wall_ns, section.data() + 8, 8);
+  std::memcpy(&pair.clock_ns, section.data() + 16, 8);
+  return pair;
 }
 
 Bytes encode_pipe_header(std::span<const EventDesc> events, uint32_t attr_size,

@@ -27,6 +27,7 @@
 #include "report/bytes.h"
 #include "report/host_info.h"
 #include "report/perf_data_format.h"
+#include "sys/clock.h"
 #include "sys/perf_attr.h"
 
 namespace pp::report {
@@ -49,7 +50,8 @@ Bytes encode_event_desc(std::span<const EventDesc> events, uint32_t attr_size);
 Bytes encode_pmu_mappings(std::span<const std::pair<uint32_t, std::string>> pmus);
 Bytes encode_sample_time(uint64_t first, uint64_t last);
 Bytes encode_clockid(uint64_t resolution_ns);
-Bytes encode_clock_data(uint32_t clockid, uint64_t wall_ns, uint64_t clockid_ns);
+// CLOCK_DATA of `pair`: its clockid, wall_ns and clock_ns (window_ns is not kept).
+Bytes encode_clock_data(const sys::ClockPair& pair);
 
 // The features a recording writes, by feature bit (ordered: file mode lays
 // the sections out in bit order).
@@ -77,5 +79,7 @@ Result<uint64_t> decode_u64_feature(std::span<const uint8_t> section, const char
 Result<std::vector<std::string>> decode_cmdline(std::span<const uint8_t> section);
 Result<std::vector<EventDesc>> decode_event_desc(std::span<const uint8_t> section);
 Result<std::pair<uint64_t, uint64_t>> decode_sample_time(std::span<const uint8_t> section);
+// CLOCK_DATA (perf 5.10+); window_ns is 0: the file does not say it.
+Result<sys::ClockPair> decode_clock_data(std::span<const uint8_t> section);
 
 }  // namespace pp::report

@@ -184,7 +184,16 @@ TEST(Features, SampleTimeClockIdAndClockData) {
   le32(data, 1);  // CLOCK_MONOTONIC
   le64(data, 1700000000000000000ULL);
   le64(data, 12345);
-  EXPECT_EQ(encode_clock_data(1, 1700000000000000000ULL, 12345), data);
+  sys::ClockPair pair{.clockid = 1, .wall_ns = 1700000000000000000ULL, .clock_ns = 12345};
+  EXPECT_EQ(encode_clock_data(pair), data);
+  auto clock = decode_clock_data(data);
+  ASSERT_TRUE(clock.ok()) << clock.error().message();
+  EXPECT_EQ(clock->clockid, 1);
+  EXPECT_EQ(clock->wall_ns, pair.wall_ns);
+  EXPECT_EQ(clock->clock_ns, pair.clock_ns);
+  EXPECT_FALSE(decode_clock_data(std::span(data).first(23)).ok());
+  data[0] = 2;  // a version this reader does not know
+  EXPECT_FALSE(decode_clock_data(data).ok());
 }
 
 TEST(Features, HostFeaturesLeaveOutWhatIsUnknown) {

@@ -206,12 +206,14 @@ Status PerfDataWriter::prepare() {
       clock = *config_.clock;
     } else {
       PP_ASSIGN_OR_RETURN(clock.resolution_ns, sys::clock_resolution_ns(first.clockid));
-      PP_ASSIGN_OR_RETURN(sys::ClockPair pair, sys::read_clock_pair(first.clockid));
-      clock.wall_ns = pair.wall_ns;
-      clock.clock_ns = pair.clock_ns;
+      PP_ASSIGN_OR_RETURN(clock.pair, sys::read_clock_pair(first.clockid));
     }
+    if (clock.pair.clockid != int(first.clockid))
+      return internal_error("the clock data given is of clock " +
+                            sys::clock_name(clock.pair.clockid) + ", the events use " +
+                            sys::clock_name(int(first.clockid)));
     features_[kFeatureClockId] = encode_clockid(clock.resolution_ns);
-    features_[kFeatureClockData] = encode_clock_data(first.clockid, clock.wall_ns, clock.clock_ns);
+    features_[kFeatureClockData] = encode_clock_data(clock.pair);
   }
   buffer_.reserve(config_.buffer_size);
   return ok_status();

@@ -62,6 +62,7 @@
 #include "report/host_info.h"
 #include "report/output.h"
 #include "report/perf_data_format.h"
+#include "sys/clock.h"
 #include "sys/tree.h"
 
 namespace pp::report {
@@ -77,8 +78,7 @@ enum class SideBand {
 // of readings of it and of CLOCK_REALTIME taken together.
 struct ClockData {
   uint64_t resolution_ns = 1;
-  uint64_t wall_ns = 0;
-  uint64_t clock_ns = 0;
+  sys::ClockPair pair;  // of the events' clock
 };
 
 struct WriterConfig {

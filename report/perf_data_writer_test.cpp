@@ -670,8 +670,9 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   WriterConfig config = mce_config();
   config.events[0].attr.attr.use_clockid = 1;
   config.events[0].attr.attr.clockid = CLOCK_BOOTTIME;
-  config.clock =
-      ClockData{.resolution_ns = 4, .wall_ns = 1700000000123456789ULL, .clock_ns = 987654321};
+  sys::ClockPair pair{
+      .clockid = CLOCK_BOOTTIME, .wall_ns = 1700000000123456789ULL, .clock_ns = 987654321};
+  config.clock = ClockData{.resolution_ns = 4, .pair = pair};
   auto [out, writer] = memory_writer(config);
   ASSERT_TRUE(writer);
   ASSERT_TRUE(writer->finish().ok());
@@ -679,8 +680,19 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   ASSERT_TRUE(data.ok());
   auto as_bytes = [](std::span<const uint8_t> s) { return Bytes(s.begin(), s.end()); };
   EXPECT_EQ(as_bytes(*data->feature(kFeatureClockId)), encode_clockid(4));
-  EXPECT_EQ(as_bytes(*data->feature(kFeatureClockData)),
-            encode_clock_data(CLOCK_BOOTTIME, 1700000000123456789ULL, 987654321));
+  EXPECT_EQ(as_bytes(*data->feature(kFeatureClockData)), encode_clock_data(pair));
+  auto back = decode_clock_data(*data->feature(kFeatureClockData));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->clockid, CLOCK_BOOTTIME);
+  EXPECT_EQ(back->wall_ns, pair.wall_ns);
+  EXPECT_EQ(back->clock_ns, pair.clock_ns);
+
+  // A pair of another clock than the events' is the caller's mistake.
+  WriterConfig other = config;
+  other.clock->pair.clockid = CLOCK_MONOTONIC;
+  auto mismatched = PerfDataWriter::create(std::make_unique<MemoryOutput>(UINT64_MAX, true), other);
+  ASSERT_FALSE(mismatched.ok());
+  EXPECT_EQ(mismatched.error().kind(), ErrorKind::kInternal);
 
   WriterConfig two = mce_config();
   two.events.push_back(two.events[0]);

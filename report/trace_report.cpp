@@ -4,12 +4,13 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <ctime>
 #include <iterator>
 #include <tuple>
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/time_arg.h"
+#include "base/wall_time.h"
 #include "report/perf_data_reader.h"
 
 namespace pp::report {
@@ -126,69 +127,6 @@ nlohmann::ordered_json field_json(const TraceField& f, std::span<const uint8_t> 
   return value;
 }
 
-Result<uint64_t> parse_seconds(std::string_view text) {
-  size_t dot = text.find('.');
-  std::string_view whole = text.substr(0, dot);
-  std::string_view frac = dot == std::string_view::npos ? "" : text.substr(dot + 1);
-  uint64_t s = 0, f = 0;
-  auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), s);
-  if (whole.empty() || ec != std::errc() || end != whole.data() + whole.size() || frac.size() > 9 ||
-      s > UINT64_MAX / 1000000000)
-    return usage_error("'" + std::string(text) +
-                       "' is not a time: give seconds as the lines show them (18970.883561) or "
-                       "an ISO 8601 wall-clock time (2026-12-03T14:05:00Z)");
-  for (size_t i = 0; i < 9; i++) {
-    char c = i < frac.size() ? frac[i] : '0';
-    if (c < '0' || c > '9')
-      return usage_error("'" + std::string(text) + "' is not a time: bad fraction");
-    f = f * 10 + uint64_t(c - '0');
-  }
-  return s * 1000000000 + f;
-}
-
-// "YYYY-MM-DDTHH:MM:SS[.fraction][Z|+HH:MM|-HH:MM]" to ns since the epoch.
-std::optional<uint64_t> parse_iso8601(std::string_view text) {
-  int year, mon, day, hour, min, sec, consumed = 0;
-  std::string s(text);
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &year, &mon, &day, &hour, &min, &sec,
-                  &consumed) != 6 ||
-      consumed != 19)
-    return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = year - 1900;
-  tm.tm_mon = mon - 1;
-  tm.tm_mday = day;
-  tm.tm_hour = hour;
-  tm.tm_min = min;
-  tm.tm_sec = sec;
-  time_t t = timegm(&tm);
-  if (t < 0)
-    return std::nullopt;
-  std::string_view rest = text.substr(19);
-  uint64_t frac = 0;
-  if (!rest.empty() && rest[0] == '.') {
-    size_t i = 1;
-    uint64_t scale = 100000000;
-    for (; i < rest.size() && rest[i] >= '0' && rest[i] <= '9'; i++) {
-      frac += uint64_t(rest[i] - '0') * scale;
-      scale /= 10;
-    }
-    rest = rest.substr(i);
-  }
-  int64_t offset = 0;
-  if (rest == "Z" || rest.empty()) {
-    // UTC
-  } else if (rest.size() == 6 && (rest[0] == '+' || rest[0] == '-') && rest[3] == ':') {
-    int h = 0, m = 0;
-    if (std::sscanf(std::string(rest.substr(1)).c_str(), "%2d:%2d", &h, &m) != 2)
-      return std::nullopt;
-    offset = (int64_t(h) * 3600 + int64_t(m) * 60) * (rest[0] == '+' ? 1 : -1);
-  } else {
-    return std::nullopt;
-  }
-  return uint64_t(int64_t(t) - offset) * 1000000000 + frac;
-}
-
 // "a,b,c": a list of names for a message.
 std::string name_list(std::span<const std::string_view> names) {
   std::string out;
@@ -265,48 +203,17 @@ Result<std::vector<SortKey>> parse_sort_keys(std::string_view text) {
   return keys;
 }
 
-Result<WallClock> decode_clock_data(std::span<const uint8_t> section) {
-  if (section.size() < 24)
-    return errorf(EINVAL, "HEADER_CLOCK_DATA has %zu bytes, fewer than its 24", section.size());
-  uint32_t version, clockid;
-  std::memcpy(&version, section.data(), 4);
-  std::memcpy(&clockid, section.data() + 4, 4);
-  if (version != 1)
-    return errorf(EINVAL, "HEADER_CLOCK_DATA is version %u; this reader knows version 1", version);
-  WallClock w;
-  w.clockid = int32_t(clockid);
-  std::memcpy(&w.wall_ns, section.data() + 8, 8);
-  std::memcpy(&w.clock_ns, section.data() + 16, 8);
-  return w;
-}
-
-std::string format_wall_time(uint64_t wall_ns) {
-  time_t secs = time_t(wall_ns / 1000000000);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[48];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
-                static_cast<unsigned long long>(wall_ns % 1000000000));
-  return buf;
-}
-
-Result<uint64_t> parse_report_time(std::string_view text, const std::optional<WallClock>& wall) {
-  if (text.find('T') != std::string_view::npos) {
-    std::optional<uint64_t> ns = parse_iso8601(text);
-    if (!ns)
-      return usage_error("'" + std::string(text) +
-                         "' is not an ISO 8601 time such as 2026-12-03T14:05:00Z");
-    if (!wall)
-      return usage_error("'" + std::string(text) +
-                         "' is a wall-clock time, but the records' clock cannot be converted to "
-                         "one (the file has no HEADER_CLOCK_DATA: record with a clockid); give "
-                         "seconds as the lines show them");
-    if (*ns < wall->wall_ns - std::min(wall->wall_ns, wall->clock_ns))
-      return uint64_t(0);
-    return *ns - wall->wall_ns + wall->clock_ns;
-  }
-  return parse_seconds(text);
+Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
+                                   const std::optional<sys::ClockPair>& wall) {
+  PP_ASSIGN_OR_RETURN(TimeArg time, parse_time_arg(text, now_wall_ns, TraceSeconds::kAccepted));
+  if (time.base == TimeBase::kTraceClock)
+    return time.ns;
+  if (!wall)
+    return usage_error("'" + std::string(text) +
+                       "' is a wall-clock time, but the records' clock cannot be converted to "
+                       "one (the file has no HEADER_CLOCK_DATA: record with a clockid); give "
+                       "seconds as the lines show them");
+  return wall->to_clock(time.ns);
 }
 
 TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decoder,
@@ -315,13 +222,14 @@ TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decod
   buffer_.reserve(kFlushSize * 2);
 }
 
-Status TraceReport::start(std::optional<WallClock> wall) {
+Status TraceReport::start(std::optional<sys::ClockPair> wall) {
   wall_ = wall;
+  uint64_t now = sys::realtime_ns();
   if (!options_.since.empty()) {
-    PP_ASSIGN_OR_RETURN(since_, parse_report_time(options_.since, wall_));
+    PP_ASSIGN_OR_RETURN(since_, parse_report_time(options_.since, now, wall_));
   }
   if (!options_.until.empty()) {
-    PP_ASSIGN_OR_RETURN(until_, parse_report_time(options_.until, wall_));
+    PP_ASSIGN_OR_RETURN(until_, parse_report_time(options_.until, now, wall_));
   }
   if (since_ > until_)
     return usage_error("--since " + options_.since + " is after --until " + options_.until);
@@ -766,7 +674,7 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
     err << "perf persistent report: " << path << ": " << warning
         << "; its records will be reported as undecodable\n";
 
-  std::optional<WallClock> wall;
+  std::optional<sys::ClockPair> wall;
   if (auto section = data.feature(kFeatureClockData)) {
     auto clock = decode_clock_data(*section);
     bool all_use_it = !data.events().empty();

@@ -37,6 +37,7 @@
 #include "mce/decode.h"
 #include "report/bytes.h"
 #include "report/trace_decoder.h"
+#include "sys/clock.h"
 #include "sys/perf_abi_sample.h"
 
 namespace pp::report {
@@ -60,25 +61,6 @@ std::span<const std::string_view> sort_keys();
 // Reads a --sort list ("cpu,time"): a usage error naming a key it does not know.
 Result<std::vector<SortKey>> parse_sort_keys(std::string_view text);
 
-// How sample times become wall-clock times: perf's HEADER_CLOCK_DATA, or
-// what a live reader read from the clocks itself. Valid only when the
-// events' attr used `clockid` (use_clockid).
-struct WallClock {
-  int32_t clockid = 0;
-  uint64_t wall_ns = 0;   // CLOCK_REALTIME at the reference point, ns since the epoch
-  uint64_t clock_ns = 0;  // the event clock at the same point
-
-  uint64_t to_wall(uint64_t sample_time) const { return wall_ns + (sample_time - clock_ns); }
-};
-
-// HEADER_CLOCK_DATA's payload (perf 5.10+), little more than three numbers:
-//
-//   u32 version (1), u32 clockid, u64 wall-clock ns, u64 clockid ns
-Result<WallClock> decode_clock_data(std::span<const uint8_t> section);
-
-// "2026-12-03T14:05:00.123456789Z".
-std::string format_wall_time(uint64_t wall_ns);
-
 // Checks a --severity list ("fatal,srar"): a usage error naming a severity
 // the MCE decoder does not have.
 Result<std::vector<mce::MceSeverity>> parse_severity_list(std::string_view text);
@@ -92,10 +74,13 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
 // "0x..." strings, strings as strings, arrays as arrays): watch's records.
 nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw);
 
-// A time given to --since/--until: perf's "seconds.fraction" (what the text
-// lines show) or, when `wall` can convert it, an ISO 8601 wall-clock time
-// ("2026-12-03T14:05:00Z", "2026-12-03T14:05:00.5+01:00").
-Result<uint64_t> parse_report_time(std::string_view text, const std::optional<WallClock>& wall);
+// A --since/--until TIME (base/time_arg.h: an ISO 8601 time, a date, a
+// duration before `now_wall_ns`, or perf's seconds.fraction) on the
+// records' clock. `wall` is how that clock becomes wall-clock time (perf's
+// HEADER_CLOCK_DATA, or what a live reader read from the clocks), valid
+// only when the events used a clockid; without it only seconds are a time.
+Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
+                                   const std::optional<sys::ClockPair>& wall);
 
 // What a report saw.
 struct ReportStats {
@@ -118,8 +103,8 @@ class TraceReport {
               std::ostream& err);
 
   // The wall clock, when the source has one; then resolves --since and
-  // --until (a usage error when one cannot be read).
-  Status start(std::optional<WallClock> wall);
+  // --until against it and now (a usage error when one cannot be read).
+  Status start(std::optional<sys::ClockPair> wall);
 
   // A PERF_RECORD_COMM: tid's name from `time` on (records are ordered
   // by time when printed; the name a record shows is the one its thread had
@@ -179,7 +164,7 @@ class TraceReport {
   const TraceDecoder& decoder_;
   std::ostream& out_;
   std::ostream& err_;
-  std::optional<WallClock> wall_;
+  std::optional<sys::ClockPair> wall_;
   uint64_t since_ = 0, until_ = UINT64_MAX;
   std::vector<Entry> entries_;
   std::vector<mce::MceDecoded> mces_;

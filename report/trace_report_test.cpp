@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "base/json.h"
+#include "base/wall_time.h"
 #include "report/perf_data_reader.h"
 #include "report/perf_data_writer.h"
 #include "report/trace_decoder.h"
@@ -216,15 +217,63 @@ TEST(JsonWriter, StringsAsDumpJsonWritesThem) {
   EXPECT_EQ(out, R"({"a":1,"b":["0x9c00000000010135",-1],"c":{}})");
 }
 
+// report's path of the one TIME grammar: seconds on the records' clock
+// always; the wall-clock forms (ISO time, date, duration before now) only
+// with a clock pair, which moves them onto the records' clock.
 TEST(ReportTime, SecondsAndWallClock) {
-  EXPECT_EQ(parse_report_time("18970.883561", std::nullopt).value(), 18970883561000ULL);
-  EXPECT_EQ(parse_report_time("5", std::nullopt).value(), 5000000000ULL);
-  EXPECT_FALSE(parse_report_time("5.x", std::nullopt).ok());
-  EXPECT_FALSE(parse_report_time("2026-12-03T14:05:00Z", std::nullopt).ok());
-  WallClock wall{1, 1764770700000000000ULL, 1000000000000ULL};  // 2025-12-03T14:05:00Z at 1000 s
-  EXPECT_EQ(parse_report_time("2025-12-03T14:05:01Z", wall).value(), 1001000000000ULL);
-  EXPECT_EQ(parse_report_time("2025-12-03T15:05:01.5+01:00", wall).value(), 1001500000000ULL);
-  EXPECT_EQ(format_wall_time(wall.to_wall(1001000000001ULL)), "2025-12-03T14:05:01.000000001Z");
+  constexpr uint64_t kNow = 1764774300000000000ULL;  // 2025-12-03T15:05:00Z
+  // 2025-12-03T14:05:00Z at 100000 s on the records' clock.
+  const sys::ClockPair wall{
+      .clockid = 1, .wall_ns = 1764770700000000000ULL, .clock_ns = 100000000000000ULL};
+  struct Case {
+    const char* text;
+    bool with_wall;
+    uint64_t ns;  // on the records' clock
+  };
+  const Case cases[] = {
+      {"18970.883561", false, 18970883561000ULL},
+      {"5", false, 5000000000ULL},
+      {"5.", false, 5000000000ULL},
+      {"18970.883561", true, 18970883561000ULL},  // seconds are never converted
+      {"2025-12-03T14:05:01Z", true, 100001000000000ULL},
+      {"2025-12-03T15:05:01.5+01:00", true, 100001500000000ULL},
+      {"2025-12-03", true, 49300000000000ULL},  // 14:05 before
+      {"2025-12-02", true, 0},                  // before the clock's zero: from its start
+      {"1h", true, 100000000000000ULL},
+      {"59m", true, 100060000000000ULL},
+      {"90s", true, 103510000000000ULL},
+      {"0s", true, 103600000000000ULL},
+      {"999999999999999999d", true, 0},
+  };
+  for (const Case& c : cases) {
+    auto t = parse_report_time(c.text, kNow, c.with_wall ? std::optional(wall) : std::nullopt);
+    ASSERT_TRUE(t.ok()) << c.text << ": " << t.error().message();
+    EXPECT_EQ(*t, c.ns) << c.text;
+  }
+  struct Bad {
+    const char* text;
+    bool with_wall;
+    const char* message;
+  };
+  const Bad bad[] = {
+      {"5.x", true, "'5.x' is not a time: give an ISO 8601 time"},
+      {"5.1234567891", true, "at most nine digits after the point"},
+      {"", true, "is not a time"},
+      {"yesterday", true, "or seconds on the records' clock as the lines show them"},
+      {"2026-12-03T14:05:00Z", false, "is a wall-clock time, but the records' clock cannot be"},
+      {"2026-12-03", false, "is a wall-clock time"},
+      {"24h", false, "is a wall-clock time"},
+      {"2026-02-30", true, "there is no day 2026-02-30"},
+      {"2026-12-03T25:00:00Z", true, "there is no time of day 25:00:00"},
+  };
+  for (const Bad& b : bad) {
+    auto t = parse_report_time(b.text, kNow, b.with_wall ? std::optional(wall) : std::nullopt);
+    ASSERT_FALSE(t.ok()) << b.text;
+    EXPECT_EQ(t.error().kind(), ErrorKind::kUsage) << b.text;
+    EXPECT_NE(t.error().message().find(b.message), std::string::npos)
+        << b.text << ": " << t.error().message();
+  }
+  EXPECT_EQ(format_wall_time(wall.to_wall(100001000000001ULL)), "2025-12-03T14:05:01.000000001Z");
 }
 
 TEST(ReportOptions, SortKeysAndSeveritiesAreChecked) {

@@ -80,6 +80,7 @@ bool clock_is_nmi_safe(int clockid) {
 
 Result<ClockPair> read_clock_pair(int clockid) {
   ClockPair best;
+  best.clockid = clockid;
   best.window_ns = UINT64_MAX;
   for (int i = 0; i < 8; i++) {
     PP_ASSIGN_OR_RETURN(uint64_t before, now_ns(CLOCK_REALTIME));

@@ -15,6 +15,7 @@
 // only monotonic and monotonic_raw can be read safely there.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -50,15 +51,30 @@ std::string clock_name(int clockid);
 // Whether every kind of event can use `clockid` (it is NMI-safe).
 bool clock_is_nmi_safe(int clockid);
 
-// One reading of `clockid` and one of CLOCK_REALTIME taken together:
-// CLOCK_REALTIME is read before and after the clock, a few times, and the
-// pair with the narrowest window is kept, with the wall time at its middle.
-// What HEADER_CLOCK_DATA holds.
+// A reading of a clock paired with one of CLOCK_REALTIME at the same
+// instant: how a record's time on that clock becomes wall-clock time. The
+// one type for it: what read_clock_pair() reads, what perf.data's
+// HEADER_CLOCK_DATA holds (report/ encodes and decodes it), what report,
+// record, top and watch convert times with.
 struct ClockPair {
+  int clockid = 0;
   uint64_t wall_ns = 0;    // CLOCK_REALTIME, ns since the epoch
-  uint64_t clock_ns = 0;   // `clockid`
-  uint64_t window_ns = 0;  // how far apart the two realtime reads were
+  uint64_t clock_ns = 0;   // `clockid` at the same instant
+  uint64_t window_ns = 0;  // how far apart the two realtime reads were (0: not known)
+
+  // A time on `clockid` as wall-clock time.
+  uint64_t to_wall(uint64_t time) const { return wall_ns + (time - clock_ns); }
+  // A wall-clock time on `clockid`; one before that clock's zero is 0.
+  uint64_t to_clock(uint64_t wall) const {
+    if (wall < wall_ns - std::min(wall_ns, clock_ns))
+      return 0;
+    return wall - wall_ns + clock_ns;
+  }
 };
+
+// `clockid` and CLOCK_REALTIME read together: CLOCK_REALTIME is read before
+// and after the clock, a few times, and the pair with the narrowest window
+// is kept, with the wall time at its middle.
 Result<ClockPair> read_clock_pair(int clockid);
 
 // clock_getres(clockid) in ns: HEADER_CLOCKID.

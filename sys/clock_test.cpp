@@ -77,11 +77,24 @@ TEST(Clock, APairIsTakenTogether) {
     EXPECT_GE(pair->clock_ns, ns(c0)) << c.name;
     EXPECT_LE(pair->clock_ns, ns(c1)) << c.name;
     EXPECT_LT(pair->window_ns, 1000000u) << c.name << ": two clock reads over a millisecond apart";
+    EXPECT_EQ(pair->clockid, c.id) << c.name;
   }
   auto res = clock_resolution_ns(CLOCK_MONOTONIC);
   ASSERT_TRUE(res.ok());
   EXPECT_GE(*res, 1u);
   EXPECT_FALSE(clock_resolution_ns(-12345).ok());
+}
+
+// A time moves between the clocks by the pair's offset; a wall-clock time
+// before the clock's zero is its zero.
+TEST(Clock, APairConvertsBothWays) {
+  ClockPair pair{.clockid = 1, .wall_ns = 1764770700000000000ULL, .clock_ns = 1000000000000ULL};
+  EXPECT_EQ(pair.to_wall(1001000000001ULL), 1764770701000000001ULL);
+  EXPECT_EQ(pair.to_clock(1764770701000000001ULL), 1001000000001ULL);
+  EXPECT_EQ(pair.to_clock(pair.wall_ns - pair.clock_ns), 0u) << "the clock's zero";
+  EXPECT_EQ(pair.to_clock(pair.wall_ns - pair.clock_ns - 1), 0u) << "before it";
+  EXPECT_EQ(pair.to_clock(0), 0u);
+  EXPECT_EQ(pair.to_clock(pair.to_wall(5)), 5u);
 }
 
 }  // namespace

@@ -15,10 +15,11 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/wall_time.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
-#include "report/trace_report.h"
+#include "report/trace_decoder.h"
 #include "report/tracing_data.h"
 #include "sys/clock.h"
 #include "sys/kernel.h"
@@ -76,7 +77,7 @@ class Comms {
 };
 
 std::string wall_text(uint64_t ns) {
-  return report::format_wall_time(ns);
+  return format_wall_time(ns);
 }
 
 std::string clock_text(uint64_t wall_ns) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "base/ini.h"
 #include "base/strings.h"
 #include "sys/tree.h"
 #include "watch/trigger.h"
@@ -15,9 +16,7 @@ namespace {
 constexpr uint64_t kMinPrometheusIntervalMs = 100;
 
 Error config_error(std::string_view path, int line, const std::string& what) {
-  return Error(ErrorKind::kConfig, EINVAL,
-               std::string(path) + ":" + std::to_string(line) + ": " + what +
-                   "; see perf-persistent-watch(1), CONFIG FILE");
+  return ini_error(path, line, what + "; see perf-persistent-watch(1), CONFIG FILE");
 }
 
 Result<bool> parse_yes_no(std::string_view value, std::string_view what) {
@@ -171,68 +170,45 @@ Result<uint64_t> parse_seconds_ms(std::string_view text, std::string_view what) 
 }
 
 Status parse_watch_config(std::string_view text, std::string_view path, WatchOptions& options) {
-  enum class Section { kNone, kWatch, kTrigger } section = Section::kNone;
+  auto doc = parse_ini(text, path);
+  if (!doc.ok())
+    return Error(doc.error().kind(), doc.error().code(),
+                 doc.error().message() + "; see perf-persistent-watch(1), CONFIG FILE");
+  if (!doc->preamble.empty())
+    return config_error(path, doc->preamble.front().line,
+                        "a key before any section; start with [watch]");
   bool events_set = false;
-  int number = 0;
-  int trigger_line = 0;  // the header of the [trigger] section being read
-  // A rule is whole when its section ends: checked then, its mistakes
-  // named at its header's line.
-  auto end_section = [&]() -> Status {
-    if (section != Section::kTrigger)
-      return ok_status();
-    Status checked = check_trigger_rule(options.triggers.back());
-    if (!checked.ok())
-      return config_error(path, trigger_line, checked.error().message());
-    return ok_status();
-  };
-  for (std::string_view raw : split(text, '\n')) {
-    number++;
-    std::string_view line = raw;
-    for (size_t i = 0; i < line.size(); ++i)
-      if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
-        line = line.substr(0, i);
-        break;
-      }
-    line = trim(line);
-    if (line.empty())
-      continue;
-    if (line.front() == '[') {
-      if (line.back() != ']')
-        return config_error(path, number, "a section header is [watch] or [trigger NAME]");
-      PP_RETURN_IF_ERROR(end_section());
-      std::string_view name = trim(line.substr(1, line.size() - 2));
-      if (name == "watch") {
-        section = Section::kWatch;
-      } else if (starts_with(name, "trigger ") && !trim(name.substr(8)).empty()) {
-        section = Section::kTrigger;
-        trigger_line = number;
-        TriggerRule rule;
-        rule.name = std::string(trim(name.substr(8)));
-        for (const TriggerRule& r : options.triggers)
-          if (r.name == rule.name)
-            return config_error(path, number, "a second [trigger " + rule.name + "]");
-        options.triggers.push_back(std::move(rule));
-      } else {
-        return config_error(path, number,
-                            "unknown section [" + std::string(name) +
-                                "]; the sections are [watch] and [trigger NAME]");
-      }
-      continue;
+  for (const IniSection& section : doc->sections) {
+    const std::string& name = section.name;
+    bool trigger = starts_with(name, "trigger ") && !trim(name.substr(8)).empty();
+    if (name != "watch" && !trigger)
+      return config_error(
+          path, section.line,
+          "unknown section [" + name + "]; the sections are [watch] and [trigger NAME]");
+    if (trigger) {
+      TriggerRule rule;
+      rule.name = std::string(trim(std::string_view(name).substr(8)));
+      for (const TriggerRule& r : options.triggers)
+        if (r.name == rule.name)
+          return config_error(path, section.line, "a second [trigger " + rule.name + "]");
+      options.triggers.push_back(std::move(rule));
     }
-    size_t eq = line.find('=');
-    if (eq == std::string_view::npos)
-      return config_error(path, number, "expected KEY = VALUE");
-    std::string_view key = trim(line.substr(0, eq));
-    std::string_view value = trim(line.substr(eq + 1));
-    if (section == Section::kNone)
-      return config_error(path, number, "a key before any section; start with [watch]");
-    Status set = section == Section::kWatch
-                     ? set_watch_key(options, events_set, key, value, key)
-                     : set_trigger_key(options.triggers.back(), key, value, key);
-    if (!set.ok())
-      return config_error(path, number, set.error().message());
+    for (const IniEntry& entry : section.entries) {
+      Status set = trigger
+                       ? set_trigger_key(options.triggers.back(), entry.key, entry.value, entry.key)
+                       : set_watch_key(options, events_set, entry.key, entry.value, entry.key);
+      if (!set.ok())
+        return config_error(path, entry.line, set.error().message());
+    }
+    // A rule is whole when its section ends: checked then, its mistakes
+    // named at its header's line.
+    if (trigger) {
+      Status checked = check_trigger_rule(options.triggers.back());
+      if (!checked.ok())
+        return config_error(path, section.line, checked.error().message());
+    }
   }
-  return end_section();
+  return ok_status();
 }
 
 Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend) {

@@ -24,8 +24,9 @@
 //   rate-limit = 10 per 1h
 //   on = records                     # or lost
 //
-// '#' starts a comment (a whole line, or after a space). Errors are of kind
-// kConfig and name the file, the line and what is wrong.
+// The file is INI as base/ini.h reads it: '#' starts a comment (a whole
+// line, or after a space). Errors are of kind kConfig and name the file, the
+// line and what is wrong.
 #pragma once
 
 #include <optional>

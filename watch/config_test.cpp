@@ -72,6 +72,31 @@ TEST(WatchConfig, TheLastTriggerIsCheckedToo) {
   EXPECT_TRUE(has(s.error(), "no command to run")) << s.error().message();
 }
 
+// The file's syntax is base/ini's; its mistakes, and watch's own, name the
+// file and the line and point to the man page.
+TEST(WatchConfig, MistakesNameTheFileAndLine) {
+  struct Case {
+    const char* text;
+    const char* expect;
+  } cases[] = {
+      {"[watch\n", "w.conf:1: a section header is '[NAME]', not '[watch'"},
+      {"[watch]\nharvest yes\n", "w.conf:2: expected 'key = value' or '[NAME]', not 'harvest yes'"},
+      {"# first\nharvest = yes\n", "w.conf:2: a key before any section; start with [watch]"},
+      {"[watch]\n[watcher]\n", "w.conf:2: unknown section [watcher]"},
+      {"[watch]\nharvest = maybe\n", "w.conf:2: harvest 'maybe': say yes or no"},
+      {"[trigger a]\nexec = x\n[trigger a]\nexec = y\n", "w.conf:3: a second [trigger a]"},
+  };
+  for (const Case& c : cases) {
+    WatchOptions options;
+    Status s = parse_watch_config(c.text, "w.conf", options);
+    ASSERT_FALSE(s.ok()) << c.text;
+    EXPECT_EQ(s.error().kind(), ErrorKind::kConfig) << c.text;
+    EXPECT_TRUE(has(s.error(), c.expect)) << c.text << "-> " << s.error().message();
+    EXPECT_TRUE(has(s.error(), "; see perf-persistent-watch(1), CONFIG FILE"))
+        << s.error().message();
+  }
+}
+
 TEST(WatchConfig, APrometheusIntervalUnderATenthIsAConfigError) {
   WatchOptions options;
   Status s = parse_watch_config("[watch]\nprometheus-interval = 0.05\n", "w.conf", options);

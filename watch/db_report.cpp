@@ -8,6 +8,8 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/time_arg.h"
+#include "base/wall_time.h"
 #include "sys/clock.h"
 #include "watch/history.h"
 
@@ -269,7 +271,7 @@ std::string hex_addr(uint64_t v) {
 }
 
 std::string wall_or_unknown(const SqlValue& v) {
-  return is_null(v) ? std::string("unknown") : report::format_wall_time(uint64_t(as_i64(v)));
+  return is_null(v) ? std::string("unknown") : format_wall_time(uint64_t(as_i64(v)));
 }
 
 // The summary's data, gathered with one GROUP BY each.
@@ -493,30 +495,9 @@ Status write_out(std::ostream& out, std::string& buffer) {
 }  // namespace
 
 Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
-  auto bad = [&] {
-    return usage_error("'" + std::string(text) +
-                       "' is not a time for the history: give an ISO 8601 time "
-                       "(2026-12-03T14:05:00Z), a date (2026-12-03, from 00:00 UTC), or a "
-                       "duration before now (90m, 24h, 7d; units ms, s, m, h, d, w)");
-  };
-  if (text.empty())
-    return bad();
-  if (text.find('T') != std::string_view::npos)
-    return report::parse_report_time(text, report::WallClock{});
-  if (text.size() == 10 && text[4] == '-' && text[7] == '-') {
-    auto day = report::parse_report_time(std::string(text) + "T00:00:00Z", report::WallClock{});
-    // A day that does not exist (2026-02-30) would roll over: refuse it.
-    if (!day.ok() || !report::format_wall_time(*day).starts_with(text))
-      return bad();
-    return day;
-  }
-  auto ms = parse_duration_ms(text);
-  if (!ms.ok() && ms.error().code() != ERANGE)
-    return bad();
-  // Further back than the epoch (or than a uint64_t holds): from the start.
-  if (!ms.ok() || *ms > now_ns / 1'000'000)
-    return uint64_t(0);
-  return now_ns - *ms * 1'000'000;
+  // The history keeps wall-clock times only: perf's seconds are no time here.
+  PP_ASSIGN_OR_RETURN(TimeArg time, parse_time_arg(text, now_ns, TraceSeconds::kRefused));
+  return time.ns;
 }
 
 Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,

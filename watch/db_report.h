@@ -50,11 +50,11 @@ struct DbReportOptions {
   std::vector<std::string> events;
 };
 
-// A --since/--until time for the history, in ns since the epoch: an ISO
-// 8601 time (report::parse_report_time's), a date alone (that day's
-// 00:00:00 UTC), or a duration before `now_ns` (parse_duration_ms(): a
-// number and one of ms, s, m, h, d, w, "90m", "24h", "7d"; one further back
-// than the epoch means from the start). A usage error shows the three forms.
+// A --since/--until TIME for the history, in ns since the epoch: the one
+// grammar of base/time_arg.h less perf's seconds (the history keeps no
+// trace clock): an ISO 8601 time, a date alone (that day's 00:00:00 UTC),
+// or a duration before `now_ns` ("90m", "24h", "7d"; one further back than
+// the epoch means from the start). A usage error shows the forms.
 Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns);
 
 // Prints the history at `path` (never created: a missing file is a

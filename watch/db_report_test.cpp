@@ -361,6 +361,7 @@ TEST(DbTimeTest, ParsesTheThreeForms) {
   const Case cases[] = {
       {"2026-12-03T10:00:00Z", kDec3At10},
       {"2026-12-03T11:00:00+01:00", kDec3At10},
+      {"2026-12-03T10:00:00.5Z", kDec3At10 + 500000000ull},
       {"2026-12-03", kDec3At10 - 10 * kHour},
       {"90m", kNow - 90 * 60 * 1000000000ull},
       {"24h", kNow - 24 * kHour},
@@ -382,6 +383,12 @@ TEST(DbTimeTest, ParsesTheThreeForms) {
   }
   auto t = parse_db_time("yesterday", kNow);
   EXPECT_NE(t.error().message().find("24h"), std::string::npos) << t.error().message();
+  // The history keeps wall-clock times: perf's seconds are refused, saying
+  // that a duration takes its unit.
+  auto seconds = parse_db_time("7", kNow);
+  ASSERT_FALSE(seconds.ok());
+  EXPECT_NE(seconds.error().message().find("7s, 7h, 7d"), std::string::npos)
+      << seconds.error().message();
 }
 
 }  // namespace

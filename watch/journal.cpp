@@ -6,8 +6,8 @@
 #include <systemd/sd-journal.h>
 
 #include "base/json.h"
+#include "base/wall_time.h"
 #include "mce/error_code.h"
-#include "report/trace_report.h"
 
 namespace pp::watch {
 
@@ -168,7 +168,7 @@ std::vector<std::string> lost_entry(const LostNotice& n) {
     fields.push_back("PERF_PERSISTENT_CPU=" + std::to_string(n.cpu));
   fields.push_back("PERF_PERSISTENT_LOST_RECORDS=" + std::to_string(n.records));
   if (n.wall_ns)
-    fields.push_back("PERF_PERSISTENT_WALL_TIME=" + report::format_wall_time(n.wall_ns));
+    fields.push_back("PERF_PERSISTENT_WALL_TIME=" + format_wall_time(n.wall_ns));
   return fields;
 }
 

@@ -3,7 +3,7 @@
 #include <cerrno>
 
 #include "base/json.h"
-#include "report/trace_report.h"
+#include "base/wall_time.h"
 
 namespace pp::watch {
 
@@ -21,7 +21,7 @@ std::string lost_json_line(const LostNotice& n) {
   w.number(n.records);
   if (n.wall_ns) {
     w.key("wall_time");
-    w.string(report::format_wall_time(n.wall_ns));
+    w.string(format_wall_time(n.wall_ns));
   }
   w.end_object();
   w.end_object();

@@ -1,7 +1,7 @@
 #include "watch/record.h"
 
 #include "base/json.h"
-#include "report/trace_report.h"
+#include "base/wall_time.h"
 
 namespace pp::watch {
 
@@ -26,7 +26,7 @@ nlohmann::ordered_json record_json(const WatchRecord& r) {
   if (r.time)
     j["time"] = r.time;
   if (r.wall_ns)
-    j["wall_time"] = report::format_wall_time(r.wall_ns);
+    j["wall_time"] = format_wall_time(r.wall_ns);
   if (r.cpu >= 0)
     j["cpu"] = r.cpu;
   if (r.pid >= 0 || r.origin == Origin::kLive) {

@@ -20,7 +20,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
-#include "report/trace_report.h"
+#include "base/wall_time.h"
 #include "sys/clock.h"
 #include "watch/match.h"
 
@@ -434,7 +434,7 @@ Status Triggers::lost(const LostNotice& notice) {
     j["cpu"] = notice.cpu;
   j["records"] = notice.records;
   if (notice.wall_ns)
-    j["wall_time"] = report::format_wall_time(notice.wall_ns);
+    j["wall_time"] = format_wall_time(notice.wall_ns);
   return impl_->feed(true, j, notice.wall_ns);
 }
 

@@ -131,7 +131,7 @@ class Watcher {
   std::unique_ptr<report::TraceDecoder> decoder_;
   // The events' own clock beside the wall clock; nullopt when they have
   // none (their records other than machine checks then have no wall time).
-  std::optional<report::WallClock> wall_;
+  std::optional<sys::ClockPair> wall_;
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
   bool attached_ = false;

@@ -119,6 +119,49 @@ TEST_F(RecordTime, PerfScriptTodAgreesWithTheWallClock) {
   EXPECT_EQ(checked, 200) << s.out.substr(0, 400);
 }
 
+// report's --since and --until read one grammar: on a file with the
+// events' clock, a duration before now, a date and an ISO time choose the
+// same records that perf's seconds do.
+TEST_F(RecordTime, ReportSinceTakesDurationsDatesAndSeconds) {
+  create();
+  std::string file = tmp_.path("t.data");
+  uint64_t before = wall_ns();
+  CommandResult r =
+      run_pp({"record", "-e", "persistent/gp/", "-o", file, "--", self_, "--getppid", "50"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  pid_t pid = workload_pid(r.err);
+  // The workload's lines among what report prints with `args`.
+  auto lines = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"report", "--json", "-i", file});
+    CommandResult rep = run_pp(args);
+    EXPECT_EQ(rep.status, 0) << rep.err;
+    int n = 0;
+    std::istringstream in(rep.out);
+    for (std::string text; std::getline(in, text);)
+      if (json::parse(text).value("pid", -1) == pid)
+        n++;
+    return n;
+  };
+  time_t today = time_t(before / 1000000000ULL);
+  struct tm tm = {};
+  gmtime_r(&today, &tm);
+  char date[16], iso[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%d", &tm);
+  std::strftime(iso, sizeof(iso), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  EXPECT_EQ(lines({}), 50);
+  EXPECT_EQ(lines({"--since", "1h"}), 50);
+  EXPECT_EQ(lines({"--since", "0", "--until", "0s"}), 50);
+  EXPECT_EQ(lines({"--since", iso}), 50);
+  // The day the load began, from its 00:00:00 UTC.
+  EXPECT_EQ(lines({"--since", date}), 50);
+  EXPECT_EQ(lines({"--since", "0s"}), 0);
+  EXPECT_EQ(lines({"--until", "1h"}), 0);
+  EXPECT_EQ(lines({"--until", "1"}), 0);
+  CommandResult bad = run_pp({"report", "-i", file, "--since", "yesterday"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("a duration before now (90m, 24h, 7d"), std::string::npos) << bad.err;
+}
+
 // -k on create: the clock is the event's, shown by list, and written into
 // the file record makes.
 TEST_F(RecordTime, CreateDashKIsListedAndRecorded) {
