@@ -8,104 +8,22 @@
 #include "base/strings.h"
 #include "mce/bits.h"
 #include "mce/severity.h"
+#include "mce/vendor.h"
 
 namespace pp::mce {
 namespace {
 
 using namespace bits;
 
-struct NamedBit {
-  uint64_t mask;
-  const char* name;
-};
-
-// IA32_MCi_STATUS flags that every layout has (SDM vol. 3B; AMD APM vol. 2).
-constexpr NamedBit kCommonStatusBits[] = {
+// IA32_MCi_STATUS flags that every layout has (SDM vol. 3B; AMD APM vol. 2);
+// each vendor's own bits are in its row (vendor.h).
+constexpr StatusBit kCommonStatusBits[] = {
     {kVal, "VAL"},     {kOver, "OVER"},   {kUc, "UC"},   {kEn, "EN"},
     {kMiscv, "MISCV"}, {kAddrv, "ADDRV"}, {kPcc, "PCC"},
 };
-// Intel, only with MCG_CAP.SER_P (bit 24): S (signalled) and AR (action
-// required); without SER_P these bits are reserved (SDM, IA32_MCi_STATUS).
-constexpr NamedBit kSerStatusBits[] = {{kS, "S"}, {kAr, "AR"}};
-// AMD MCA_STATUS bits (AMD64 APM vol. 2 and the family 17h/19h PPRs):
-// bit 55 is TCC, not AR; no S bit.
-constexpr NamedBit kAmdStatusBits[] = {
-    {kTcc, "TCC"},           {kSyndv, "SyndV"},   {kCecc, "CECC"},   {kUecc, "UECC"},
-    {kDeferred, "Deferred"}, {kPoison, "Poison"}, {kScrub, "Scrub"},
-};
 // IA32_MCG_STATUS (SDM vol. 3B): RIPV, EIPV, MCIP, LMCE_S (printed LMCE).
-constexpr NamedBit kMcgStatusBits[] = {
+constexpr StatusBit kMcgStatusBits[] = {
     {kRipv, "RIPV"}, {kEipv, "EIPV"}, {kMcip, "MCIP"}, {kLmce, "LMCE"}};
-
-// AMD SMCA: MCA_IPID bits 43:32 are the HardwareID and 63:48 the McaType;
-// the pair names the kind of block behind a bank. Pairs and the short names
-// Linux uses for them (arch/x86/kernel/cpu/mce/amd.c, the SMCA bank types;
-// the same names appear under /sys/devices/system/machinecheck).
-struct SmcaType {
-  uint16_t hwid, mcatype;
-  const char* name;
-};
-constexpr SmcaType kSmcaTypes[] = {
-    {0x00, 0x0, "reserved"},
-    {0xB0, 0x0, "load_store"},
-    {0xB0, 0x10, "load_store"},
-    {0xB0, 0x1, "insn_fetch"},
-    {0xB0, 0x2, "l2_cache"},
-    {0xB0, 0x3, "decode_unit"},
-    {0xB0, 0x5, "execution_unit"},
-    {0xB0, 0x6, "floating_point"},
-    {0xB0, 0x7, "l3_cache"},
-    {0x2E, 0x0, "coherent_slave"},
-    {0x2E, 0x1, "pie"},
-    {0x2E, 0x2, "coherent_slave"},
-    {0x2E, 0x4, "ma_llc"},
-    {0x96, 0x0, "umc"},
-    {0x96, 0x1, "umc_v2"},
-    {0x05, 0x0, "param_block"},
-    {0xFF, 0x0, "psp"},
-    {0xFF, 0x1, "psp"},
-    {0xFF, 0x2, "mpart"},
-    {0x01, 0x0, "smu"},
-    {0x01, 0x1, "smu"},
-    {0x01, 0x2, "mp5"},
-    {0x01, 0x3, "mpdma"},
-    {0x18, 0x0, "nbio"},
-    {0x46, 0x0, "pcie"},
-    {0x46, 0x1, "pcie"},
-    {0x50, 0x0, "xgmi_pcs"},
-    {0x5C, 0x0, "ssbdci"},
-    {0x6C, 0x0, "nbif"},
-    {0x80, 0x0, "shub"},
-    {0xA8, 0x0, "sata"},
-    {0xAA, 0x0, "usb"},
-    {0x12, 0x0, "mpras"},
-    {0xBE, 0x0, "mpdacc"},
-    {0xF9, 0x0, "mpm"},
-    {0xFD, 0x0, "mpasp"},
-    {0xFD, 0x1, "mpasp"},
-    {0x157, 0x0, "dacc_fe"},
-    {0x164, 0x0, "dacc_be"},
-    {0x170, 0x0, "usr_dp"},
-    {0x180, 0x0, "usr_cp"},
-    {0x1E0, 0x0, "eddr5cmn"},
-    {0x1E1, 0x0, "pcie_pl"},
-    {0x241, 0x0, "gmi_pcs"},
-    {0x259, 0x0, "xgmi_phy"},
-    {0x267, 0x0, "wafl_phy"},
-    {0x269, 0x0, "gmi_phy"},
-};
-
-std::optional<std::string> smca_bank_type_of(uint64_t ipid) {
-  uint16_t hwid = (ipid >> 32) & 0xFFF;
-  uint16_t mcatype = (ipid >> 48) & 0xFFFF;
-  for (const SmcaType& t : kSmcaTypes)
-    if (t.hwid == hwid && t.mcatype == mcatype)
-      return std::string(t.name);
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "unknown (hwid 0x%x, mcatype 0x%x)", unsigned(hwid),
-                unsigned(mcatype));
-  return std::string(buf);
-}
 
 // Names in enum order, one table per enum (checked by the static_asserts).
 constexpr std::string_view kVendorNames[] = {"unknown", "intel",   "amd",
@@ -146,21 +64,6 @@ std::string hex16(uint16_t v) {
 
 std::string ll_bits(uint8_t ll) {
   return std::string(1, (ll & 2) ? '1' : '0') + ((ll & 1) ? '1' : '0');
-}
-
-// SDM, "Threshold-Based Error Status": 00 no tracking, 01 green (below
-// threshold), 10 yellow (above threshold), 11 reserved.
-std::string threshold_name(uint64_t status) {
-  switch ((status >> 53) & 3) {
-    case 0:
-      return "none";
-    case 1:
-      return "green";
-    case 2:
-      return "yellow";
-    default:
-      return "reserved";
-  }
 }
 
 std::string join_words(const std::vector<std::string>& words) {
@@ -237,60 +140,46 @@ MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
   d.vendor = vendor_override;
   if (d.vendor == CpuVendor::kUnknown && regs.cpuvendor)
     d.vendor = cpu_vendor_from_kernel(*regs.cpuvendor);
-  d.amd_layout = d.vendor == CpuVendor::kAmd || d.vendor == CpuVendor::kHygon;
+  const VendorOps& ops = vendor_ops(d.vendor);
+  d.amd_layout = ops.amd_layout;
   if (d.vendor == CpuVendor::kUnknown && (regs.ipid || regs.synd))
     d.notes.push_back("vendor unknown but IPID/SYND given: give --vendor amd for AMD's layout");
 
   const uint64_t status = regs.status.value_or(0);
   if (!regs.status)
     d.notes.push_back("no status: decoded as 0");
-  for (const NamedBit& b : kCommonStatusBits)
+  for (const StatusBit& b : kCommonStatusBits)
     if (status & b.mask)
       d.status_bits.emplace_back(b.name);
-
-  if (d.amd_layout) {
-    for (const NamedBit& b : kAmdStatusBits)
-      if (status & b.mask)
-        d.status_bits.emplace_back(b.name);
-    if (regs.ipid)
-      d.smca_bank_type = smca_bank_type_of(*regs.ipid);
-  } else {
-    const uint64_t cap = regs.mcgcap.value_or(0);
-    if (cap & kMcgSerP) {
-      for (const NamedBit& b : kSerStatusBits)
-        if (status & b.mask)
-          d.status_bits.emplace_back(b.name);
-    } else if (status & (kS | kAr)) {
-      d.notes.push_back(regs.mcgcap
-                            ? "bits 56:55 set but MCG_CAP.SER_P is clear: reserved, not S/AR"
-                            : "bits 56:55 set but MCG_CAP unknown: S/AR not decoded (give "
-                              "--mcgcap)");
-    }
-    // SDM: bits 54:53 are the threshold-based error status only when
-    // MCG_CAP.TES_P (bit 11) is set; bits 52:38 the corrected error count
-    // only when MCG_CAP.CMCI_P (bit 10) is set. Otherwise model specific.
-    if (cap & kMcgTesP)
-      d.threshold = threshold_name(status);
-    if (cap & kMcgCmciP)
-      d.corrected_count = uint32_t((status >> 38) & 0x7FFF);
-  }
+  const uint64_t cap = regs.mcgcap.value_or(0);
+  for (const StatusBit& b : ops.status_bits)
+    if ((status & b.mask) && (cap & b.mcg_cap) == b.mcg_cap)
+      d.status_bits.emplace_back(b.name);
+  if (ops.mca_ipid && regs.ipid)
+    d.smca_bank_type = smca_bank_type_name(*regs.ipid);
+  if (ops.decode_fields)
+    ops.decode_fields(regs, d);
   if (regs.mcgstatus)
-    for (const NamedBit& b : kMcgStatusBits)
+    for (const StatusBit& b : kMcgStatusBits)
       if (*regs.mcgstatus & b.mask)
         d.mcg_status_bits.emplace_back(b.name);
 
   d.mscod = uint16_t(status >> 16);
   d.error_code = decode_mca_error_code(uint16_t(status));
 
-  SeverityVerdict sev = sdm_severity(regs, d.amd_layout);
+  SeverityVerdict sev = ops.classify(regs);
   d.severity = sev.severity;
   d.severity_rule = std::move(sev.rule);
-  KernelSeverityVerdict ksev = kernel_severity(regs, d.amd_layout);
+  KernelSeverityVerdict ksev = ops.grade(regs);
   d.kernel_severity = ksev.severity;
   d.kernel_severity_rule = std::move(ksev.rule);
   for (auto& n : ksev.notes)
     d.notes.push_back(std::move(n));
   return d;
+}
+
+std::string describe_error_code(const MceDecoded& d) {
+  return describe_mca_error_code(d.error_code, vendor_ops(d.vendor).cache_level_name);
 }
 
 void print_mce_text(const MceDecoded& d, std::string& out) {
@@ -308,8 +197,8 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   out += "\n";
   if (r.mcgstatus)
     out += "  mcgstatus " + hex_u64(*r.mcgstatus) + ": " + join_words(d.mcg_status_bits) + "\n";
-  out += "  error code " + hex16(d.error_code.raw) + " " + describe_mca_error_code(d.error_code) +
-         "; mscod " + hex16(d.mscod) + "\n";
+  out += "  error code " + hex16(d.error_code.raw) + " " + describe_error_code(d) + "; mscod " +
+         hex16(d.mscod) + "\n";
   if (d.smca_bank_type)
     out += "  smca bank type " + *d.smca_bank_type + "\n";
   std::string regs_line;
@@ -382,7 +271,7 @@ nlohmann::json mce_json(const MceDecoded& d) {
     j["tt"] = *c.tt;
   if (c.ll) {
     j["ll"] = ll_bits(*c.ll);
-    j["cache"] = std::string(cache_level_name(*c.ll));
+    j["cache"] = std::string(vendor_ops(d.vendor).cache_level_name(*c.ll));
   }
   if (c.rrrr)
     j["rrrr"] = *c.rrrr;

@@ -14,7 +14,10 @@
 //   print_mce_text(d, text);            // "CPU ? bank 1: fatal ..." and detail lines
 //   nlohmann::json j = mce_json(d);     // the object of perf-persistent-decode(1)
 //
-// Sources (facts only, each rule cites its own in mce*.cpp):
+// Each vendor's part (its status bits, class rule, kernel grader, SMCA, cache
+// names and CPU models) is its row in vendor.h.
+//
+// Sources (facts only, each rule cites its own in mce/*.cpp):
 // - Intel SDM vol. 3B, chapter "Machine-Check Architecture": IA32_MCG_CAP,
 //   IA32_MCG_STATUS, IA32_MCi_STATUS, the MCA error codes and the UCR error
 //   classification.
@@ -115,7 +118,7 @@ int kernel_severity_rank(std::string_view name);
 struct MceDecoded {
   MceRegisters regs;
   CpuVendor vendor = CpuVendor::kUnknown;  // the override, else cpuvendor, else unknown
-  bool amd_layout = false;                 // AMD or Hygon: MCA_STATUS has AMD's bits
+  bool amd_layout = false;                 // AMD or Hygon: MCA_STATUS has AMD's bits (VendorOps)
 
   std::vector<std::string> status_bits;       // names of the bits set, high bit first
   std::vector<std::string> mcg_status_bits;   // RIPV, EIPV, MCIP, LMCE
@@ -138,6 +141,11 @@ struct MceDecoded {
 // Decodes `regs`. A missing status decodes as 0 (invalid). `vendor_override`
 // wins over regs.cpuvendor when not kUnknown.
 MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override = CpuVendor::kUnknown);
+
+// The MCA error code in words, as print_mce_text() shows it, with the
+// vendor's names of cache levels: "cache: data read (rrrr=drd), tt=data,
+// ll=00 (L1)".
+std::string describe_error_code(const MceDecoded& d);
 
 // Appends the human text, one or more lines each ending in '\n':
 //

@@ -54,9 +54,9 @@ constexpr std::array<const char*, 8> kMmm = {"generic", "read",     "write",    
                                              "scrub",   "reserved", "reserved", "reserved"};
 constexpr uint8_t kChannelUnspecified = 0xF;
 
-std::string ll_text(uint8_t ll) {
+std::string ll_text(uint8_t ll, std::string_view (*level_name)(uint8_t)) {
   static constexpr std::array<const char*, 4> kBits = {"00", "01", "10", "11"};
-  return std::string("ll=") + kBits[ll & 3] + " (" + std::string(cache_level_name(ll)) + ")";
+  return std::string("ll=") + kBits[ll & 3] + " (" + std::string(level_name(ll)) + ")";
 }
 
 }  // namespace
@@ -172,7 +172,8 @@ McaErrorCode decode_mca_error_code(uint16_t code) {
   return out;
 }
 
-std::string describe_mca_error_code(const McaErrorCode& c) {
+std::string describe_mca_error_code(const McaErrorCode& c,
+                                    std::string_view (*level_name)(uint8_t)) {
   std::string out(mca_error_class_name(c.error_class));
   auto rrrr_text = [&]() {
     for (size_t i = 0; i < kRrrr.size(); i++)
@@ -188,13 +189,13 @@ std::string describe_mca_error_code(const McaErrorCode& c) {
       out += ": " + c.internal.value_or("");
       break;
     case McaErrorClass::kGeneric:
-      out += ": generic cache hierarchy error, " + ll_text(*c.ll);
+      out += ": generic cache hierarchy error, " + ll_text(*c.ll, level_name);
       break;
     case McaErrorClass::kTlb:
-      out += ": tt=" + *c.tt + ", " + ll_text(*c.ll);
+      out += ": tt=" + *c.tt + ", " + ll_text(*c.ll, level_name);
       break;
     case McaErrorClass::kCache:
-      out += ": " + rrrr_text() + ", tt=" + *c.tt + ", " + ll_text(*c.ll);
+      out += ": " + rrrr_text() + ", tt=" + *c.tt + ", " + ll_text(*c.ll, level_name);
       break;
     case McaErrorClass::kMemoryController:
     case McaErrorClass::kMemoryAsCache:
@@ -204,7 +205,7 @@ std::string describe_mca_error_code(const McaErrorCode& c) {
       break;
     case McaErrorClass::kBus:
       out += ": " + rrrr_text() + ", pp=" + *c.pp + ", " + (*c.t ? "timeout" : "no timeout") +
-             ", ii=" + *c.ii + ", " + ll_text(*c.ll);
+             ", ii=" + *c.ii + ", " + ll_text(*c.ll, level_name);
       break;
   }
   if (c.f)

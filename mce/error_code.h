@@ -57,7 +57,10 @@ McaErrorCode decode_mca_error_code(uint16_t code);
 // the SDM's evidence that LL=00 is the first level).
 std::string_view cache_level_name(uint8_t ll);
 
-// One line: "cache: data read (drd), tt=data, ll=00 (L1)".
-std::string describe_mca_error_code(const McaErrorCode& code);
+// One line: "cache: data read (rrrr=drd), tt=data, ll=00 (L1)", the cache
+// level named by `level_name` (a vendor's, see vendor.h; the SDM's by
+// default).
+std::string describe_mca_error_code(const McaErrorCode& code,
+                                    std::string_view (*level_name)(uint8_t ll) = cache_level_name);
 
 }  // namespace pp::mce

@@ -2,6 +2,9 @@
 // (Intel SDM vol. 3B, "UCR Error Classification"; AMD's deferred errors) and
 // the level Linux's grader gives it (arch/x86/kernel/cpu/mce/severity.c).
 // Each comes with the rule that decided it, in words an operator can check.
+//
+// Each vendor's rules are in its row (vendor.h: VendorOps::classify and
+// ::grade, in vendor_<family>.cpp); this file holds what they share.
 #pragma once
 
 #include <string>
@@ -22,11 +25,19 @@ struct KernelSeverityVerdict {
   std::vector<std::string> notes;  // what the grader used that a record cannot show
 };
 
-// The SDM's (or, with `amd`, AMD's) class of `regs`.
-SeverityVerdict sdm_severity(const MceRegisters& regs, bool amd);
+// The classes every vendor's class rule shares, with the SDM's rules:
+// VAL=0 (the bank holds no error), UC=0 (corrected), UC=1 with PCC=1.
+SeverityVerdict invalid_verdict();
+SeverityVerdict corrected_verdict();
+SeverityVerdict fatal_verdict();
 
-// What Linux's grader decides for `regs`: Intel's rule table, or with `amd`
-// the AMD/Hygon grader.
-KernelSeverityVerdict kernel_severity(const MceRegisters& regs, bool amd);
+// Where Linux's grader says the error hit, as its rules test it.
+enum class ErrorContext { kAny, kKernel, kUser, kKernelRecoverable };
+
+// error_context() in severity.c: a CS with RPL 3 is user mode; otherwise
+// kernel (the kernel's lookup of the IP in its exception tables, which
+// tells a recoverable kernel copy routine apart, cannot be seen in a
+// record: a note says so when it would have run). Never kAny.
+ErrorContext error_context(const MceRegisters& regs, std::vector<std::string>& notes);
 
 }  // namespace pp::mce

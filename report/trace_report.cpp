@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
+#include "mce/tally.h"
 #include "report/perf_data_reader.h"
 
 namespace pp::report {
@@ -485,17 +486,11 @@ void TraceReport::print_json(const Entry& e) {
 
 void TraceReport::print_summary() {
   std::map<std::pair<std::string, uint32_t>, uint64_t> counts;
-  std::map<uint32_t, uint64_t> banks;
-  std::map<mce::MceSeverity, uint64_t> severities;
-  std::map<std::string, uint64_t> classes;
+  mce::MceTally machine_checks;
   for (const Entry& e : entries_) {
     counts[{e.event->name, e.cpu}]++;
-    if (e.mce < 0)
-      continue;
-    const mce::MceDecoded& d = mces_[size_t(e.mce)];
-    banks[d.regs.bank.value_or(UINT32_MAX)]++;
-    severities[d.severity]++;
-    classes[std::string(mce::mca_error_class_name(d.error_code.error_class))]++;
+    if (e.mce >= 0)
+      machine_checks.add(mces_[size_t(e.mce)], e.cpu);
   }
   if (options_.json) {
     JsonWriter w(buffer_);
@@ -521,46 +516,9 @@ void TraceReport::print_summary() {
       w.end_object();
     }
     w.end_array();
-    if (!mces_.empty()) {
+    if (!machine_checks.empty()) {
       w.key("mce");
-      w.begin_object();
-      w.key("banks");
-      w.begin_array();
-      for (const auto& [bank, count] : banks) {
-        w.begin_object();
-        w.key("bank");
-        if (bank == UINT32_MAX)
-          w.null();
-        else
-          w.number(bank);
-        w.key("count");
-        w.number(count);
-        w.end_object();
-      }
-      w.end_array();
-      w.key("severities");
-      w.begin_array();
-      for (const auto& [severity, count] : severities) {
-        w.begin_object();
-        w.key("severity");
-        w.string(mce::mce_severity_name(severity));
-        w.key("count");
-        w.number(count);
-        w.end_object();
-      }
-      w.end_array();
-      w.key("error_classes");
-      w.begin_array();
-      for (const auto& [name, count] : classes) {
-        w.begin_object();
-        w.key("error_class");
-        w.string(name);
-        w.key("count");
-        w.number(count);
-        w.end_object();
-      }
-      w.end_array();
-      w.end_object();
+      w.raw(dump_json(mce::mce_tally_json(machine_checks)));
     }
     w.end_object();
     w.end_object();
@@ -576,32 +534,7 @@ void TraceReport::print_summary() {
     buffer_ += key.first;
     buffer_ += '\n';
   }
-  if (!mces_.empty()) {
-    buffer_ += "#\n# machine checks per bank\n#\n#    count  bank\n";
-    for (const auto& [bank, count] : banks) {
-      append_padded(buffer_, count, 10, ' ');
-      buffer_ += "  ";
-      if (bank == UINT32_MAX)
-        buffer_ += "   ?";
-      else
-        append_padded(buffer_, bank, 4, ' ');
-      buffer_ += '\n';
-    }
-    buffer_ += "#\n# machine checks per severity\n#\n#    count  severity\n";
-    for (const auto& [severity, count] : severities) {
-      append_padded(buffer_, count, 10, ' ');
-      buffer_ += "  ";
-      buffer_ += mce::mce_severity_name(severity);
-      buffer_ += '\n';
-    }
-    buffer_ += "#\n# machine checks per error class\n#\n#    count  class\n";
-    for (const auto& [name, count] : classes) {
-      append_padded(buffer_, count, 10, ' ');
-      buffer_ += "  ";
-      buffer_ += name;
-      buffer_ += '\n';
-    }
-  }
+  mce::print_mce_tally_text(machine_checks, mce::MceTallyLayout::kBlocks, buffer_);
   buffer_ += "#\n# ";
   append_u64(buffer_, entries_.size());
   buffer_ += " records shown of ";

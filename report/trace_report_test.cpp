@@ -441,8 +441,9 @@ TEST_F(MceFile, FiltersSummaryAndSort) {
 }
 
 // --severity keeps the machine checks of those classes only; --summary
-// counts them per bank, severity and error class. The three statuses are
-// SDM classes with MCG_CAP.SER_P set (the payload's mcgcap 0x1000c14):
+// counts them (mce/tally.h: per severity, bank, CPU, socket, error class).
+// The three statuses are SDM classes with MCG_CAP.SER_P set (the payload's
+// mcgcap 0x1000c14), each on socket 0:
 // 0x9000000000000134 corrected (UC=0), a cache error (data read, L1);
 // 0xbd000000000000c2 SRAO (UC=1 PCC=0 S=1 AR=0), a memory-controller scrub;
 // 0xbe00000000000150 fatal (UC=1 PCC=1), a cache error (instruction fetch).
@@ -472,23 +473,38 @@ TEST_F(MceFile, SeverityFilterAndMceSummary) {
   summary.summary = true;
   summary.json = true;
   ASSERT_TRUE(run(path, summary).ok());
-  nlohmann::json j = nlohmann::json::parse(out_.str(), nullptr, false);
-  ASSERT_FALSE(j.is_discarded()) << out_.str();
-  const nlohmann::json& mce = j["summary"]["mce"];
-  std::map<uint64_t, uint64_t> banks;
-  for (const auto& b : mce["banks"])
-    banks[b["bank"].get<uint64_t>()] = b["count"].get<uint64_t>();
-  EXPECT_EQ(banks, (std::map<uint64_t, uint64_t>{{1, 2}, {9, 1}})) << out_.str();
-  std::map<std::string, uint64_t> severities, classes;
-  for (const auto& s : mce["severities"])
-    severities[s["severity"].get<std::string>()] = s["count"].get<uint64_t>();
-  for (const auto& c : mce["error_classes"])
-    classes[c["error_class"].get<std::string>()] = c["count"].get<uint64_t>();
-  EXPECT_EQ(severities,
-            (std::map<std::string, uint64_t>{{"corrected", 1}, {"fatal", 1}, {"srao", 1}}))
-      << out_.str();
-  EXPECT_EQ(classes, (std::map<std::string, uint64_t>{{"cache", 2}, {"memory-controller", 1}}))
-      << out_.str();
+  EXPECT_EQ(out_.str(),
+            R"({"summary":{"records":3,"shown":3,"bad_records":0,)"
+            R"("events":[{"event":"mce:mce_record","cpu":0,"count":2},)"
+            R"({"event":"mce:mce_record","cpu":1,"count":1}],)"
+            R"("mce":{"records":3,)"
+            R"("severities":[{"severity":"corrected","count":1},{"severity":"srao","count":1},)"
+            R"({"severity":"fatal","count":1}],)"
+            R"("banks":[{"bank":1,"count":2},{"bank":9,"count":1}],)"
+            R"("cpus":[{"cpu":0,"count":2},{"cpu":1,"count":1}],)"
+            R"("sockets":[{"socket":0,"count":3}],)"
+            R"("error_classes":[{"error_class":"cache","count":2},)"
+            R"({"error_class":"memory-controller","count":1}]}}})"
+            "\n");
+
+  summary.json = false;
+  ASSERT_TRUE(run(path, summary).ok());
+  EXPECT_EQ(out_.str(),
+            "# records per event and CPU\n#\n#    count  cpu  event\n"
+            "         2    0  mce:mce_record\n"
+            "         1    1  mce:mce_record\n"
+            "#\n# 3 machine checks\n"
+            "#\n# machine checks per severity\n#\n#    count  severity\n"
+            "         1  corrected\n         1  srao\n         1  fatal\n"
+            "#\n# machine checks per bank\n#\n#    count  bank\n"
+            "         2  1\n         1  9\n"
+            "#\n# machine checks per CPU\n#\n#    count  cpu\n"
+            "         2  0\n         1  1\n"
+            "#\n# machine checks per socket\n#\n#    count  socket\n"
+            "         3  0\n"
+            "#\n# machine checks per error class\n#\n#    count  class\n"
+            "         2  cache\n         1  memory-controller\n"
+            "#\n# 3 records shown of 3 decoded; 0 could not be decoded\n");
 }
 
 TEST_F(MceFile, FileWithoutTracingDataIsRefused) {

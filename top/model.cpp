@@ -92,36 +92,7 @@ std::vector<std::pair<std::string, uint64_t>> by_count(const Map& map, size_t ro
   return sorted;
 }
 
-std::string counts_line(const std::map<std::string, uint64_t, TopKeyOrder>& counts) {
-  std::string line;
-  for (const auto& [key, count] : counts)
-    line += (line.empty() ? "" : "  ") + key + "=" + std::to_string(count);
-  return line.empty() ? "-" : line;
-}
-
-nlohmann::ordered_json counts_json(const std::map<std::string, uint64_t, TopKeyOrder>& counts) {
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
-  for (const auto& [key, count] : counts)
-    j[key] = count;
-  return j;
-}
-
-// The MCE lists' keys sort numerically when they are numbers.
-std::string number_key(uint64_t n) {
-  return std::to_string(n);
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 }  // namespace
-
-bool TopKeyOrder::operator()(const std::string& a, const std::string& b) const {
-  if (all_digits(a) && all_digits(b) && a.size() != b.size())
-    return a.size() < b.size();
-  return a < b;
-}
 
 std::string_view top_kind_name(TopKind kind) {
   switch (kind) {
@@ -182,10 +153,7 @@ void TopModel::set_detailed(std::optional<size_t> event) {
 void TopModel::clear_tables(State& state) {
   state.values.clear();
   state.symbols.clear();
-  state.by_severity.clear();
-  state.by_bank.clear();
-  state.by_class.clear();
-  state.by_cpu.clear();
+  state.machine_checks.clear();
   state.last.clear();
   state.counted = state.filtered = 0;
 }
@@ -469,10 +437,7 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
       break;
     }
     case TopKind::kMce: {
-      state.by_severity[std::string(mce::mce_severity_name(mce->severity))]++;
-      state.by_bank[number_key(mce->regs.bank.value_or(0))]++;
-      state.by_class[std::string(mce::mca_error_class_name(mce->error_code.error_class))]++;
-      state.by_cpu[number_key(mce->regs.cpu.value_or(s.cpu))]++;
+      state.machine_checks.add(*mce, s.cpu);
       state.last.push_front(Mce{s.time, int(mce->regs.cpu.value_or(s.cpu)), std::move(*mce)});
       if (state.last.size() > kTopLastMce)
         state.last.pop_back();
@@ -679,10 +644,11 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
       break;
     }
     case TopKind::kMce: {
-      out.push_back({"  severity  " + counts_line(s.by_severity), false, false});
-      out.push_back({"  bank      " + counts_line(s.by_bank), false, false});
-      out.push_back({"  class     " + counts_line(s.by_class), false, false});
-      out.push_back({"  cpu       " + counts_line(s.by_cpu), false, false});
+      std::string counts;
+      mce::print_mce_tally_text(s.machine_checks, mce::MceTallyLayout::kLines, counts);
+      for (std::string_view line : split(counts, '\n'))
+        if (!line.empty())
+          out.push_back({"  " + std::string(line), false, false});
       out.push_back({"  last " + std::to_string(s.last.size()) + " (newest first)", true, false});
       for (const Mce& m : s.last) {
         const mce::MceDecoded& d = m.decoded;
@@ -758,11 +724,7 @@ nlohmann::ordered_json TopModel::event_json(size_t i, const TopView& view, bool 
       break;
     }
     case TopKind::kMce: {
-      nlohmann::ordered_json mce;
-      mce["severity"] = counts_json(s.by_severity);
-      mce["bank"] = counts_json(s.by_bank);
-      mce["class"] = counts_json(s.by_class);
-      mce["cpu"] = counts_json(s.by_cpu);
+      nlohmann::ordered_json mce = mce::mce_tally_json(s.machine_checks);
       nlohmann::ordered_json last = nlohmann::ordered_json::array();
       for (const Mce& m : s.last) {
         nlohmann::ordered_json one;

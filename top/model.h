@@ -4,8 +4,9 @@
 // in detail keeps the tables of their kind:
 //
 //   tracepoints       the most frequent values of the sort keys (-s)
-//   mce:mce_record    counts per severity, bank, error class and CPU, and
-//                     the last ten records decoded, newest first
+//   mce:mce_record    machine checks counted (mce/tally.h: per severity,
+//                     bank, CPU, socket and error class), and the last ten
+//                     records decoded, newest first
 //   IP samples        the hottest symbols (through a SymbolSource)
 //
 // The same content renders as text lines (the screen and --stdio) and as
@@ -32,6 +33,7 @@
 
 #include "base/result.h"
 #include "mce/decode.h"
+#include "mce/tally.h"
 #include "report/trace_decoder.h"
 #include "sys/perf_abi_sample.h"
 #include "sys/perf_attr.h"
@@ -82,11 +84,6 @@ struct TopLine {
 };
 
 inline constexpr size_t kTopLastMce = 10;
-
-// Orders the MCE view's keys: numbers (banks, CPUs) by value, names by text.
-struct TopKeyOrder {
-  bool operator()(const std::string& a, const std::string& b) const;
-};
 
 class TopModel {
  public:
@@ -169,7 +166,7 @@ class TopModel {
     std::vector<std::string> keys;  // tracepoints: the table's keys
     std::unordered_map<std::string, uint64_t> values;
     std::unordered_map<std::string, Symbol> symbols;
-    std::map<std::string, uint64_t, TopKeyOrder> by_severity, by_bank, by_class, by_cpu;
+    mce::MceTally machine_checks;  // mce:mce_record: the counts
     std::deque<Mce> last;
     uint64_t counted = 0;   // samples the tables counted (after the filter)
     uint64_t filtered = 0;  // samples the filter left out

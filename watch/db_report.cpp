@@ -10,6 +10,7 @@
 #include "base/strings.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
+#include "mce/tally.h"
 #include "sys/clock.h"
 #include "watch/history.h"
 
@@ -274,13 +275,23 @@ std::string wall_or_unknown(const SqlValue& v) {
   return is_null(v) ? std::string("unknown") : format_wall_time(uint64_t(as_i64(v)));
 }
 
-// The summary's data, gathered with one GROUP BY each.
+// The summary's data, gathered with one GROUP BY each; the machine checks'
+// counts per severity, bank, CPU, socket and error class in the tally every
+// summary of them shares.
 struct Summary {
-  int64_t records = 0, mces = 0, distinct_pages = 0;
+  int64_t records = 0, distinct_pages = 0;
   SqlValue first, last;
-  std::vector<SqlRow> events, origins, severities, banks, cpus, sockets, classes, days, ranges,
-      pages, lost;
+  std::vector<SqlRow> events, origins, days, ranges, pages, lost;
+  mce::MceTally machine_checks;
 };
+
+// A bank, CPU or socket: nullopt when unknown (or not a number at all).
+std::optional<uint32_t> as_u32(const SqlValue& v) {
+  const int64_t* n = std::get_if<int64_t>(&v);
+  if (!n || *n < 0 || *n > int64_t(UINT32_MAX))
+    return std::nullopt;
+  return uint32_t(*n);
+}
 
 Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
   Summary s;
@@ -300,28 +311,19 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
   PP_ASSIGN_OR_RETURN(
       s.origins,
       rows("SELECT origin, count(*)" + from + " GROUP BY origin ORDER BY origin", f.records));
-  PP_ASSIGN_OR_RETURN(std::vector<SqlRow> m, rows("SELECT count(*)" + mce, f.records));
-  s.mces = as_i64(m[0][0]);
-  PP_ASSIGN_OR_RETURN(s.severities,
-                      rows("SELECT severity, count(*)" + mce + " GROUP BY severity", f.records));
-  // The decoder's order, mildest first, as report --summary lists them.
-  auto rank = [](const SqlRow& r) {
-    auto sev = mce::mce_severity_from_name(as_text(r[0]));
-    return sev ? int(*sev) : 1000;
-  };
-  std::stable_sort(s.severities.begin(), s.severities.end(),
-                   [&](const SqlRow& a, const SqlRow& b) { return rank(a) < rank(b); });
+  // A machine check's CPU is its own (mce_record's cpu, in the stored
+  // decoding), else the record's (the buffer it was read from). A stored
+  // object that is not JSON (reported by the listing) gives the record's.
   PP_ASSIGN_OR_RETURN(
-      s.banks, rows("SELECT bank, count(*)" + mce + " GROUP BY bank ORDER BY bank", f.records));
-  PP_ASSIGN_OR_RETURN(s.cpus,
-                      rows("SELECT cpu, count(*)" + mce + " GROUP BY cpu ORDER BY cpu", f.records));
-  PP_ASSIGN_OR_RETURN(
-      s.sockets,
-      rows("SELECT socket, count(*)" + mce + " GROUP BY socket ORDER BY socket", f.records));
-  PP_ASSIGN_OR_RETURN(s.classes, rows("SELECT error_class, count(*)" + mce +
-                                          " GROUP BY error_class ORDER BY count(*) DESC, "
-                                          "error_class",
-                                      f.records));
+      std::vector<SqlRow> alike,
+      rows("SELECT severity, bank, coalesce(CASE WHEN json_valid(json) THEN "
+           "json_extract(json, '$.mce.cpu') END, cpu), socket, error_class, count(*)" +
+               mce + " GROUP BY 1, 2, 3, 4, 5",
+           f.records));
+  for (const SqlRow& r : alike)
+    s.machine_checks.add(
+        mce::MceTallyKey{as_text(r[0]), as_u32(r[1]), as_u32(r[2]), as_u32(r[3]), as_text(r[4])},
+        uint64_t(as_i64(r[5])));
   PP_ASSIGN_OR_RETURN(s.days, rows("SELECT date(wall_ns / 1000000000, 'unixepoch') AS day, "
                                    "count(*)" +
                                        mce + " GROUP BY day ORDER BY day",
@@ -371,13 +373,7 @@ std::string summary_json(const Summary& s) {
         {{"event", value_json(r[0])}, {"tracepoint", value_json(r[1])}, {"count", as_i64(r[2])}});
   sum["events"] = events;
   sum["origins"] = counts_json(s.origins, "origin");
-  oj mce = oj::object();
-  mce["records"] = s.mces;
-  mce["severities"] = counts_json(s.severities, "severity");
-  mce["banks"] = counts_json(s.banks, "bank");
-  mce["cpus"] = counts_json(s.cpus, "cpu");
-  mce["sockets"] = counts_json(s.sockets, "socket");
-  mce["error_classes"] = counts_json(s.classes, "error_class");
+  oj mce = mce::mce_tally_json(s.machine_checks);
   mce["days"] = counts_json(s.days, "day");
   oj ranges = oj::array();
   for (const SqlRow& r : s.ranges) {
@@ -444,13 +440,8 @@ std::string summary_text(const Summary& s, const std::string& path) {
     }
   }
   append_block(out, "records per origin", "origin", s.origins, "?");
-  if (s.mces > 0) {
-    out += "#\n# " + std::to_string(s.mces) + " machine checks\n";
-    append_block(out, "machine checks per severity", "severity", s.severities, "?");
-    append_block(out, "machine checks per bank", "bank", s.banks, "?");
-    append_block(out, "machine checks per CPU", "cpu", s.cpus, "?");
-    append_block(out, "machine checks per socket", "socket", s.sockets, "?");
-    append_block(out, "machine checks per error class", "class", s.classes, "?");
+  if (!s.machine_checks.empty()) {
+    mce::print_mce_tally_text(s.machine_checks, mce::MceTallyLayout::kBlocks, out);
     append_block(out, "machine checks per day (UTC)", "day", s.days, "unknown");
     if (!s.ranges.empty()) {
       out += "#\n# machine checks per 1 GiB of physical address (MCi_ADDR valid)\n#\n";

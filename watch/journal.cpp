@@ -143,8 +143,7 @@ std::string machine_check_message(const WatchRecord& r) {
                     : r.cpu >= 0 ? std::to_string(r.cpu)
                                  : "?";
   out += "CPU " + cpu + " bank " + (d.regs.bank ? std::to_string(*d.regs.bank) : "?") + ": " +
-         std::string(mce::mce_severity_name(d.severity)) + ", " +
-         mce::describe_mca_error_code(d.error_code);
+         std::string(mce::mce_severity_name(d.severity)) + ", " + mce::describe_error_code(d);
   if (d.regs.addr)
     out += ", addr " + hex_u64(*d.regs.addr);
   return out;
