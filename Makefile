@@ -65,7 +65,7 @@ DEPS_persistent := base sys pmu parse
 DEPS_broker := base sys pmu parse persistent
 DEPS_check := base sys pmu parse persistent
 DEPS_record := base sys pmu parse mce report persistent
-DEPS_top := base sys pmu parse mce report persistent record
+DEPS_top := base sys pmu parse mce filter report persistent record
 DEPS_watch := base sys pmu parse mce filter report persistent record
 # Test-only libraries, never linked into the program: <module>/testing/ holds
 # a module's test doubles (the fake kernel, ...) and may use the module, its
