@@ -23,21 +23,21 @@ std::string Scale::names_text() const {
 }
 
 const Scale& mce_severity_scale() {
-  static const Scale kScale = [] {
+  static const Scale scale = [] {
     std::span<const std::string_view> names = mce::mce_severities_by_rank();
     return Scale({names.begin(), names.end()});
   }();
-  return kScale;
+  return scale;
 }
 
 const Scale& kernel_severity_scale() {
-  static const Scale kScale = [] {
+  static const Scale scale = [] {
     std::vector<std::string_view> names;
     for (int i = 0; i <= int(mce::KernelSeverity::kPanic); i++)
       names.push_back(mce::kernel_severity_name(mce::KernelSeverity(i)));
     return Scale(std::move(names));
   }();
-  return kScale;
+  return scale;
 }
 
 Keys Keys::open(std::string hint) {

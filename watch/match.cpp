@@ -5,10 +5,10 @@
 namespace pp::watch {
 
 const filter::Keys& match_keys() {
-  static const filter::Keys kKeys = filter::Keys::open("severity, bank, cpu, a tracepoint field...")
-                                        .add("severity", &filter::mce_severity_scale())
-                                        .add("kernel_severity", &filter::kernel_severity_scale());
-  return kKeys;
+  static const filter::Keys keys = filter::Keys::open("severity, bank, cpu, a tracepoint field...")
+                                       .add("severity", &filter::mce_severity_scale())
+                                       .add("kernel_severity", &filter::kernel_severity_scale());
+  return keys;
 }
 
 Result<filter::Expression> parse_match(std::string_view text, std::string_view what) {
