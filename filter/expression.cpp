@@ -82,8 +82,9 @@ std::optional<Number> value_number(const Value& v) {
 
 // One value that is not a list against one comparison.
 bool scalar_matches(const Expression::Comparison& c, const Value& v) {
+  std::string scratch;
   if (c.op == Expression::Op::kMatch) {
-    std::string text = v.shown();
+    const std::string& text = v.shown(scratch);
     if (c.glob)
       return ::fnmatch(c.value.c_str(), text.c_str(), 0) == 0;
     return text.find(c.value) != std::string::npos;
@@ -98,7 +99,7 @@ bool scalar_matches(const Expression::Comparison& c, const Value& v) {
     if (std::optional<Number> have = value_number(v))
       return ordered(c.op, compare_numbers(*have, *c.number));
   }
-  return ordered(c.op, three_way(v.shown().compare(c.value), 0));
+  return ordered(c.op, three_way(v.shown(scratch).compare(c.value), 0));
 }
 
 bool value_matches(const Expression::Comparison& c, const Value& v) {
@@ -148,33 +149,6 @@ std::optional<Number> parse_number(std::string_view text) {
   return n;
 }
 
-Value Value::of_text(std::string text) {
-  Value v;
-  v.text = std::move(text);
-  return v;
-}
-
-Value Value::of_unsigned(uint64_t n) {
-  Value v;
-  v.kind = Kind::kNumber;
-  v.number.i = __int128(n);
-  return v;
-}
-
-Value Value::of_signed(int64_t n) {
-  Value v;
-  v.kind = Kind::kNumber;
-  v.number.i = __int128(n);
-  return v;
-}
-
-Value Value::of_list(std::vector<Value> items) {
-  Value v;
-  v.kind = Kind::kList;
-  v.items = std::move(items);
-  return v;
-}
-
 std::string Value::shown() const {
   switch (kind) {
     case Kind::kText:
@@ -197,6 +171,13 @@ std::string Value::shown() const {
     }
   }
   return text;
+}
+
+const std::string& Value::shown(std::string& scratch) const {
+  if (kind == Kind::kText)
+    return text;
+  scratch = shown();
+  return scratch;
 }
 
 // The recursive descent: one object per parse, holding where it is.

@@ -86,14 +86,37 @@ struct Value {
   Number number;             // kNumber
   std::vector<Value> items;  // kList
 
-  static Value of_text(std::string text);
-  static Value of_unsigned(uint64_t n);
-  static Value of_signed(int64_t n);
-  static Value of_list(std::vector<Value> items);
+  // Inline: top builds one per field a filter or a table asks of a sample.
+  static Value of_text(std::string text) {
+    Value v;
+    v.text = std::move(text);
+    return v;
+  }
+  static Value of_unsigned(uint64_t n) {
+    Value v;
+    v.kind = Kind::kNumber;
+    v.number.i = __int128(n);
+    return v;
+  }
+  static Value of_signed(int64_t n) {
+    Value v;
+    v.kind = Kind::kNumber;
+    v.number.i = __int128(n);
+    return v;
+  }
+  static Value of_list(std::vector<Value> items) {
+    Value v;
+    v.kind = Kind::kList;
+    v.items = std::move(items);
+    return v;
+  }
 
   // As `~` matches it: text as is, an integer in decimal, a fraction as
   // %.17g writes it; a list's elements joined by spaces.
   std::string shown() const;
+  // The same without copying text (per sample, that copy shows): the text
+  // itself, else shown() written into `scratch`.
+  const std::string& shown(std::string& scratch) const;
 };
 
 // What an expression is evaluated against: a record's fields by name.

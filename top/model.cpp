@@ -459,12 +459,15 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
   state.counted++;
   switch (e.kind) {
     case TopKind::kTracepoint: {
-      std::string key;
+      std::string key, scratch;
       for (size_t i = 0; i < state.keys.size(); ++i) {
         if (i)
           key += kKeySeparator;
         std::optional<filter::Value> v = value_of(e, s, trace, nullptr, nullptr, state.keys[i]);
-        key += v ? v->shown() : "-";
+        if (v)
+          key += v->shown(scratch);
+        else
+          key += '-';
       }
       state.values[key]++;
       break;
