@@ -53,19 +53,20 @@ endif
 # (scripts/check-layers) fails on an #include across any other edge, and
 # Documentation/architecture.txt draws the graph. cmd/ (the program) may use
 # every module; tests/unit, tests/kernel and bench/ anything.
-MODULES := base sys pmu parse mce report persistent broker check record top watch
+MODULES := base sys pmu parse mce filter report persistent broker check record top watch
 DEPS_base :=
 DEPS_sys := base
 DEPS_pmu := base sys
 DEPS_parse := base sys pmu
 DEPS_mce := base
+DEPS_filter := base mce
 DEPS_report := base sys mce
 DEPS_persistent := base sys pmu parse
 DEPS_broker := base sys pmu parse persistent
 DEPS_check := base sys pmu parse persistent
 DEPS_record := base sys pmu parse mce report persistent
-DEPS_top := base sys pmu parse mce report persistent record
-DEPS_watch := base sys pmu parse mce report persistent record
+DEPS_top := base sys pmu parse mce filter report persistent record
+DEPS_watch := base sys pmu parse mce filter report persistent record
 # Test-only libraries, never linked into the program: <module>/testing/ holds
 # a module's test doubles (the fake kernel, ...) and may use the module, its
 # DEPS and their testing/ folders; tests/support/ holds helpers every test

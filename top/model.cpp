@@ -19,13 +19,20 @@ bool has_field(const report::TraceEvent* trace, std::string_view key) {
   return trace && trace->field(key) != nullptr;
 }
 
+// top's own keys, in the order a message lists them; pseudo_key_for()
+// says which samples have each.
+constexpr std::string_view kOwnKeys[] = {
+    "pid",  "tid",         "cpu",   "comm",       "sym", "dso", "ip", "severity", "kernel_severity",
+    "bank", "error_class", "class", "status_bits"};
+
 // Whether `key` is one of top's own keys that `kind` gives.
 bool pseudo_key_for(TopKind kind, std::string_view key) {
   if (key == "pid" || key == "tid" || key == "cpu" || key == "comm")
     return true;
   if (key == "sym" || key == "dso" || key == "ip")
     return kind == TopKind::kSymbols;
-  if (key == "severity" || key == "bank" || key == "class")
+  if (key == "severity" || key == "kernel_severity" || key == "bank" || key == "error_class" ||
+      key == "class" || key == "status_bits")
     return kind == TopKind::kMce;
   return false;
 }
@@ -220,18 +227,21 @@ std::string TopModel::sort_text(size_t event) const {
   return join(states_.at(event).keys, ",");
 }
 
-Status TopModel::set_filter(std::string_view text) {
-  PP_ASSIGN_OR_RETURN(TopFilter filter, TopFilter::parse(text));
-  for (const TopFilter::Term& t : filter.terms()) {
-    bool known = false;
+Status TopModel::set_filter(std::string_view text, std::string_view what) {
+  // The fields of the events shown: top's own that their kinds give, then
+  // their formats'.
+  filter::Keys keys;
+  for (std::string_view key : kOwnKeys)
     for (const TopEvent& e : events_)
-      known |= has_field(trace_event(e), t.key) || pseudo_key_for(e.kind, t.key);
-    if (!known)
-      return usage_error("filter '" + filter.text() + "': no event shown has '" + t.key +
-                         "'; use a field of the event's format or one of pid, tid, cpu, "
-                         "comm (sym, dso, ip for sampled addresses; severity, bank, class for "
-                         "machine checks)");
-  }
+      if (pseudo_key_for(e.kind, key))
+        keys.add(std::string(key), key == "severity"          ? &filter::mce_severity_scale()
+                                   : key == "kernel_severity" ? &filter::kernel_severity_scale()
+                                                              : nullptr);
+  for (const TopEvent& e : events_)
+    if (const report::TraceEvent* trace = trace_event(e))
+      for (const report::TraceField& f : trace->fields)
+        keys.add(f.name);
+  PP_ASSIGN_OR_RETURN(filter::Expression filter, filter::Expression::parse(trim(text), keys, what));
   filter_ = std::move(filter);
   for (State& s : states_)
     clear_tables(s);
@@ -301,35 +311,44 @@ void TopModel::adopt_counts(const TopModel& old) {
   interval_s_ = old.interval_s_;
 }
 
-std::optional<TopValue> TopModel::value_of(const TopEvent& event, const sys::Sample& s,
-                                           const report::TraceEvent* trace, const SymbolHit* symbol,
-                                           const mce::MceDecoded* mce, std::string_view key) const {
-  auto number = [](uint64_t n, bool is_signed = false) {
-    TopValue v;
-    v.is_number = true;
-    v.is_signed = is_signed;
-    v.number = n;
-    v.text = is_signed ? std::to_string(int64_t(n)) : std::to_string(n);
-    return v;
-  };
-  auto text = [](std::string t) {
-    TopValue v;
-    v.text = std::move(t);
-    return v;
-  };
+// A machine check's decoding first, as watch's records have it (registers
+// as hex text, which compares as the number it holds), then the event's
+// fields, then top's own.
+std::optional<filter::Value> TopModel::value_of(const TopEvent& event, const sys::Sample& s,
+                                                const report::TraceEvent* trace,
+                                                const SymbolHit* symbol, const mce::MceDecoded* mce,
+                                                std::string_view key) const {
+  using filter::Value;
+  auto text = [](std::string t) { return Value::of_text(std::move(t)); };
+  if (mce) {
+    for (const auto& [name, reg] : mce::kMceHexRegisters)
+      if (key == name && mce->regs.*reg)
+        return text(hex_u64(*(mce->regs.*reg)));
+    if (key == "severity")
+      return text(std::string(mce::mce_severity_name(mce->severity)));
+    if (key == "kernel_severity")
+      return text(std::string(mce::kernel_severity_name(mce->kernel_severity)));
+    if (key == "bank" && mce->regs.bank)
+      return Value::of_unsigned(*mce->regs.bank);
+    if (key == "error_class" || key == "class")
+      return text(std::string(mce::mca_error_class_name(mce->error_code.error_class)));
+    if (key == "status_bits") {
+      std::vector<Value> bits;
+      for (const std::string& bit : mce->status_bits)
+        bits.push_back(text(bit));
+      return Value::of_list(std::move(bits));
+    }
+  }
   if (trace) {
     if (const report::TraceField* f = trace->field(key)) {
       report::FieldValue fv = report::TraceDecoder::value(*f, s.raw);
       switch (fv.kind) {
         case report::FieldKind::kUnsigned:
-          return number(fv.number);
+          return Value::of_unsigned(fv.number);
         case report::FieldKind::kSigned:
-          return number(fv.number, true);
-        case report::FieldKind::kPointer: {
-          TopValue v = number(fv.number);
-          v.text = hex_u64(fv.number);
-          return v;
-        }
+          return Value::of_signed(int64_t(fv.number));
+        case report::FieldKind::kPointer:
+          return text(hex_u64(fv.number));
         case report::FieldKind::kString:
         case report::FieldKind::kDynString:
           return text(escape_invalid_utf8(fv.text));
@@ -347,11 +366,11 @@ std::optional<TopValue> TopModel::value_of(const TopEvent& event, const sys::Sam
     }
   }
   if (key == "pid")
-    return number(uint64_t(int64_t(int32_t(s.pid))), true);
+    return Value::of_signed(int32_t(s.pid));
   if (key == "tid")
-    return number(uint64_t(int64_t(int32_t(s.tid))), true);
+    return Value::of_signed(int32_t(s.tid));
   if (key == "cpu")
-    return number(s.cpu);
+    return Value::of_unsigned(s.cpu);
   if (key == "comm") {
     std::string comm;
     if (comm_)
@@ -365,19 +384,8 @@ std::optional<TopValue> TopModel::value_of(const TopEvent& event, const sys::Sam
       return text(symbol->symbol);
     if (key == "dso")
       return text(symbol->dso);
-    if (key == "ip") {
-      TopValue v = number(s.ip);
-      v.text = hex_u64(s.ip);
-      return v;
-    }
-  }
-  if (mce) {
-    if (key == "severity")
-      return text(std::string(mce::mce_severity_name(mce->severity)));
-    if (key == "bank" && mce->regs.bank)
-      return number(*mce->regs.bank);
-    if (key == "class")
-      return text(std::string(mce::mca_error_class_name(mce->error_code.error_class)));
+    if (key == "ip")
+      return text(hex_u64(s.ip));
   }
   (void)event;
   return std::nullopt;
@@ -411,20 +419,23 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
   }
   const SymbolHit* sym = symbol ? &*symbol : nullptr;
   const mce::MceDecoded* m = mce ? &*mce : nullptr;
-  if (!filter_.empty() &&
-      !filter_.match([&](std::string_view key) { return value_of(e, s, trace, sym, m, key); })) {
+  auto lookup = [&](std::string_view key) { return value_of(e, s, trace, sym, m, key); };
+  if (!filter_.empty() && !filter_.matches(filter::LookupRecord(lookup))) {
     state.filtered++;
     return;
   }
   state.counted++;
   switch (e.kind) {
     case TopKind::kTracepoint: {
-      std::string key;
+      std::string key, scratch;
       for (size_t i = 0; i < state.keys.size(); ++i) {
         if (i)
           key += kKeySeparator;
-        std::optional<TopValue> v = value_of(e, s, trace, nullptr, nullptr, state.keys[i]);
-        key += v ? v->text : "-";
+        std::optional<filter::Value> v = value_of(e, s, trace, nullptr, nullptr, state.keys[i]);
+        if (v)
+          key += v->shown(scratch);
+        else
+          key += '-';
       }
       state.values[key]++;
       break;

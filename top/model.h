@@ -32,12 +32,12 @@
 #include <vector>
 
 #include "base/result.h"
+#include "filter/expression.h"
 #include "mce/decode.h"
 #include "mce/tally.h"
 #include "report/trace_decoder.h"
 #include "sys/perf_abi_sample.h"
 #include "sys/perf_attr.h"
-#include "top/filter.h"
 #include "top/symbols.h"
 
 namespace pp::top {
@@ -99,7 +99,8 @@ class TopModel {
   // (nullopt).
   void set_detailed(std::optional<size_t> event);
 
-  // -s: fields (or top_filter_keys()) that group the tracepoint tables. An
+  // -s: fields (or top's own keys: pid, tid, cpu, comm) that group the
+  // tracepoint tables. An
   // event that has none of them keeps its own default. A usage error names
   // a key no tracepoint event shown has, with the keys they have. The
   // tables start again: counts are from the time the keys were set.
@@ -107,10 +108,17 @@ class TopModel {
   std::string sort_text(size_t event) const;
 
   // --filter and `f`: which samples the tables count (totals and rates
-  // count everything). An empty text clears it. A key that no event has is
-  // a usage error. The tables start again.
-  Status set_filter(std::string_view text);
-  const TopFilter& filter() const { return filter_; }
+  // count everything), an expression of filter/expression.h over the fields
+  // of the events shown (their formats' fields) and top's own: pid, tid,
+  // cpu, comm for every sample; sym, dso, ip for sampled addresses; for
+  // machine checks, as watch's records have them and before the format's
+  // fields: the registers (hex), severity and kernel_severity (ranked),
+  // bank, error_class (and its alias class), status_bits. An empty text
+  // clears it. A field that no event shown has is a usage error naming
+  // those they have; `what` names the text's origin in an error. The
+  // tables start again.
+  Status set_filter(std::string_view text, std::string_view what = "--filter");
+  const filter::Expression& filter() const { return filter_; }
 
   // Where "comm" comes from (the session reads /proc); default: nothing.
   void set_comm_source(std::function<std::string(int32_t pid)> comm) { comm_ = std::move(comm); }
@@ -175,9 +183,9 @@ class TopModel {
 
   Cpu& cpu_state(State& state, int cpu);
   void sample(size_t event, State& state, int cpu, std::span<const uint8_t> record);
-  std::optional<TopValue> value_of(const TopEvent& event, const sys::Sample& sample,
-                                   const report::TraceEvent* trace, const SymbolHit* symbol,
-                                   const mce::MceDecoded* mce, std::string_view key) const;
+  std::optional<filter::Value> value_of(const TopEvent& event, const sys::Sample& sample,
+                                        const report::TraceEvent* trace, const SymbolHit* symbol,
+                                        const mce::MceDecoded* mce, std::string_view key) const;
   std::vector<std::string> default_keys(const TopEvent& event) const;
   const report::TraceEvent* trace_event(const TopEvent& event) const;
   void clear_tables(State& state);
@@ -188,7 +196,7 @@ class TopModel {
   std::vector<State> states_;
   const report::TraceDecoder* decoder_;
   SymbolSource* symbols_;
-  TopFilter filter_;
+  filter::Expression filter_;
   std::vector<std::string> sort_;
   std::function<std::string(int32_t)> comm_;
   uint64_t last_refresh_ns_ = 0;

@@ -302,6 +302,81 @@ class TableSymbols final : public SymbolSource {
   int calls = 0;
 };
 
+// The filter's fields are those of the events shown: top's own for their
+// kinds, then the formats'; a machine check's decoding as watch has it.
+TEST_F(TopModelTest, TheFilterTakesTheFieldsOfTheEventsShown) {
+  sys::EventAttr aer = tracepoint_attr(kAerId);
+  TopModel only_aer({event("persistent/aer/", "ras:aer_event", aer)}, decoder_.get(), nullptr);
+  Status bad = only_aer.set_filter("dev_name ~ 1c || error_class ~ cache");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kUsage);
+  EXPECT_EQ(bad.error().message(),
+            "--filter 'dev_name ~ 1c || error_class ~ cache': at column 18: unknown field "
+            "'error_class'; the fields are: pid, tid, cpu, comm, dev_name, status, severity, "
+            "tlp_header_valid, tlp_header\n"
+            "  dev_name ~ 1c || error_class ~ cache\n"
+            "                   ^");
+  Status from_key = only_aer.set_filter("sym ~ x", "filter");
+  ASSERT_FALSE(from_key.ok());
+  EXPECT_EQ(
+      from_key.error().message().rfind("filter 'sym ~ x': at column 1: unknown field 'sym'", 0), 0u)
+      << from_key.error().message();
+  // Without a machine check shown, aer_event's severity is its number.
+  ASSERT_TRUE(only_aer.set_filter("severity >= 2").ok());
+  auto feed = [&](TopModel& model, uint8_t severity) {
+    report::Bytes b;
+    append_sample(aer, aer_payload("0000:00:1c.0", 0x40, severity), 77, 1, 0, b);
+    model.records(0, 0, b);
+  };
+  feed(only_aer, 1);
+  feed(only_aer, 2);
+  EXPECT_EQ(only_aer.json(TopView{})["events"][0]["counted"], 1);
+
+  // With one, severity is a machine check's, by rank.
+  sys::EventAttr mce = tracepoint_attr(kMceId);
+  TopModel both({event("persistent/aer/", "ras:aer_event", aer),
+                 event("persistent/mce/", "mce:mce_record", mce)},
+                decoder_.get(), nullptr);
+  Status number = both.set_filter("severity >= 2");
+  ASSERT_FALSE(number.ok());
+  EXPECT_NE(number.error().message().find("unknown severity '2'; least to most severe: invalid"),
+            std::string::npos)
+      << number.error().message();
+  auto mce_sample = [&](uint64_t status, uint8_t bank) {
+    report::Bytes b;
+    append_sample(mce, mce_payload(status, bank, 1), 0, 1, 1, b);
+    both.records(1, 1, b);
+  };
+  auto counted = [&] { return both.json(TopView{})["events"][1]["counted"].get<uint64_t>(); };
+  struct Case {
+    const char* filter;
+    uint64_t status;
+    uint8_t bank;
+    bool counted;
+  } cases[] = {
+      {"severity >= ucna", 0xbe00000000000e0b, 1, true},
+      {"severity >= ucna", 0x9000000000000134, 1, false},
+      {"kernel_severity == panic", 0xbe00000000000e0b, 1, true},
+      {"error_class == cache && class == cache", 0x9000000000000134, 1, true},
+      {"error_class ~ cache || bank == 7", 0x9000000000000091, 7, true},
+      {"error_class ~ cache || bank == 7", 0x9000000000000091, 6, false},
+      {"status_bits ~ PCC", 0xbe00000000000e0b, 1, true},
+      {"status_bits ~ PCC", 0x9000000000000134, 1, false},
+      {"status ~ 0xbe", 0xbe00000000000e0b, 1, true},
+      {"status > 0xbd00000000000000 && addr == 0x1234f000", 0xbe00000000000e0b, 1, true},
+  };
+  for (const Case& c : cases) {
+    ASSERT_TRUE(both.set_filter(c.filter).ok()) << c.filter;
+    mce_sample(c.status, c.bank);
+    EXPECT_EQ(counted(), c.counted ? 1u : 0u) << c.filter << " on " << std::hex << c.status;
+  }
+  // The aer samples have no such fields: left out.
+  ASSERT_TRUE(both.set_filter("error_class ~ cache || bank == 7").ok());
+  feed(both, 1);
+  EXPECT_EQ(both.json(TopView{})["events"][0]["counted"], 0);
+  EXPECT_EQ(both.json(TopView{})["events"][0]["filtered"], 1);
+}
+
 TEST_F(TopModelTest, SymbolsHottestFirstWithKernelMarks) {
   sys::EventAttr attr = cpu_clock_attr();
   TableSymbols symbols;

@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "base/strings.h"
 #include "base/wall_time.h"
+#include "filter/expression.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -185,6 +186,10 @@ Status Session::set_up() {
   view_.overview = overview_;
   view_.per_cpu = request_.per_cpu;
   view_.rows = request_.rows ? request_.rows : 10;
+  // The filter's grammar is checked before anything is opened; its fields
+  // when the events are known (TopModel::set_filter).
+  PP_RETURN_IF_ERROR(filter::Expression::parse(
+      trim(filter_), filter::Keys::open("a field of the events shown"), "--filter"));
   PP_RETURN_IF_ERROR(open_events());
   if (request_.output == Output::kScreen) {
     PP_ASSIGN_OR_RETURN(screen_, Screen::open());
@@ -453,10 +458,12 @@ void Session::handle_key(int key) {
       break;
     case 'f':
       screen_->prompt("filter: ", [this](const std::optional<std::string>& text) {
-        Status set = model_->set_filter(text.value_or(""));
+        Status set = model_->set_filter(text.value_or(""), "filter");
         if (set.ok())
           filter_ = text.value_or("");
-        message_ = set.ok() ? (text ? "" : "no filter") : set.error().message();
+        // The status line has room for the message, not for its caret.
+        message_ = set.ok() ? (text ? "" : "no filter")
+                            : set.error().message().substr(0, set.error().message().find('\n'));
       });
       break;
     case 'e':

@@ -7,6 +7,7 @@
 #include "base/ini.h"
 #include "base/strings.h"
 #include "sys/tree.h"
+#include "watch/match.h"
 #include "watch/trigger.h"
 
 namespace pp::watch {
@@ -259,6 +260,8 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
       return usage_error(
           "--match, --threshold, --key, --timeout, --rate-limit and --on-lost describe a "
           "trigger: give the command to run with --exec CMD");
+    // Named as the user gave it, not as the rule "command line" below.
+    PP_RETURN_IF_ERROR(parse_match(args.match, "--match"));
     TriggerRule rule;
     rule.name = "command line";
     rule.on_lost = args.on_lost;

@@ -207,7 +207,7 @@ struct Bucket {
 
 struct RuleState {
   TriggerRule rule;
-  Match match;
+  filter::Expression match;
   Threshold threshold;
   RateLimit rate;
   std::string rate_text;
@@ -231,7 +231,7 @@ Result<RuleState> compile_rule(TriggerRule rule, size_t index) {
     r.rule.name = "rule " + std::to_string(index + 1);
   std::string who = "trigger rule '" + r.rule.name + "'";
   auto in_rule = [&](const Error& e) { return usage_error(who + ": " + e.message()); };
-  PP_ASSIGN_OR_RETURN(r.match, Match::parse(r.rule.match, who + " match"));
+  PP_ASSIGN_OR_RETURN(r.match, parse_match(r.rule.match, who + " match"));
   if (!trim(r.rule.threshold).empty()) {
     auto t = parse_threshold(r.rule.threshold);
     if (!t.ok())
@@ -441,7 +441,7 @@ Status Triggers::lost(const LostNotice& notice) {
 Status Triggers::Impl::feed(bool lost, const nlohmann::ordered_json& json, uint64_t wall_ns) {
   int64_t time = wall_ns ? int64_t(wall_ns / 1'000'000) : options.wall_ms();
   for (RuleState& r : rules) {
-    if (r.rule.on_lost != lost || !r.match.matches(json))
+    if (r.rule.on_lost != lost || !record_matches(r.match, json))
       continue;
     r.stats.matched++;
     std::string key;

@@ -14,7 +14,7 @@
 //
 // Rules (Documentation/perf-persistent-watch.txt, TRIGGERS, says it all for
 // users):
-// - match: a Match expression (watch/match.h); empty takes every record. An
+// - match: a match expression (watch/match.h); empty takes every record. An
 //   on_lost rule takes the watcher's lost-sample notices instead, as the
 //   object {"origin":"live","lost":true,"event":E,"cpu":C,"records":N,
 //   "wall_time":T} (records: how many samples that notice lost).
@@ -80,7 +80,7 @@ inline constexpr size_t kMaxEnvVariables = 512;
 
 struct TriggerRule {
   std::string name;              // for the log; "rule 1", "rule 2"... when empty
-  std::string match;             // a Match expression; empty matches every record
+  std::string match;             // a match expression; empty matches every record
   bool on_lost = false;          // takes LostNotices instead of records
   std::string threshold;         // "N in DURATION"; empty: every match fires
   std::vector<std::string> key;  // fields, "page", "addr/N"; empty: one bucket

@@ -853,6 +853,17 @@ TEST_F(TopScreen, KeysWorkUnderTmuxAndTheTerminalIsRestored) {
   tmux.keys({"Enter"});
   ASSERT_TRUE(tmux.wait_for("\nno filter \\| h help, q quit")) << tmux.screen();
 
+  // f and a mistake: the status line says where (the caret is for a
+  // terminal's lines, not the status line), and nothing changes.
+  tmux.keys({"f"});
+  ASSERT_TRUE(tmux.wait_prompt("filter: ?")) << tmux.screen();
+  tmux.type("pid = 1");
+  tmux.keys({"Enter"});
+  ASSERT_TRUE(
+      tmux.wait_for("\nfilter 'pid = 1': at column 5: expected an operator "
+                    "\\(==, !=, <, <=, >, >=, ~\\) \\| h help, q quit"))
+      << tmux.screen();
+
   // e: one of the two events alone.
   EXPECT_NE(tmux.screen().find(pg + " syscalls:sys_enter_getpgid"), std::string::npos);
   tmux.keys({"e"});
