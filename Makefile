@@ -202,12 +202,14 @@ layers:
 	$(quiet) LAYERS "(scripts/check-layers)"
 	$(Q)printf '%s\n' $(LAYERS_GRAPH) | scripts/check-layers
 
-# The shipped program holds no test double: no fake and no testing symbol.
-check-binary: $(BIN)
+# The shipped program holds no test double (scripts/check-binary): no symbol
+# in a testing namespace, none named fake, and none that a test-only archive
+# (<module>/testing/, tests/support/) defines.
+TEST_ONLY_LIBS := $(foreach l,$(TESTING) tests/support,$(call lib_file,$(l)))
+
+check-binary: $(BIN) $(TEST_ONLY_LIBS)
 	$(quiet) CHECK "no test doubles in $(BIN)"
-	$(Q)if nm -C $(BIN) | grep -i 'fake\|testing'; then \
-		echo "$(BIN) links test-only code (above); test doubles go in <module>/testing/" >&2; \
-		exit 1; fi
+	$(Q)scripts/check-binary $(BIN) $(TEST_ONLY_LIBS)
 
 # The tests find the program, the sources and the build tree through the environment.
 TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))

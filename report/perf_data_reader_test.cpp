@@ -36,7 +36,7 @@ WriterConfig config_for(size_t events) {
   host.arch = "a";
   host.nr_cpus_online = host.nr_cpus_available = 1;
   config.host = host;
-  config.tracefs_root = testing::fixtures_dir() + "/tracefs-debian-6.1";
+  config.tracefs_root = pp::testing::fixtures_dir() + "/tracefs-debian-6.1";
   config.side_band = SideBand::kNever;
   return config;
 }
@@ -62,8 +62,8 @@ Bytes sample(uint64_t id, uint64_t time) {
 
 // A small valid file (or pipe stream) with two events and three samples.
 Bytes written(bool pipe) {
-  auto output = std::make_unique<MemoryOutput>();
-  MemoryOutput* raw = output.get();
+  auto output = std::make_unique<testing::MemoryOutput>();
+  testing::MemoryOutput* raw = output.get();
   auto writer = PerfDataWriter::create(std::move(output), config_for(2), pipe);
   EXPECT_TRUE(writer.ok()) << writer.error().message();
   for (uint64_t id : {100, 102, 103}) {
