@@ -55,7 +55,7 @@
 namespace pp::sys::testing {
 
 // The seed's CPU_BUFFER_NR_PAGES (05/12): 512 KiB per CPU.
-inline constexpr size_t kPersistentBufferBytes = 512 * 1024;
+inline constexpr size_t kPersistentBufferBytes = size_t{512} * 1024;
 
 // The persistent PMU's type the fake uses unless told otherwise. Not the
 // seed's 6 on purpose: code that hard-codes 6 instead of reading
