@@ -203,12 +203,14 @@ layers:
 	$(quiet) LAYERS "(scripts/check-layers)"
 	$(Q)printf '%s\n' $(LAYERS_GRAPH) | scripts/check-layers
 
-# The shipped program holds no test double: no fake and no testing symbol.
-check-binary: $(BIN)
+# The shipped program holds no test double (scripts/check-binary): no symbol
+# in a testing namespace, none named fake, and none that a test-only archive
+# (<module>/testing/, tests/support/) defines.
+TEST_ONLY_LIBS := $(foreach l,$(TESTING) tests/support,$(call lib_file,$(l)))
+
+check-binary: $(BIN) $(TEST_ONLY_LIBS)
 	$(quiet) CHECK "no test doubles in $(BIN)"
-	$(Q)if nm -C $(BIN) | grep -i 'fake\|testing'; then \
-		echo "$(BIN) links test-only code (above); test doubles go in <module>/testing/" >&2; \
-		exit 1; fi
+	$(Q)scripts/check-binary $(BIN) $(TEST_ONLY_LIBS)
 
 # The tests find the program, the sources and the build tree through the environment.
 TEST_ENV = PP_BINARY=$(abspath $(BIN)) PP_SOURCE_DIR=$(CURDIR) PP_BUILD_DIR=$(abspath $(BUILD))
@@ -274,15 +276,33 @@ $(BUILD)/doc/%.1: Documentation/%.txt $(wildcard Documentation/*-common.txt)
 
 doc: $(MAN_PAGES)
 
-LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LIBRARIES) cmd tests/unit tests/kernel bench) \
-	$(addsuffix /*.h,$(LIBRARIES) cmd))
+# Every folder that holds sources: clang-format checks all of them, and
+# lint fails on a .cpp or .h anywhere else (a new folder must be added here).
+LINT_DIRS := $(LIBRARIES) cmd tests/unit tests/kernel bench
+LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LINT_DIRS)) $(addsuffix /*.h,$(LINT_DIRS)))
+# clang-tidy reads every library (each module, its testing/ folder,
+# tests/support/) and the program's sources, and through them the headers
+# .clang-tidy's HeaderFilterRegex names; a header with no .cpp of its own
+# beside it (header-only test doubles, tables) is read on its own, as C++.
+TIDY_SRCS = $(foreach l,$(LIBRARIES),$(call lib_srcs,$(l))) $(CMD_SRCS)
+TIDY_HEADERS = $(foreach h,$(wildcard $(addsuffix /*.h,$(LIBRARIES) cmd)),\
+	$(if $(wildcard $(h:.h=.cpp)),,$(h)))
+TIDY = xargs -P $(shell nproc) -n 8 sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) \
+	$(GTEST_CFLAGS) $(1) 2>/dev/null' clang-tidy
 
 lint: | $(BUILD_INFO)
+	$(quiet) LINT "every source is in a linted folder"
+	$(Q)printf '%s\n' $(LINT_SRCS) | LC_ALL=C sort >$(BUILD)/lint-srcs
+	$(Q)missing=$$(find . \( -path ./$(BUILD) -o -path ./.git \) -prune -o \
+		\( -name '*.cpp' -o -name '*.h' \) -print | sed 's|^\./||' | LC_ALL=C sort | \
+		LC_ALL=C comm -23 - $(BUILD)/lint-srcs); \
+		if [ -n "$$missing" ]; then \
+			echo "lint: never linted, in no folder of LINT_DIRS (Makefile):" $$missing >&2; exit 1; fi
 	$(quiet) FORMAT "(clang-format --dry-run)"
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
 	$(quiet) TIDY "(clang-tidy)"
-	$(Q)printf '%s\n' $(LIB_SRCS) $(foreach l,$(TESTING),$(call lib_srcs,$(l))) $(CMD_SRCS) | xargs -P $(shell nproc) -n 8 \
-		sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) 2>/dev/null' clang-tidy
+	$(Q)printf '%s\n' $(TIDY_SRCS) | $(call TIDY,)
+	$(Q)printf '%s\n' $(TIDY_HEADERS) | $(call TIDY,-x c++ -Wno-pragma-once-outside-header)
 
 format:
 	clang-format -i $(LINT_SRCS)

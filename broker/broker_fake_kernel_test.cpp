@@ -25,9 +25,9 @@ constexpr uint64_t kGetppid = persistent::testing::kGetppidId;
 
 class BrokerFakeKernelTest : public ::testing::Test {
  protected:
-  explicit BrokerFakeKernelTest(sys::FakeKernelOptions options = {.cpus = 2}) {
+  explicit BrokerFakeKernelTest(sys::testing::FakeKernelOptions options = {.cpus = 2}) {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
-    kernel_ = std::make_unique<sys::FakeKernel>(options);
+    kernel_ = std::make_unique<sys::testing::FakeKernel>(options);
     config_.run_dir = tmp_.path("run");
     config_.sysfs_root = sysfs_.path();
     config_.kernel = kernel_.get();
@@ -88,7 +88,7 @@ class BrokerFakeKernelTest : public ::testing::Test {
   }
 
   ::pp::testing::TempDir tmp_, sysfs_, proc_;
-  std::unique_ptr<sys::FakeKernel> kernel_;
+  std::unique_ptr<sys::testing::FakeKernel> kernel_;
   persistent::testing::TestResolver resolver_;
   BrokerConfig config_;
   std::atomic<int64_t> now_{1700000000};
@@ -448,7 +448,7 @@ TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
 TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
   ASSERT_NO_FATAL_FAILURE(fake_proc(20, 64, 1024));
   start();
-  kernel_->inject_error(sys::KernelCall::Kind::kOpen, EMFILE);
+  kernel_->inject_error(sys::testing::KernelCall::Kind::kOpen, EMFILE);
   auto refused = client()->create(kGetppidRequest, nullptr);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), EMFILE);
@@ -461,8 +461,8 @@ TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
 }
 
 TEST_F(BrokerFakeKernelTest, KernelWithoutWriteBackwardGetsForwardBuffersAndANote) {
-  kernel_ =
-      std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2, .write_backward = false});
+  kernel_ = std::make_unique<sys::testing::FakeKernel>(
+      sys::testing::FakeKernelOptions{.cpus = 2, .write_backward = false});
   config_.kernel = kernel_.get();
   start();
   std::string note;
@@ -536,7 +536,7 @@ TEST_F(BrokerFakeKernelTest, InvalidRequestsReadTheSameInBothBackends) {
   auto broker = client();
   ::pp::testing::TempDir kernel_sysfs, kernel_run, tracefs;
   kernel_sysfs.write("devices/system/cpu/online", "0-1\n");
-  sys::FakeKernel seed({.cpus = 2, .sysfs_root = kernel_sysfs.path()});
+  sys::testing::FakeKernel seed({.cpus = 2, .sysfs_root = kernel_sysfs.path()});
   persistent::KernelBackend kernel(seed, sys::Tree(kernel_sysfs.path()),
                                    persistent::RunDir(kernel_run.path("run")), &resolver_,
                                    tracefs.path());
@@ -567,8 +567,9 @@ TEST_F(BrokerFakeKernelTest, InvalidRequestsReadTheSameInBothBackends) {
 
   // A filter the kernel calls invalid is the request's fault in both, and
   // both name the filter.
-  kernel_->inject_error(sys::KernelCall::Kind::kIoctl, EINVAL, 1, PERF_EVENT_IOC_SET_FILTER);
-  seed.inject_error(sys::KernelCall::Kind::kIoctl, EINVAL, 1, PERF_EVENT_IOC_SET_FILTER);
+  kernel_->inject_error(sys::testing::KernelCall::Kind::kIoctl, EINVAL, 1,
+                        PERF_EVENT_IOC_SET_FILTER);
+  seed.inject_error(sys::testing::KernelCall::Kind::kIoctl, EINVAL, 1, PERF_EVENT_IOC_SET_FILTER);
   persistent::CreateRequest filtered = {"syscalls:sys_enter_getppid", "f", 0, "0",
                                         "common_pid !! 0"};
   auto via_broker = broker->create(filtered, nullptr);

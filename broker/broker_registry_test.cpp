@@ -27,7 +27,8 @@ class BrokerRegistryTest : public ::testing::Test {
  protected:
   BrokerRegistryTest() {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
-    kernel_ = std::make_unique<sys::FakeKernel>(sys::FakeKernelOptions{.cpus = 2});
+    kernel_ =
+        std::make_unique<sys::testing::FakeKernel>(sys::testing::FakeKernelOptions{.cpus = 2});
     config_.run_dir = tmp_.path("run");
     config_.sysfs_root = sysfs_.path();
     config_.kernel = kernel_.get();
@@ -50,7 +51,7 @@ class BrokerRegistryTest : public ::testing::Test {
   }
 
   ::pp::testing::TempDir tmp_, sysfs_;
-  std::unique_ptr<sys::FakeKernel> kernel_;
+  std::unique_ptr<sys::testing::FakeKernel> kernel_;
   persistent::testing::TestResolver resolver_;
   BrokerConfig config_;
   testing::BrokerThread broker_;

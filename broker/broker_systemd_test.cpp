@@ -94,9 +94,10 @@ class BrokerSystemdTest : public ::testing::Test {
   }
 
   size_t opens() const {
-    return size_t(std::count_if(
-        kernel_.calls().begin(), kernel_.calls().end(),
-        [](const sys::KernelCall& c) { return c.kind == sys::KernelCall::Kind::kOpen; }));
+    return size_t(std::count_if(kernel_.calls().begin(), kernel_.calls().end(),
+                                [](const sys::testing::KernelCall& c) {
+                                  return c.kind == sys::testing::KernelCall::Kind::kOpen;
+                                }));
   }
 
   // Holds event `id`'s buffer on `cpu` mapped, as the keeper does.
@@ -110,12 +111,13 @@ class BrokerSystemdTest : public ::testing::Test {
   }
 
   ::pp::testing::TempDir tmp_, sysfs_;
-  sys::FakeKernel kernel_;
-  sys::FakeSystemd systemd_;
+  sys::testing::FakeKernel kernel_;
+  sys::testing::FakeSystemd systemd_;
   persistent::testing::TestResolver resolver_;
   BrokerConfig config_;
   std::atomic<int64_t> now_{1700000000};
-  std::unique_ptr<sys::FakeKernel> narrow_;  // a kernel of a test's own; outlives the broker
+  std::unique_ptr<sys::testing::FakeKernel>
+      narrow_;  // a kernel of a test's own; outlives the broker
   testing::BrokerThread broker_;
   std::vector<sys::Fd> kept_fds_;
 };
@@ -444,12 +446,12 @@ TEST_F(BrokerSystemdTest, FailedAndOptionalEventsAreRetriedAtReload) {
              "[mce]\nevent = mce:mce_record\noptional = yes\n");
   config_.config_file = tmp_.path("pp.conf");
   // This host has getppid's tracepoint and no mce one; its first open fails.
-  narrow_ = std::make_unique<sys::FakeKernel>(
-      sys::FakeKernelOptions{.cpus = 2, .tracepoints = {kGetppid}});
+  narrow_ = std::make_unique<sys::testing::FakeKernel>(
+      sys::testing::FakeKernelOptions{.cpus = 2, .tracepoints = {kGetppid}});
   resolver_.absent = {"mce:mce_record"};
   config_.kernel = narrow_.get();
   config_.systemd = nullptr;
-  narrow_->inject_error(sys::KernelCall::Kind::kOpen, EMFILE, 1);
+  narrow_->inject_error(sys::testing::KernelCall::Kind::kOpen, EMFILE, 1);
   start();
   std::vector<persistent::EventInfo> events = list();
   ASSERT_EQ(events.size(), 3u);
@@ -481,26 +483,27 @@ TEST_F(BrokerSystemdTest, FailedAndOptionalEventsAreRetriedAtReload) {
 // broker asks systemd to start the unit and waits for its socket: it never
 // spawns one itself. Elsewhere it starts its own.
 TEST_F(BrokerSystemdTest, CreateAsksSystemdToStartTheBrokerWhereItManagesOne) {
-  sys::FakeSystemd manager({.booted = true, .installed_units = {persistent::kBrokerUnit}});
+  sys::testing::FakeSystemd manager({.booted = true, .installed_units = {persistent::kBrokerUnit}});
   EXPECT_TRUE(*persistent::systemd_manages_broker(manager, persistent::kDefaultRunDir,
                                                   persistent::kDefaultRunDir));
   EXPECT_FALSE(
       *persistent::systemd_manages_broker(manager, "/tmp/elsewhere", persistent::kDefaultRunDir))
       << "the unit serves /run/perf-persistent only";
-  sys::FakeSystemd not_booted({.booted = false, .installed_units = {persistent::kBrokerUnit}});
+  sys::testing::FakeSystemd not_booted(
+      {.booted = false, .installed_units = {persistent::kBrokerUnit}});
   EXPECT_FALSE(*persistent::systemd_manages_broker(not_booted, persistent::kDefaultRunDir,
                                                    persistent::kDefaultRunDir));
-  sys::FakeSystemd no_unit({.booted = true});
+  sys::testing::FakeSystemd no_unit({.booted = true});
   EXPECT_FALSE(*persistent::systemd_manages_broker(no_unit, persistent::kDefaultRunDir,
                                                    persistent::kDefaultRunDir));
 
   // systemd "starts the unit": the test's broker comes up on its thread.
-  sys::FakeSystemd pid1({.booted = true,
-                         .installed_units = {persistent::kBrokerUnit},
-                         .on_start_unit = [this](const std::string&) {
-                           start();
-                           return ok_status();
-                         }});
+  sys::testing::FakeSystemd pid1({.booted = true,
+                                  .installed_units = {persistent::kBrokerUnit},
+                                  .on_start_unit = [this](const std::string&) {
+                                    start();
+                                    return ok_status();
+                                  }});
   persistent::BackendOptions options;
   options.run_dir = config_.run_dir;
   options.systemd = &pid1;
@@ -516,7 +519,7 @@ TEST_F(BrokerSystemdTest, CreateAsksSystemdToStartTheBrokerWhereItManagesOne) {
   // a client's connection waits in its backlog for the next broker.)
   stop();
   systemd_.release_store();
-  sys::FakeSystemd plain({.booted = false});
+  sys::testing::FakeSystemd plain({.booted = false});
   options.systemd = &plain;
   persistent::BrokerBackend other(options);
   auto refused = other.create(kGetppidRequest, nullptr);

@@ -46,7 +46,7 @@ class GuardTest : public ::testing::Test {
       kernel_.emit(0, {PERF_TYPE_TRACEPOINT, kTracepoint}, {.raw = std::vector<uint8_t>(12, 1)});
   }
 
-  sys::FakeKernel kernel_{{.cpus = 1}};
+  sys::testing::FakeKernel kernel_{{.cpus = 1}};
   sys::EventAttr attr_;
   persistent::CpuBuffer buffer_;
   GuardState state_;

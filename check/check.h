@@ -23,42 +23,11 @@
 #include <string_view>
 #include <vector>
 
-#include "base/json.h"
+#include "check/findings.h"
+#include "check/sample_size.h"
 #include "persistent/backend.h"
 
 namespace pp::check {
-
-// The plugin states, valued as their exit statuses.
-enum class CheckStatus { kOk = 0, kWarning = 1, kCritical = 2, kUnknown = 3 };
-
-// "OK", "WARNING", "CRITICAL", "UNKNOWN".
-std::string_view check_status_name(CheckStatus status);
-
-// Whether `a` is worse than `b`: OK < UNKNOWN < WARNING < CRITICAL. A check
-// that could not tell (UNKNOWN) must not hide a problem that was found, and
-// must not pass for OK either.
-bool check_status_worse(CheckStatus a, CheckStatus b);
-
-struct Finding {
-  std::string id;  // stable, kebab-case: "mce-tracepoint-absent"
-  CheckStatus status = CheckStatus::kOk;
-  std::string found;   // what was found, for a person
-  std::string source;  // the file (or the broker's answer) it came from
-  std::string action;  // what to do; "" when OK
-};
-
-struct CheckReport {
-  std::vector<Finding> findings;  // in the order the checks ran
-  size_t events = 0;              // persistent events held (context streams not counted)
-
-  // The worst status of the findings; OK when there are none.
-  CheckStatus status() const;
-  int exit_status() const { return int(status()); }
-  // The findings that are not OK.
-  std::vector<const Finding*> problems() const;
-  // The first one with this id, or null.
-  const Finding* find(std::string_view id) const;
-};
 
 struct CheckInputs {
   std::string sysfs_root = sys::kDefaultSysfsRoot;
@@ -92,33 +61,10 @@ CheckInputs check_inputs_from_env();
 // small (events-losing).
 inline constexpr int64_t kMinHistorySeconds = 3600;
 // A restart that lost an event's samples is a WARNING for less than this long.
-inline constexpr int64_t kBuffersLostWindowSeconds = 24 * 3600;
+inline constexpr int64_t kBuffersLostWindowSeconds = int64_t{24} * 3600;
 // The share of a limit past which fd-limit and mlock-limit warn, in percent.
 inline constexpr uint64_t kLimitWarnPercent = 80;
 
 CheckReport run_checks(const CheckInputs& inputs);
-
-// The plugin's output: the first line "PERSISTENT <STATUS> - <summary> |
-// <perfdata>", then one block per problem (with `verbose`, per finding).
-void print_check_text(std::ostream& out, const CheckReport& report, bool verbose);
-// The JSON document (schema in Documentation/perf-persistent-check.txt);
-// every finding, OK ones too.
-ordered_json check_json(const CheckReport& report);
-
-// When check itself cannot run (a bad option): UNKNOWN, as plugins say it.
-// The text is the plugin line; the JSON has the same keys as check_json()
-// with no findings, and the error (base/json.h) under "error".
-void print_check_error_text(std::ostream& out, const Error& error);
-ordered_json check_error_json(const Error& error);
-
-// The bytes one sample of `attr` takes in the ring buffer, estimated: the
-// header, 8 bytes per fixed sample_type field, and for PERF_SAMPLE_RAW the
-// raw size plus its 4-byte length, rounded up to 8. `raw_bytes` is the
-// tracepoint's record size (from its format file), 0 when unknown (then 64).
-uint64_t estimated_sample_bytes(const sys::EventAttr& attr, uint64_t raw_bytes);
-
-// The size of a tracepoint's raw record from its format file's field lines
-// (the largest offset + size); 0 when there is none.
-uint64_t tracepoint_raw_bytes(std::string_view format);
 
 }  // namespace pp::check

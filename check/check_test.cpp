@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/json.h"
+#include "sys/perf_abi_sample.h"
 #include "tests/support/temp_dir.h"
 
 namespace pp::check {
@@ -573,6 +574,59 @@ TEST(CheckEstimate, SampleBytesAndTracepointSize) {
                            "\tfield:u8 bank;\toffset:120;\tsize:1;\tsigned:0;\n"),
       121u);
   EXPECT_EQ(tracepoint_raw_bytes(""), 0u);
+}
+
+// The estimate is the record sys/perf_abi_sample lays out (its one table of
+// fields), for fields an older, spelled-out list here left out too.
+TEST(CheckEstimate, SampleBytesAreTheRecordTheSampleTableLaysOut) {
+  struct Case {
+    uint64_t sample_type;
+    uint64_t expected;  // header + fields, counted by hand
+  };
+  const Case cases[] = {
+      // a lean tracepoint event: 8 + ip 8 + pid/tid 8 + time 8 + raw (4 + 100, to 104)
+      {PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW, 136},
+      // perf record's: + identifier, cpu/res, period
+      {PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+           PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW,
+       160},
+      // memory sampling: seven u64 fields
+      {PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_WEIGHT |
+           PERF_SAMPLE_DATA_SRC | PERF_SAMPLE_PHYS_ADDR,
+       64},
+      // an empty callchain is its nr; cgroup and code page size a u64 each
+      {PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_CGROUP | PERF_SAMPLE_CODE_PAGE_SIZE,
+       40},
+  };
+  for (const Case& c : cases) {
+    sys::EventAttr attr;
+    attr.attr.sample_type = c.sample_type;
+    EXPECT_EQ(estimated_sample_bytes(attr, 100), c.expected) << std::hex << c.sample_type;
+
+    std::vector<uint8_t> payload(100, 0xa5);
+    std::vector<uint8_t> raw = sys::pad_raw(payload);
+    sys::Sample sample;
+    sample.raw = raw;
+    std::vector<uint8_t> record;
+    sys::encode_sample(attr.attr, sample, 0, record);
+    EXPECT_EQ(estimated_sample_bytes(attr, 100), record.size()) << std::hex << c.sample_type;
+    EXPECT_EQ(sys::sample_fields_end(attr.attr, record), record.size())
+        << std::hex << c.sample_type;
+  }
+}
+
+// A field added to the table reaches the estimate with no change here.
+TEST(CheckEstimate, EveryFieldOfTheSampleTableCounts) {
+  const uint64_t base = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+  for (const sys::SampleField& f : sys::sample_fields()) {
+    // The read block is left out of the estimate (check/sample_size.h).
+    if ((f.bits & base) || f.bits == PERF_SAMPLE_READ)
+      continue;
+    sys::EventAttr without, with;
+    without.attr.sample_type = base;
+    with.attr.sample_type = base | f.bits;
+    EXPECT_GE(estimated_sample_bytes(with, 40), estimated_sample_bytes(without, 40) + 8) << f.name;
+  }
 }
 
 }  // namespace

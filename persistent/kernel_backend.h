@@ -27,7 +27,7 @@
 namespace pp::persistent {
 
 // The buffer the seed kernel allocates per CPU at DETACH and at boot: 512 KiB.
-inline constexpr uint64_t kSeedBufferBytes = 512 * 1024;
+inline constexpr uint64_t kSeedBufferBytes = uint64_t{512} * 1024;
 
 class KernelBackend final : public Backend {
  public:

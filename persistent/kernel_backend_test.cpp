@@ -21,11 +21,11 @@ constexpr const char* kEvents = "bus/event_source/devices/persistent/events";
 
 class KernelBackendTest : public ::testing::Test {
  protected:
-  explicit KernelBackendTest(sys::FakeKernelOptions options = {}) {
+  explicit KernelBackendTest(sys::testing::FakeKernelOptions options = {}) {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
     options.cpus = 2;
     options.sysfs_root = sysfs_.path();
-    kernel_ = std::make_unique<sys::FakeKernel>(options);
+    kernel_ = std::make_unique<sys::testing::FakeKernel>(options);
     backend_ = std::make_unique<KernelBackend>(
         *kernel_, sys::Tree(sysfs_.path()), RunDir(run_.path("run")), &resolver_, tracefs_.path());
   }
@@ -52,7 +52,7 @@ class KernelBackendTest : public ::testing::Test {
 
   ::pp::testing::TempDir sysfs_, run_, tracefs_;  // tracefs_: empty, no tracepoints
   testing::TestResolver resolver_;
-  std::unique_ptr<sys::FakeKernel> kernel_;
+  std::unique_ptr<sys::testing::FakeKernel> kernel_;
   std::unique_ptr<KernelBackend> backend_;
 };
 
@@ -252,7 +252,7 @@ TEST_F(KernelBackendTest, UnprivilegedIsRefusedAndChangesNothing) {
 
 // 12/12 is an RFC: a kernel may have the PMU (07/12) and not the ioctls.
 TEST_F(KernelBackendTest, DetachUnknownToTheKernelIsExplained) {
-  kernel_->inject_error(sys::KernelCall::Kind::kIoctl, ENOTTY, 1, sys::kIocDetach);
+  kernel_->inject_error(sys::testing::KernelCall::Kind::kIoctl, ENOTTY, 1, sys::kIocDetach);
   auto created = backend_->create(getppid("g"), nullptr);
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(created.error().code(), ENOTTY);
@@ -263,7 +263,7 @@ TEST_F(KernelBackendTest, DetachUnknownToTheKernelIsExplained) {
 // A failure on a later CPU attaches the earlier CPUs' events again (12/12),
 // so a failed create leaves nothing behind.
 TEST_F(KernelBackendTest, FailedCreateRollsBack) {
-  kernel_->inject_error(sys::KernelCall::Kind::kIoctl, ENOMEM, 1, sys::kIocDetach);
+  kernel_->inject_error(sys::testing::KernelCall::Kind::kIoctl, ENOMEM, 1, sys::kIocDetach);
   auto first = backend_->create(getppid("g"), nullptr);
   ASSERT_FALSE(first.ok()) << "CPU 0's DETACH fails: nothing to roll back";
   EXPECT_EQ(first.error().code(), ENOMEM);
@@ -346,9 +346,10 @@ TEST_F(KernelBackendTest, FilterIsSetBeforeDetach) {
 // broker backend is chosen.
 TEST(KernelBackendSelection, MainlineKernelMeansTheBroker) {
   ::pp::testing::TempDir sysfs;
-  sys::FakeKernel mainline({.cpus = 2, .sysfs_root = sysfs.path(), .persistent_abi = false});
+  sys::testing::FakeKernel mainline(
+      {.cpus = 2, .sysfs_root = sysfs.path(), .persistent_abi = false});
   EXPECT_FALSE(kernel_has_persistent_pmu(sys::Tree(sysfs.path())));
-  sys::FakeKernel seed({.cpus = 2, .sysfs_root = sysfs.path()});
+  sys::testing::FakeKernel seed({.cpus = 2, .sysfs_root = sysfs.path()});
   EXPECT_TRUE(kernel_has_persistent_pmu(sys::Tree(sysfs.path())));
 }
 

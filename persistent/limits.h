@@ -26,7 +26,7 @@ inline constexpr size_t kMaxEvents = 1024;
 
 // A list reply holds events up to this many bytes, then says "more": the
 // client asks again from the last id it got, so a list works at any size.
-inline constexpr size_t kListPageBytes = 4 * 1024 * 1024;
+inline constexpr size_t kListPageBytes = size_t{4} * 1024 * 1024;
 
 // Connections: all together, and per uid for a uid whose process is not
 // perfmon-capable (root and CAP_PERFMON holders are never turned away while
@@ -53,7 +53,7 @@ inline constexpr size_t kFdReserve = 16;
 // detached broker's broker.log is moved to broker.log.1 past kLogMaxBytes.
 inline constexpr int kLogBurst = 20;
 inline constexpr int kLogWindowMs = 10 * 1000;
-inline constexpr uint64_t kLogMaxBytes = 4 * 1024 * 1024;
+inline constexpr uint64_t kLogMaxBytes = uint64_t{4} * 1024 * 1024;
 
 // EINVAL naming the field and its bound when `request` carries more than
 // the bounds above allow.

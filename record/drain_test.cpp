@@ -50,7 +50,7 @@ class MemoryStream {
 
  private:
   std::vector<uint64_t> memory_;
-  sys::RingWriter writer_;
+  sys::testing::RingWriter writer_;
   sys::RingStart start_;
 };
 

@@ -42,8 +42,8 @@ class RecorderFakeKernel : public ::testing::Test {
   RecorderFakeKernel() {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
     sysfs_.write("devices/system/cpu/present", "0-1\n");
-    kernel_ = std::make_unique<sys::FakeKernel>(
-        sys::FakeKernelOptions{.cpus = 2, .sysfs_root = sysfs_.path()});
+    kernel_ = std::make_unique<sys::testing::FakeKernel>(
+        sys::testing::FakeKernelOptions{.cpus = 2, .sysfs_root = sysfs_.path()});
     request_.roots.sysfs = sysfs_.path();
     request_.roots.tracefs = tracefs();
     request_.roots.broker_run_dir = run_.path("run");
@@ -59,7 +59,7 @@ class RecorderFakeKernel : public ::testing::Test {
   static std::string tracefs() { return ::pp::testing::fixtures_dir() + "/tracefs-debian-6.1"; }
 
   ::pp::testing::TempDir sysfs_, run_, out_;
-  std::unique_ptr<sys::FakeKernel> kernel_;
+  std::unique_ptr<sys::testing::FakeKernel> kernel_;
   RecordRequest request_;
 };
 
@@ -67,7 +67,7 @@ TEST_F(RecorderFakeKernel, TheBootMceEventIsRecordedWithItsFormat) {
   auto id = kernel_->add_boot_event("mce_record", persistent::boot_tracepoint_attr(kMceRecordId));
   ASSERT_TRUE(id.ok()) << id.error().message();
   // Two machine checks before anyone looked: bank 4 on CPU 1, bank 7 on CPU 0.
-  sys::FakeEventMatch mce{PERF_TYPE_TRACEPOINT, kMceRecordId};
+  sys::testing::FakeEventMatch mce{PERF_TYPE_TRACEPOINT, kMceRecordId};
   ASSERT_EQ(kernel_->emit(1, mce, {.raw = mce_payload(4, 0x9c00000000010135ull, 1)}), 1u);
   ASSERT_EQ(kernel_->emit(0, mce, {.raw = mce_payload(7, 0xbd80000000100134ull, 0)}), 1u);
 

@@ -31,7 +31,7 @@ constexpr uint64_t kMceId = 113;  // mce:mce_record in the Debian 6.1 snapshot
 constexpr uint32_t kMceRawSize = 116;
 
 std::string fixture_tracefs() {
-  return testing::fixtures_dir() + "/tracefs-debian-6.1";
+  return pp::testing::fixtures_dir() + "/tracefs-debian-6.1";
 }
 
 HostInfo small_host() {
@@ -99,20 +99,20 @@ Bytes samples(size_t n, uint64_t first_time = 1000) {
 }
 
 struct MemoryWriter {
-  MemoryOutput* output;
+  testing::MemoryOutput* output;
   std::unique_ptr<PerfDataWriter> writer;
 };
 
 MemoryWriter memory_writer(WriterConfig config, uint64_t capacity = UINT64_MAX,
                            bool can_reserve = true, bool pipe = false) {
-  auto output = std::make_unique<MemoryOutput>(capacity, can_reserve);
-  MemoryOutput* raw = output.get();
+  auto output = std::make_unique<testing::MemoryOutput>(capacity, can_reserve);
+  testing::MemoryOutput* raw = output.get();
   auto writer = PerfDataWriter::create(std::move(output), std::move(config), pipe);
   EXPECT_TRUE(writer.ok()) << writer.error().message();
   return {raw, writer.ok() ? std::move(*writer) : nullptr};
 }
 
-Result<PerfDataReader> reread(const MemoryOutput& output) {
+Result<PerfDataReader> reread(const testing::MemoryOutput& output) {
   return PerfDataReader::parse(output.bytes(), "memory");
 }
 
@@ -323,7 +323,7 @@ TEST(PerfDataWriter, EveryFlushLeavesACompleteFile) {
 }
 
 TEST(PerfDataWriter, DestructorFinishesTheFile) {
-  testing::TempDir dir;
+  pp::testing::TempDir dir;
   {
     auto writer = PerfDataWriter::create_file(dir.path("perf.data"), mce_config());
     ASSERT_TRUE(writer.ok()) << writer.error().message();
@@ -492,7 +492,7 @@ TEST(PerfDataWriter, FullDiskWithoutReservationUndoesTheHalfWrite) {
 }
 
 TEST(PerfDataWriter, FullDiskAtCreateIsAnError) {
-  auto output = std::make_unique<MemoryOutput>(1000);
+  auto output = std::make_unique<testing::MemoryOutput>(1000);
   auto writer = PerfDataWriter::create(std::move(output), mce_config());
   ASSERT_FALSE(writer.ok());
   EXPECT_EQ(writer.error().code(), ENOSPC);
@@ -553,7 +553,7 @@ TEST(PerfDataWriter, EventsPerfCannotReadAreRefused) {
   for (const Case& c : cases) {
     WriterConfig config = mce_config();
     c.change(config);
-    auto writer = PerfDataWriter::create(std::make_unique<MemoryOutput>(), config);
+    auto writer = PerfDataWriter::create(std::make_unique<testing::MemoryOutput>(), config);
     ASSERT_FALSE(writer.ok()) << c.what;
     EXPECT_NE(writer.error().message().find(c.message), std::string::npos)
         << c.what << ": " << writer.error().message();
@@ -561,11 +561,11 @@ TEST(PerfDataWriter, EventsPerfCannotReadAreRefused) {
 }
 
 TEST(PerfDataWriter, SideBandFromAFakeProc) {
-  testing::TempDir proc;
+  pp::testing::TempDir proc;
   proc.write("kallsyms", "ffffffff81000000 T _text\nffffffff82000000 T _etext\n");
   proc.write("7/task/7/comm", "busy\n");
   proc.write("7/maps", "400000-401000 r-xp 00000000 08:02 77 /bin/busy\n");
-  testing::TempDir sysfs;  // no kernel/notes: no build-id
+  pp::testing::TempDir sysfs;  // no kernel/notes: no build-id
 
   WriterConfig clock;
   EventDesc e;
@@ -608,7 +608,7 @@ TEST(PerfDataWriter, SideBandFromAFakeProc) {
 }
 
 TEST(PerfDataWriter, KernelBuildIdGoesWithTheKernelMap) {
-  testing::TempDir proc, sysfs;
+  pp::testing::TempDir proc, sysfs;
   proc.write("kallsyms", "ffffffff81000000 T _text\nffffffff82000000 T _etext\n");
   Bytes id(20, 0x5a);
   Bytes notes;
@@ -690,7 +690,7 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   // A pair of another clock than the events' is the caller's mistake.
   WriterConfig other = config;
   other.clock->pair.clockid = CLOCK_MONOTONIC;
-  auto mismatched = PerfDataWriter::create(std::make_unique<MemoryOutput>(UINT64_MAX, true), other);
+  auto mismatched = PerfDataWriter::create(std::make_unique<testing::MemoryOutput>(UINT64_MAX, true), other);
   ASSERT_FALSE(mismatched.ok());
   EXPECT_EQ(mismatched.error().kind(), ErrorKind::kInternal);
 
@@ -701,7 +701,8 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   two.events[1].attr.attr.sample_type |= PERF_SAMPLE_IDENTIFIER;
   two.events[0].attr.attr.use_clockid = 1;
   two.events[0].attr.attr.clockid = CLOCK_MONOTONIC;
-  auto refused = PerfDataWriter::create(std::make_unique<MemoryOutput>(UINT64_MAX, true), two);
+  auto refused =
+      PerfDataWriter::create(std::make_unique<testing::MemoryOutput>(UINT64_MAX, true), two);
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message().find("different clocks (monotonic and perf's default clock)"),
             std::string::npos)
@@ -716,7 +717,7 @@ std::string slurp(const std::string& path) {
 }
 
 TEST(PerfDataWriter, ExistingFileBecomesOld) {
-  testing::TempDir dir;
+  pp::testing::TempDir dir;
   std::string path = dir.path("perf.data");
   dir.write("perf.data", "previous recording");
   dir.write("perf.data.old", "older still");
@@ -733,7 +734,7 @@ TEST(PerfDataWriter, ExistingFileBecomesOld) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
 
   // An empty file is simply replaced, as perf does.
-  testing::TempDir empty_dir;
+  pp::testing::TempDir empty_dir;
   empty_dir.write("perf.data", "");
   auto writer = PerfDataWriter::create_file(empty_dir.path("perf.data"), mce_config());
   ASSERT_TRUE(writer.ok());
@@ -742,7 +743,7 @@ TEST(PerfDataWriter, ExistingFileBecomesOld) {
 }
 
 TEST(PerfDataWriter, AFifoPathGetsPipeMode) {
-  testing::TempDir dir;
+  pp::testing::TempDir dir;
   std::string path = dir.path("fifo");
   ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
   // A reader first (O_RDWR never blocks on a FIFO), so opening to write does not wait.
@@ -766,7 +767,7 @@ TEST(PerfDataWriter, AFifoPathGetsPipeMode) {
 }
 
 TEST(PerfDataWriter, DirectoryIsRefused) {
-  testing::TempDir dir;
+  pp::testing::TempDir dir;
   dir.mkdir("perf.data");
   auto writer = PerfDataWriter::create_file(dir.path("perf.data"), mce_config());
   ASSERT_FALSE(writer.ok());

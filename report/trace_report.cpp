@@ -1,3 +1,10 @@
+// Why one file of ~850 lines: TraceReport's steps (intake of samples and
+// comm/fork records, filters, order, the text and JSON lines, the summary)
+// all work on its Entry list, its comm table and one output buffer flushed
+// in pieces, which a split would move into the header for no second user.
+// Read it in that order. The seams when it grows: the option parsers at the
+// top (--time, --sort, --severity, wall time: ~190 lines) and the summary
+// (print_summary(), ~130 lines), which is a counts model of its own.
 #include "report/trace_report.h"
 
 #include <algorithm>

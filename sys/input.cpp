@@ -28,7 +28,9 @@ Result<std::string> read_input(const std::string& path, std::string_view what, s
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return error_from_errno(errno, "cannot read " + subject + " " + name);
+      std::string message = "cannot read ";
+      message.append(subject).append(" ").append(name);
+      return error_from_errno(errno, message);
     }
     if (n == 0)
       break;

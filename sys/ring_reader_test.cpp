@@ -49,7 +49,7 @@ class MemoryRing {
   std::span<const uint8_t> mapping() const {
     return {reinterpret_cast<const uint8_t*>(memory_.data()), memory_.size() * sizeof(uint64_t)};
   }
-  RingWriter& writer() { return writer_; }
+  testing::RingWriter& writer() { return writer_; }
 
   uint64_t write(size_t size) {
     uint64_t seq = next_++;
@@ -83,7 +83,7 @@ class MemoryRing {
 
  private:
   std::vector<uint64_t> memory_;
-  RingWriter writer_;
+  testing::RingWriter writer_;
   std::map<uint64_t, std::vector<uint8_t>> written_;
   uint64_t next_ = 0;
 };
@@ -488,7 +488,7 @@ TEST(RingReader, RecordMatchesAttrChecksEverySampleField) {
   EXPECT_FALSE(record_matches_attr(crafted_sample(1, false), attr.attr)) << "size";
 
   // Everything the fake kernel writes matches the attr it writes for.
-  FakeKernel kernel;
+  testing::FakeKernel kernel;
   attr.attr.size = kAttrSizeVer7;
   attr.attr.sample_period = 1;
   attr.attr.sample_type =
@@ -591,7 +591,7 @@ TEST(RingReader, RefusesWhatIsNotAPerfBuffer) {
 // event each get every sample.
 TEST(RingReader, ReadsTheFakeKernelsPersistentBuffers) {
   for (bool backward : {false, true}) {
-    FakeKernel kernel({.persistent_buffer_pages = 2});
+    testing::FakeKernel kernel({.persistent_buffer_pages = 2});
     EventAttr attr;
     attr.attr.type = PERF_TYPE_TRACEPOINT;
     attr.attr.size = kAttrSizeVer7;

@@ -1,3 +1,10 @@
+// Why one file of ~800 lines: TopModel's three jobs (taking records in and
+// counting them per event and CPU, closing intervals and carrying counts
+// over, rendering text lines and JSON) share its per-event State and the
+// tables of each kind (tracepoint keys, machine checks, IP symbols); the
+// text and the JSON render one content and must not drift apart, so they
+// stay together. The seam when it grows: render_event() and event_json()
+// (~190 lines), once the tables they read have an interface of their own.
 #include "top/model.h"
 
 #include <algorithm>

@@ -1,3 +1,9 @@
+// Why one file of ~620 lines: the Symbolizer's one cache (Symbolizer::State)
+// ties together three readers that have no other user: kallsyms, ELF
+// symbols through libelf, and /proc/PID/maps. Each is a section below
+// (---- kallsyms ----, ---- ELF files ----, ---- processes ----), read in
+// that order; a reader that gains a second user (a build-id cache for
+// report, say) is the seam to split along.
 #include "top/symbols.h"
 
 #include <cxxabi.h>

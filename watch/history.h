@@ -136,9 +136,9 @@ struct HistoryDb {
 Result<HistoryDb> open_history_db(const std::string& path, bool writable);
 
 struct HistoryOptions {
-  uint64_t max_age_s = 180 * 86400;    // retention by age (0: keep forever)
-  uint64_t max_bytes = 256ull << 20;   // retention by size of the file (0: no limit)
-  uint64_t commit_interval_ms = 1000;  // a power cut loses at most this much
+  uint64_t max_age_s = uint64_t{180} * 86400;  // retention by age (0: keep forever)
+  uint64_t max_bytes = 256ull << 20;           // retention by size of the file (0: no limit)
+  uint64_t commit_interval_ms = 1000;          // a power cut loses at most this much
   std::string boot_id;  // this boot's (/proc/sys/kernel/random/boot_id), stored with live records
 };
 

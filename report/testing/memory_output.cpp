@@ -4,7 +4,7 @@
 #include <cerrno>
 #include <cstring>
 
-namespace pp::report {
+namespace pp::report::testing {
 
 MemoryOutput::MemoryOutput(uint64_t capacity, bool can_reserve)
     : capacity_(capacity), can_reserve_(can_reserve) {}
@@ -62,4 +62,4 @@ Status MemoryOutput::truncate(uint64_t size) {
   return ok_status();
 }
 
-}  // namespace pp::report
+}  // namespace pp::report::testing

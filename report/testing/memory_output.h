@@ -9,7 +9,7 @@
 #include "report/bytes.h"
 #include "report/output.h"
 
-namespace pp::report {
+namespace pp::report::testing {
 
 // A growable byte array standing in for a file. `capacity` simulates the
 // free space of a disk: writes and reservations past it fail with ENOSPC
@@ -40,4 +40,4 @@ class MemoryOutput : public Output {
   bool can_reserve_;
 };
 
-}  // namespace pp::report
+}  // namespace pp::report::testing

@@ -27,7 +27,7 @@
 #include "sys/perf_abi_attr.h"
 #include "sys/perf_abi_sample.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 
 namespace {
 
@@ -1359,4 +1359,4 @@ std::string FakeKernel::render_calls() const {
   return out;
 }
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

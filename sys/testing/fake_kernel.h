@@ -29,8 +29,8 @@
 // through the fake. Calls on fds the fake did not make (pipes, sockets) go to
 // the real kernel, except perf_event_open and mmap.
 //
-//   testing::TempDir sysfs;
-//   sys::FakeKernel kernel({.cpus = 2, .sysfs_root = sysfs.path()});
+//   pp::testing::TempDir sysfs;
+//   sys::testing::FakeKernel kernel({.cpus = 2, .sysfs_root = sysfs.path()});
 //   auto id = kernel.add_boot_event("mce_record", attr);        // like 06/12
 //   sys::EventAttr open_attr;
 //   open_attr.attr.type = kernel.persistent_type();
@@ -52,10 +52,10 @@
 #include "sys/kernel.h"
 #include "sys/testing/ring_writer.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 
 // The seed's CPU_BUFFER_NR_PAGES (05/12): 512 KiB per CPU.
-inline constexpr size_t kPersistentBufferBytes = 512 * 1024;
+inline constexpr size_t kPersistentBufferBytes = size_t{512} * 1024;
 
 // The persistent PMU's type the fake uses unless told otherwise. Not the
 // seed's 6 on purpose: code that hard-codes 6 instead of reading
@@ -297,4 +297,4 @@ class FakeKernel final : public Kernel {
   uint64_t clock_ns_ = 1'000'000'000;
 };
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

@@ -15,7 +15,7 @@
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 namespace {
 
 constexpr uint64_t kTracepoint = 305;  // any id: the fake accepts every tracepoint by default
@@ -43,7 +43,7 @@ EventAttr persistent_attr(const FakeKernel& kernel, uint64_t id) {
 }
 
 struct Sysfs {
-  testing::TempDir dir;
+  pp::testing::TempDir dir;
   Tree tree{dir.path()};
 };
 
@@ -684,4 +684,4 @@ TEST(FakeKernel, RendersTheCallLog) {
 }
 
 }  // namespace
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

@@ -9,7 +9,7 @@
 
 #include "sys/unix_socket.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 namespace {
 
 // systemd's same_fd(): two descriptors of one open file.
@@ -137,4 +137,4 @@ void FakeSystemd::release_store() {
   store_.clear();
 }
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

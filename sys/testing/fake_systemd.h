@@ -5,8 +5,8 @@
 // every fd of a name, and a restarted service gets copies of all of them
 // back (take_listen_fds()) in an order that is not the order they came in.
 //
-//   sys::FakeKernel kernel;
-//   sys::FakeSystemd systemd({.duplicate = [&](int fd) { return kernel.duplicate(fd); }});
+//   sys::testing::FakeKernel kernel;
+//   sys::testing::FakeSystemd systemd({.duplicate = [&](int fd) { return kernel.duplicate(fd); }});
 //   config.systemd = &systemd;                // a broker notifies and stores
 //   ... restart the broker: it takes the stored fds back ...
 //   EXPECT_EQ(systemd.stored_names(), ...);
@@ -21,7 +21,7 @@
 
 #include "sys/systemd.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 
 struct FakeSystemdOptions {
   bool notifying = true;       // $NOTIFY_SOCKET is set
@@ -86,4 +86,4 @@ class FakeSystemd final : public Systemd {
   std::vector<std::string> started_;
 };
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace pp::sys {
+namespace pp::sys::testing {
 
 RingWriter::RingWriter(std::span<uint8_t> mapping, size_t data_offset, size_t data_size,
                        RingLayout layout, bool overwrite)
@@ -62,4 +62,4 @@ bool RingWriter::write(std::span<const uint8_t> record) {
   return true;
 }
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

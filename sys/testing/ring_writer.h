@@ -19,7 +19,7 @@
 
 #include "sys/ring.h"
 
-namespace pp::sys {
+namespace pp::sys::testing {
 
 class RingWriter {
  public:
@@ -66,4 +66,4 @@ class RingWriter {
   uint64_t lost_ = 0;
 };
 
-}  // namespace pp::sys
+}  // namespace pp::sys::testing

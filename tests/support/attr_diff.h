@@ -99,8 +99,9 @@ struct CorpusCase {
   std::string expectation;
 };
 
-// For gtest's messages: "line 12: stat 'cpu-clock:u'".
-void PrintTo(const CorpusCase& c, std::ostream* out);
+// For gtest's messages: "line 12: stat 'cpu-clock:u'". gtest looks the
+// function up by this name.
+void PrintTo(const CorpusCase& c, std::ostream* out);  // NOLINT(readability-identifier-naming)
 
 // Reads the corpus; EINVAL names the line of a malformed case. A mode may
 // carry options after a colon ("stat:any-order").

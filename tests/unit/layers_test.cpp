@@ -78,6 +78,66 @@ TEST_F(LayersTest, AProjectHeaderInAngleBracketsIsCheckedToo) {
   EXPECT_EQ(r.out.find("writer.cpp:2"), std::string::npos) << r.out;
 }
 
+TEST_F(LayersTest, DotDotIsResolvedBeforeTheModuleIsDecided) {
+  // The compiler opens persistent/backend.h: the edge is report -> persistent
+  // however the path is spelled, and the spelling itself is refused.
+  tree_.write("report/writer.cpp",
+              "#include \"sys/kernel.h\"\n#include \"report/../persistent/backend.h\"\n");
+  CommandResult r = check();
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("report/writer.cpp:2: includes report/../persistent/backend.h (persistent/"
+                       "backend.h): report may not depend on persistent"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("report/writer.cpp:2: includes report/../persistent/backend.h, which is "
+                       "persistent/backend.h: write the path from the tree root"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(LayersTest, AnyOtherSpellingThanFromTheTreeRootIsRefusedEvenWhenTheEdgeIsAllowed) {
+  // Each of these opens an allowed file; only the spelling is wrong. The
+  // quoted "../sys/kernel.h" and "kernel.h" are found beside the includer,
+  // as the compiler finds them.
+  tree_.write("report/writer.cpp",
+              "#include \"../sys/kernel.h\"\n#include <./sys/kernel.h>\n"
+              "#include \"sys//kernel.h\"\n");
+  tree_.write("sys/ring.h", "#include \"kernel.h\"\n");
+  CommandResult r = check();
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("report/writer.cpp:1: includes ../sys/kernel.h, which is sys/kernel.h"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("report/writer.cpp:2: includes ./sys/kernel.h, which is sys/kernel.h"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("report/writer.cpp:3: includes sys//kernel.h, which is sys/kernel.h"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("sys/ring.h:1: includes kernel.h, which is sys/kernel.h"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("may not depend"), std::string::npos) << r.out;
+}
+
+TEST_F(LayersTest, AnAngleIncludeWithDotDotIsResolvedToo) {
+  tree_.write("report/writer.cpp", "#include <report/../persistent/backend.h>\n");
+  CommandResult r = check();
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("report/writer.cpp:1: includes report/../persistent/backend.h (persistent/"
+                       "backend.h): report may not depend on persistent"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(LayersTest, APathOutOfTheTreeIsRefused) {
+  tree_.write("sys/kernel.h", "#include \"../../etc/passwd.h\"\n");
+  CommandResult r = check();
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("sys/kernel.h:1: includes ../../etc/passwd.h: a path out of the tree"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(LayersTest, LibraryCodeMayNotIncludeTestDoubles) {
   tree_.write("persistent/backend.h", "#include \"sys/testing/fake_kernel.h\"\n");
   tree_.write("cmd/main.cpp", "#include \"tests/support/temp_dir.h\"\n");
