@@ -14,9 +14,14 @@
 #   make uninstall    remove what install installed (an edited config stays)
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make check-completion  the bash completion against the built program
-#   make ci           everything CI runs: layers, check-binary, lint, doc,
-#                     check-completion, asan, fuzz, check-mce, check-pstore, check-systemd,
-#                     bench-smoke, test
+#   make ci           everything CI runs, as steps side by side under -j (each
+#                     logged to $(BUILD)/ci/, timed): layers, the -O2 build
+#                     with warnings as errors, check-binary, lint, doc,
+#                     check-completion, the sanitizer build, asan, fuzz,
+#                     check-mce, check-pstore, check-systemd (with deb),
+#                     bench-smoke, check-root (each tree compiled once per
+#                     configuration, the unit tests run once, under the
+#                     sanitizers)
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make bench-smoke  the short form of every benchmark (in ci: a benchmark
 #                     that breaks is seen; measures nothing, asserts no time)
@@ -371,22 +376,63 @@ deb: $(BIN) doc
 	$(Q)mv $(foreach e,deb ddeb buildinfo changes,../perf-persistent*_$(PP_VERSION)_*.$(e)) $(BUILD)/deb/ 2>/dev/null; \
 		ls $(BUILD)/deb/*.deb >/dev/null
 
-# Steps one after the other (each builds with the -j it was given), the tests
-# last so the output ends with the test runner's summary.
+# make ci: every check CI runs, each a step (a ci-<step> target) that make
+# runs beside another where the -j it was given allows (make -j2 ci: two at
+# a time, a step's own compiles sharing the same two job slots). A step's
+# output goes to $(CI_DIR)/<step>.log; the console shows when each step
+# starts and ends and how long it took; a step that fails prints its log
+# and fails ci; the end is a table of every step's start, end and duration.
+# Each tree is compiled once per configuration: gcc -O2 with warnings as
+# errors ($(BUILD): the program, the real-kernel tests, the benchmarks) and
+# clang with the sanitizers ($(SAN_BUILD): the unit tests, run once, and the
+# fuzz targets). The order below is the order make starts what is ready:
+# the longest chains first (the -O2 build, then the package and the systemd
+# guest), the sanitizer build as soon as a slot is free, lint (clang-tidy,
+# which keeps both cores busy by itself) last.
+CI_DIR = $(BUILD)/ci
+CI_STEP = scripts/ci-step $(CI_DIR)
+CI_STEPS := layers build doc check-systemd check-mce check-pstore check-binary \
+	check-completion san-build asan fuzz bench-smoke check-root lint
+.PHONY: $(addprefix ci-,$(CI_STEPS))
+
 ci:
-	$(Q)$(MAKE) --no-print-directory layers
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory check-binary
-	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory doc
-	$(Q)$(MAKE) --no-print-directory check-completion
-	$(Q)$(MAKE) --no-print-directory asan
-	$(Q)$(MAKE) --no-print-directory fuzz
-	$(Q)$(MAKE) --no-print-directory check-mce
-	$(Q)$(MAKE) --no-print-directory check-pstore
-	$(Q)$(MAKE) --no-print-directory check-systemd
-	$(Q)$(MAKE) --no-print-directory bench-smoke
-	$(Q)$(MAKE) --no-print-directory test
+	$(Q)scripts/ci-step --start $(CI_DIR)
+	$(Q)$(MAKE) --no-print-directory $(addprefix ci-,$(CI_STEPS))
+	$(Q)scripts/ci-step --summary $(CI_DIR)
+
+ci-layers:
+	$(Q)$(CI_STEP) layers $(MAKE) --no-print-directory layers
+# The program, the real-kernel tests and every library the benchmarks link.
+ci-build: ci-layers
+	$(Q)$(CI_STEP) build $(MAKE) --no-print-directory $(BIN) $(KERNEL)
+ci-doc:
+	$(Q)$(CI_STEP) doc $(MAKE) --no-print-directory doc
+# Builds the package (make deb) and boots it.
+ci-check-systemd: ci-build ci-doc
+	$(Q)$(CI_STEP) check-systemd $(MAKE) --no-print-directory check-systemd
+ci-check-mce: ci-build
+	$(Q)$(CI_STEP) check-mce $(MAKE) --no-print-directory check-mce
+ci-check-pstore: ci-build
+	$(Q)$(CI_STEP) check-pstore $(MAKE) --no-print-directory check-pstore
+ci-check-binary: ci-build
+	$(Q)$(CI_STEP) check-binary $(MAKE) --no-print-directory check-binary
+ci-check-completion: ci-build
+	$(Q)$(CI_STEP) check-completion $(MAKE) --no-print-directory check-completion
+# The unit tests, the program they run and the fuzz targets, in $(SAN_BUILD).
+ci-san-build: ci-layers
+	+$(Q)$(CI_STEP) san-build $(SAN_MAKE) $(SAN_BUILD)/unit_tests $(SAN_BUILD)/perf-persistent fuzz-bins
+ci-asan: ci-san-build
+	$(Q)$(CI_STEP) asan $(MAKE) --no-print-directory asan
+ci-fuzz: ci-san-build
+	$(Q)$(CI_STEP) fuzz $(MAKE) --no-print-directory fuzz
+ci-bench-smoke: ci-build
+	$(Q)$(CI_STEP) bench-smoke $(MAKE) --no-print-directory bench-smoke
+# After the benchmarks, not beside them: both load the real kernel's perf
+# events, and the real-kernel tests count samples.
+ci-check-root: ci-build ci-bench-smoke
+	$(Q)$(CI_STEP) check-root $(MAKE) --no-print-directory check-root
+ci-lint: ci-layers
+	$(Q)$(CI_STEP) lint $(MAKE) --no-print-directory lint
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
