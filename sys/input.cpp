@@ -28,7 +28,8 @@ Result<std::string> read_input(const std::string& path, std::string_view what, s
     if (n < 0) {
       if (errno == EINTR)
         continue;
-      return error_from_errno(errno, "cannot read " + subject + " " + name);
+      return error_from_errno(errno,
+                              std::string("cannot read ").append(subject).append(" ").append(name));
     }
     if (n == 0)
       break;
