@@ -314,8 +314,11 @@ LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LINT_DIRS)) $(addsuffix /*.h,$(LINT_
 TIDY_SRCS = $(foreach l,$(LIBRARIES),$(call lib_srcs,$(l))) $(CMD_SRCS)
 TIDY_HEADERS = $(foreach h,$(wildcard $(addsuffix /*.h,$(LIBRARIES) cmd)),\
 	$(if $(wildcard $(h:.h=.cpp)),,$(h)))
-TIDY = xargs -P $(shell nproc) -n 8 sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) \
-	$(GTEST_CFLAGS) $(1) 2>/dev/null' clang-tidy
+# TIDY_CACHE: a folder where scripts/tidy-cached remembers the files that
+# passed (make ci keeps it outside the clone); empty, every file is checked.
+TIDY_CACHE ?=
+TIDY = xargs -P $(shell nproc) -n 8 sh -c 'scripts/tidy-cached "$(TIDY_CACHE)" $(1) "$$@" -- \
+	$(CXXSTD) $(CPPFLAGS_ALL) $(GTEST_CFLAGS)' tidy-cached
 
 lint: | $(BUILD_INFO)
 	$(quiet) LINT "every source is in a linted folder"
@@ -425,9 +428,20 @@ CI_STEPS := layers build doc check-systemd san-build check-mce check-pstore chec
 	check-completion asan fuzz bench-smoke check-root lint
 .PHONY: $(addprefix ci-,$(CI_STEPS))
 
+# What a CI run keeps for the next on the same machine, outside the clone
+# (a clean clone has no build/): the guest kernels and root file systems
+# (tests/qemu/lib.sh), the compiler cache and the files clang-tidy passed.
+# A change is compiled and checked again; what did not change is not.
+CI_CACHE ?= /var/cache/perf-persistent
+CI_CCACHE := $(if $(shell command -v ccache),ccache )
+CI_ENV = QEMU_CACHE=$(CI_CACHE)/qemu CCACHE_DIR=$(CI_CACHE)/ccache CCACHE_BASEDIR=$(CURDIR) \
+	CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=4G CXX='$(CI_CCACHE)$(CXX)' \
+	CLANGXX='$(CI_CCACHE)$(CLANGXX)' TIDY_CACHE=$(CI_CACHE)/clang-tidy
+
 ci:
 	$(Q)scripts/ci-step --start $(CI_DIR)
-	$(Q)$(MAKE) --no-print-directory $(addprefix ci-,$(CI_STEPS))
+	$(Q)$(if $(CI_CCACHE),,echo 'ci: no ccache, every tree compiles from scratch (scripts/setup --test installs it)';)
+	$(Q)env $(CI_ENV) $(MAKE) --no-print-directory $(addprefix ci-,$(CI_STEPS))
 	$(Q)scripts/ci-step --summary $(CI_DIR)
 
 ci-layers:
