@@ -219,6 +219,11 @@ struct Pending {
 
 }  // namespace
 
+Bytes synthetic_payload(uint64_t seed, const TraceEvent& event, int32_t pid) {
+  Random random(seed);
+  return payload(random, event, pid);
+}
+
 std::vector<Tracepoint> fixture_6_18_tracepoints() {
   return {{"sched", "sched_switch", 0},
           {"syscalls", "sys_enter_getppid", 0},

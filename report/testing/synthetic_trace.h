@@ -26,6 +26,7 @@
 
 #include "base/result.h"
 #include "report/bytes.h"
+#include "report/trace_decoder.h"
 #include "report/tracing_data.h"
 #include "sys/clock.h"
 
@@ -42,6 +43,11 @@ struct SyntheticTraceOptions {
 
 // The whole file, in memory.
 Result<Bytes> synthetic_trace(const SyntheticTraceOptions& options);
+
+// One record of `event` made up from `seed` as the trace's are (every field
+// from its format; __data_loc data after the fixed part, NUL-terminated),
+// common_pid `pid`.
+Bytes synthetic_payload(uint64_t seed, const TraceEvent& event, int32_t pid);
 
 // Every tracepoint of tests/fixtures/tracefs-6.18 (system, name; ids 0).
 std::vector<Tracepoint> fixture_6_18_tracepoints();
