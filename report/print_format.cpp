@@ -132,7 +132,10 @@ void append_hex(std::string& out, uint64_t v, bool upper = false) {
 // vsnprintf into `out`: the printf conversions the compiler could not
 // render by hand (a width, a precision, a flag). `spec` is one conversion
 // of the format file that check_spec() accepted, and the argument the type
-// its length says, exactly what libtraceevent hands to printf.
+// its length says, exactly what libtraceevent hands to printf. The format
+// is not a literal by nature (it is the format file's), hence the pragma.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 void append_printf(std::string& out, const char* spec, ...) {
   char buf[256];
   va_list ap;
@@ -152,6 +155,7 @@ void append_printf(std::string& out, const char* spec, ...) {
   va_end(ap);
   out.resize(at + size_t(n));
 }
+#pragma GCC diagnostic pop
 
 Error refuse(const std::string& why) {
   return Error(EOPNOTSUPP, why);

@@ -12,8 +12,9 @@
 // takes only what it reproduces exactly and refuses anything else with the
 // reason; TraceDecoder then prints that event through libtraceevent, as
 // before. report/print_format_test.cpp compares both on every event of the
-// tracefs fixtures with random records, the fuzzer on made-up formats, and
-// a kernel test on every event of the running kernel.
+// tracefs fixtures with random records, report/print_format_fuzzer.cpp on
+// any record of a table of formats, and tests/kernel/
+// report_print_format_test.cpp on every event of the running kernel.
 //
 // What compiles, with libtraceevent's meaning (which is not always C's):
 // - text, with the escapes \n \t \r \\ (a backslash before any other
