@@ -1,13 +1,15 @@
-// report's output, byte for byte, on whole traces: two synthetic perf.data
+// report's output, byte for byte, on whole traces: three synthetic perf.data
 // files (report/testing/synthetic_trace.h) made from fixed seeds, one with
 // every tracepoint of tests/fixtures/tracefs-6.18 (sched_switch and
-// sys_enter_getppid most of all, as in a mixed `perf record -a`), one with
-// the machine checks and RAS events of tests/fixtures/tracefs-debian-6.1 and
-// a wall clock; each printed as text, --json, --summary, --summary --json and
-// sorted by cpu,comm. The expected files in tests/fixtures/report-golden/
-// were written by the report of the commit that added this test, before
-// the decoder was made faster; any change of output, however small, fails
-// here and names the first line that differs.
+// sys_enter_getppid most of all, as in a mixed `perf record -a`), one of
+// sched_switch alone, one with the machine checks and RAS events of
+// tests/fixtures/tracefs-debian-6.1 and a wall clock; each printed as text,
+// --json, --summary, --summary --json and sorted by cpu,comm. The expected
+// files in tests/fixtures/report-golden/ were written by the report of the
+// commit that added this test (the sched_switch ones by that same report,
+// run on the file this test writes), before the decoder was made faster;
+// any change of output, however small, fails here and names the first line
+// that differs.
 //
 // To accept a change of output that is meant (and say so in the commit):
 //   PP_UPDATE_GOLDEN=1 build/unit_tests --gtest_filter='ReportGolden*'
@@ -113,6 +115,18 @@ TEST_F(ReportGolden, MixedTracepoints) {
   o.tracefs_root = pp::testing::fixtures_dir() + "/tracefs-6.18";
   o.tracepoints = testing::fixture_6_18_tracepoints();
   check("mixed", o);
+}
+
+// sched_switch alone, as `perf record -e sched:sched_switch -a` gives it:
+// one print format with flags, symbols and ?:, on every record.
+TEST_F(ReportGolden, SchedSwitchOnly) {
+  testing::SyntheticTraceOptions o;
+  o.seed = 31;
+  o.samples = 600;
+  o.cpus = 2;
+  o.tracefs_root = pp::testing::fixtures_dir() + "/tracefs-6.18";
+  o.tracepoints = {{"sched", "sched_switch", 0}};
+  check("switch", o);
 }
 
 TEST_F(ReportGolden, MachineChecksWithWallClock) {

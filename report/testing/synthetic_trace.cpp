@@ -308,8 +308,10 @@ Result<Bytes> synthetic_trace(const SyntheticTraceOptions& options) {
       time += 1 + random.below(20000);
     }
     const Thread& thread = kThreads[random.below(std::size(kThreads))];
-    // sched_switch and getppid, the two a mixed trace holds most of.
-    size_t e = random.below(3) == 0 ? random.below(events.size()) : random.below(2);
+    // sched_switch and getppid, the two a mixed trace holds most of (the
+    // first two events asked for; the one, when there is one).
+    size_t e = random.below(3) == 0 ? random.below(events.size())
+                                    : random.below(std::min<uint64_t>(2, events.size()));
     Bytes raw = payload(random, *events[e], int32_t(thread.tid));
     std::vector<uint8_t> padded = sys::pad_raw(raw);
     sys::Sample s;
