@@ -151,10 +151,8 @@ int cmd_decode(int argc, const char** argv) {
     first = false;
   }
   flush_problems(SIZE_MAX);
-  if (parsed_log.entries.empty() && parsed_log.problems.empty() && !json)
-    std::cerr << "perf persistent decode: no machine-check lines ('[Hardware Error]: CPU N: "
-                 "Machine Check ...') in "
-              << (path == "-" ? std::string("standard input") : path) << "\n";
+  if (parsed_log.entries.empty() && parsed_log.problems.empty())
+    return report_error("decode", mce::no_errors_in_log(parsed_log, path), json);
   return parsed_log.problems.empty() ? kExitOk : kExitUsage;
 }
 
