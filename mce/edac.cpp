@@ -28,6 +28,8 @@ std::optional<uint64_t> number_value(std::string_view v) {
   if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
     v.remove_prefix(2);
     base = 16;
+  } else if (v.find_first_of("abcdefABCDEF") != std::string_view::npos) {
+    base = 16;  // skx_edac before 5.x printed row and col as %x ("row:dad3")
   }
   uint64_t out = 0;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out, base);

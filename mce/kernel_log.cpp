@@ -261,6 +261,7 @@ class LogParser {
     if (!has_current_)
       return;
     has_current_ = false;
+    Origin origin = amd_current_ ? kAmdDecoder : kCore;
     amd_current_ = false;
     MceLogEntry e = std::move(current_);
     current_ = MceLogEntry{};
@@ -268,8 +269,9 @@ class LogParser {
     for (size_t k = log_.entries.size(); k > log_.entries.size() - look; k--) {
       MceLogEntry& old = log_.entries[k - 1];
       if (!old.has_mce || old.regs.cpu != e.regs.cpu || old.regs.bank != e.regs.bank ||
-          old.regs.status != e.regs.status)
+          old.regs.status != e.regs.status || origin_[k - 1] == origin || origin_[k - 1] == kBoth)
         continue;
+      origin_[k - 1] = kBoth;
       old.regs = fill_absent(old.regs, e.regs);
       for (std::string& words : e.kernel_decode)
         old.kernel_decode.push_back(std::move(words));
@@ -279,6 +281,7 @@ class LogParser {
       return;
     }
     log_.entries.push_back(std::move(e));
+    origin_.push_back(origin);
   }
 
   void start(size_t line) {
@@ -311,6 +314,8 @@ class LogParser {
           bare_ = true;
           return header(line, text);
         }
+        if (bankless_ && text.starts_with("Bank ") && line <= last_bare_ + 8)
+          return bank_line(line, text);
         if (!has_current_ || !bare_ || line > last_bare_ + 3)
           return std::nullopt;
         if (!(text.starts_with("TSC ") || text.starts_with("ADDR ") || text.starts_with("MISC ") ||
@@ -368,6 +373,17 @@ class LogParser {
     auto bank = ok ? c.decimal(UINT32_MAX) : std::nullopt;
     ok = bank && c.literal(": ");
     auto status = ok ? c.hex(UINT64_MAX) : std::nullopt;
+    bankless_ = false;
+    if (mcg && !bank && c.at_end()) {
+      // Linux 2.4/2.6 i386: "CPU 0: Machine Check Exception: 0000000000000004",
+      // then one "Bank 4: b604a00100000813 at 000000007e4f2f68" line per bank.
+      skipping_ = false;
+      bankless_ = true;
+      bankless_cpu_ = uint32_t(*cpu);
+      bankless_mcg_ = *mcg;
+      last_bare_ = line;
+      return std::nullopt;
+    }
     if (!status || !c.at_end())
       return "malformed machine-check line " + quoted(text) +
              "; expected 'CPU <n>: Machine Check[ Exception]: <mcgstatus hex> Bank <n>: <status "
@@ -385,6 +401,30 @@ class LogParser {
     constexpr uint64_t kUc = 1ull << 61, kPcc = 1ull << 57, kMcip = 1ull << 2;
     current_.found_at_boot =
         !exception && (*mcg & kMcip) == 0 && (*status & kUc) && (*status & kPcc);
+    return std::nullopt;
+  }
+
+  // "Bank 4: b604a00100000813 at 000000007e4f2f68" after a bank-less header.
+  std::optional<std::string> bank_line(size_t line, std::string_view text) {
+    Cursor c(text);
+    c.literal("Bank ");
+    auto bank = c.decimal(UINT32_MAX);
+    bool ok = bank && c.literal(": ");
+    auto status = ok ? c.hex(UINT64_MAX) : std::nullopt;
+    std::optional<uint64_t> addr;
+    if (status && c.literal(" at "))
+      addr = c.hex(UINT64_MAX);
+    if (!status || !c.at_end())
+      return "malformed bank line " + quoted(text) +
+             "; expected 'Bank <n>: <status hex>[ at <address hex>]'";
+    start(line);
+    last_bare_ = line;
+    current_.regs.cpu = bankless_cpu_;
+    current_.regs.mcgstatus = bankless_mcg_;
+    current_.regs.bank = uint32_t(*bank);
+    current_.regs.status = *status;
+    if (addr)
+      current_.regs.addr = addr;
     return std::nullopt;
   }
 
@@ -446,7 +486,10 @@ class LogParser {
       amd_class_.clear();
       return "";
     }
-    // The class line AMD's decoder prints before the CPU line.
+    // The class line AMD's decoder prints before the CPU line (Linux 3.x:
+    // after "Error Status: ").
+    if (text.starts_with("Error Status: "))
+      text.remove_prefix(14);
     for (std::string_view cls :
          {"Corrected error, no action required.", "Deferred error, no action required.",
           "Uncorrected, software restartable error.", "Uncorrected, software containable error.",
@@ -470,7 +513,8 @@ class LogParser {
       auto value = hex_word(part.substr(colon + 4));
       if (!value)
         continue;
-      if (key.ends_with("Error Addr") || key.ends_with("Error Address")) {
+      if (key.ends_with("Error Addr") || key.ends_with("Error Address") ||
+          (key.starts_with("MC") && key.ends_with("_ADDR"))) {
         current_.regs.addr = value;
         registers = true;
       } else if (key == "IPID") {
@@ -517,6 +561,7 @@ class LogParser {
     entry.line = line;
     entry.edac = std::move(*e);
     log_.entries.push_back(std::move(entry));
+    origin_.push_back(kEdac);
     return std::nullopt;
   }
 
@@ -644,14 +689,21 @@ class LogParser {
     return std::nullopt;
   }
 
+  // Who printed each entry of log_: the core, AMD's decoder, both (an
+  // error both printed is merged once), or the EDAC core.
+  enum Origin : uint8_t { kCore, kAmdDecoder, kBoth, kEdac };
+  std::vector<Origin> origin_;  // parallel to log_.entries
   MceLog log_;
   MceLogEntry current_;  // the error being read, when has_current_
   bool has_current_ = false;
   bool skipping_ = false;     // the last header was malformed: drop its continuation lines
   bool amd_current_ = false;  // the current error came from AMD's decoder
   bool bare_ = false;         // the current error's header had no marker
-  size_t last_bare_ = 0;      // the line of the current error's last bare line
-  std::string amd_class_;     // AMD's class line, for the CPU line after it
+  bool bankless_ = false;     // a bank-less (Linux 2.4) header came last
+  uint32_t bankless_cpu_ = 0;
+  uint64_t bankless_mcg_ = 0;
+  size_t last_bare_ = 0;   // the line of the current error's last bare line
+  std::string amd_class_;  // AMD's class line, for the CPU line after it
 };
 
 }  // namespace
