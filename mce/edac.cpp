@@ -309,6 +309,43 @@ std::optional<EdacError> parse_edac_log_line(std::string_view text) {
   return e;
 }
 
+McEventFields mc_event_fields_from_json(const nlohmann::ordered_json& j) {
+  McEventFields f;
+  if (!j.is_object())
+    return f;
+  auto num = [&](const char* key) -> std::optional<int64_t> {
+    auto it = j.find(key);
+    if (it == j.end())
+      return std::nullopt;
+    if (it->is_number_integer())
+      return it->get<int64_t>();
+    if (it->is_number_unsigned())
+      return int64_t(it->get<uint64_t>());
+    if (it->is_string()) {
+      if (auto v = u64_from_hex_json(*it))
+        return int64_t(*v);
+    }
+    return std::nullopt;
+  };
+  auto str = [&](const char* key) {
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  f.error_type = uint32_t(num("error_type").value_or(0));
+  f.msg = str("msg");
+  f.label = str("label");
+  f.driver_detail = str("driver_detail");
+  f.error_count = uint16_t(num("error_count").value_or(1));
+  f.mc_index = uint8_t(num("mc_index").value_or(0));
+  f.top_layer = int8_t(num("top_layer").value_or(-1));
+  f.middle_layer = int8_t(num("middle_layer").value_or(-1));
+  f.lower_layer = int8_t(num("lower_layer").value_or(-1));
+  f.address = num("address").value_or(0);
+  f.grain_bits = uint8_t(num("grain_bits").value_or(0));
+  f.syndrome = num("syndrome").value_or(0);
+  return f;
+}
+
 EdacError decode_mc_event(const McEventFields& f, const EdacLabels* labels) {
   EdacError e;
   e.type = f.error_type <= uint32_t(EdacErrorType::kInfo) ? EdacErrorType(f.error_type)

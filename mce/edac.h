@@ -76,6 +76,12 @@ struct McEventFields {
   int64_t syndrome = 0;
 };
 
+// The fields of a stored ras:mc_event record (report --json's "fields":
+// integers as numbers, longs possibly as "0x..." strings, strings as
+// strings) back into McEventFields; a field absent or of another type
+// keeps its default.
+McEventFields mc_event_fields_from_json(const nlohmann::ordered_json& fields);
+
 // The DIMM labels a host's EDAC sysfs gives, by controller and the layer
 // numbers of the DIMM (mcN/dimmM's dimm_label, with dimm_location's "csrow 0
 // channel 1" or "channel 1 slot 0" read as the layers in order). The reading

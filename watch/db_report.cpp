@@ -12,6 +12,7 @@
 #include "base/wall_time.h"
 #include "mce/tally.h"
 #include "sys/clock.h"
+#include "watch/faults.h"
 #include "watch/history.h"
 
 namespace pp::watch {
@@ -491,6 +492,47 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
   return time.ns;
 }
 
+namespace {
+
+// --faults: every selected record read back, the memory errors among them
+// grouped into faults (watch/faults.h).
+Result<report::ReportStats> report_faults(sqlite3* raw, sqlite3_stmt* s,
+                                          const DbReportOptions& options, const std::string& path,
+                                          std::ostream& out, std::ostream& err) {
+  report::ReportStats stats;
+  std::vector<nlohmann::ordered_json> records;
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    stats.records++;
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(
+        text ? std::string_view(text) : std::string_view(), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      stats.bad++;
+      err << "record " << sqlite3_column_int64(s, 0) << " of " << path
+          << " cannot be read back (its stored JSON is not an object); skipped\n";
+      continue;
+    }
+    records.push_back(std::move(parsed));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(raw, "reading the records of the history", path);
+  std::vector<mce::Fault> faults = faults_of(records);
+  std::string buffer;
+  if (options.json) {
+    for (const mce::Fault& f : faults)
+      buffer += dump_json(mce::fault_json(f)) + "\n";
+  } else {
+    mce::print_faults_text(faults, buffer);
+  }
+  stats.printed = faults.size();
+  PP_RETURN_IF_ERROR(write_out(out, buffer));
+  out.flush();
+  return stats;
+}
+
+}  // namespace
+
 Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
   PP_ASSIGN_OR_RETURN(Filters filters, make_filters(options));
@@ -528,6 +570,8 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
                                          " ORDER BY wall_ns, id",
                                      path));
   bind_all(s.get(), filters.records.params);
+  if (options.faults)
+    return report_faults(raw, s.get(), options, path, out, err);
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
     stats.records++;
