@@ -500,7 +500,7 @@ Result<report::ReportStats> report_faults(sqlite3* raw, sqlite3_stmt* s,
                                           const DbReportOptions& options, const std::string& path,
                                           std::ostream& out, std::ostream& err) {
   report::ReportStats stats;
-  std::vector<nlohmann::ordered_json> records;
+  std::vector<mce::FaultError> errors;  // not the records: 100 bytes a record, not 3 KiB
   int rc;
   while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
     stats.records++;
@@ -513,11 +513,12 @@ Result<report::ReportStats> report_faults(sqlite3* raw, sqlite3_stmt* s,
           << " cannot be read back (its stored JSON is not an object); skipped\n";
       continue;
     }
-    records.push_back(std::move(parsed));
+    if (auto e = fault_error_of(parsed))
+      errors.push_back(std::move(*e));
   }
   if (rc != SQLITE_DONE)
     return sqlite_error(raw, "reading the records of the history", path);
-  std::vector<mce::Fault> faults = faults_of(records);
+  std::vector<mce::Fault> faults = faults_of(std::move(errors));
   std::string buffer;
   if (options.json) {
     for (const mce::Fault& f : faults)

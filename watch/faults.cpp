@@ -49,6 +49,10 @@ std::vector<mce::Fault> faults_of(const std::vector<nlohmann::ordered_json>& rec
   for (const nlohmann::ordered_json& r : records)
     if (auto e = fault_error_of(r))
       errors.push_back(std::move(*e));
+  return faults_of(std::move(errors));
+}
+
+std::vector<mce::Fault> faults_of(std::vector<mce::FaultError> errors) {
   return mce::group_faults(mce::join_machine_checks(std::move(errors), kEdacJoinWindowNs));
 }
 

@@ -24,5 +24,7 @@ inline constexpr uint64_t kEdacJoinWindowNs = 5'000'000'000ull;
 
 // The faults of the stored records, in the order of group_faults().
 std::vector<mce::Fault> faults_of(const std::vector<nlohmann::ordered_json>& records);
+// The same from the records' memory errors (fault_error_of()).
+std::vector<mce::Fault> faults_of(std::vector<mce::FaultError> errors);
 
 }  // namespace pp::watch
