@@ -123,6 +123,8 @@ std::string dimm_name(const MemoryLocation& l) {
   add("controller", l.controller);
   add("channel", l.channel);
   add("slot", l.slot);
+  if (!l.slot && !out.empty())
+    add("rank", l.rank ? l.rank : l.chip_select);  // rank-level EDAC: no DIMM slot
   return out;
 }
 

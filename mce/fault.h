@@ -73,7 +73,8 @@ struct Fault {
 
 // A DIMM's name for a location: its label when known, else the layers from
 // the socket to the slot that are known ("socket 0 controller 1 channel 2
-// slot 0"); "" when none is.
+// slot 0"; with no slot, the rank or chip select: "... channel 2 rank 1");
+// "" when none is.
 std::string dimm_name(const MemoryLocation& location);
 
 // Machine checks that EDAC reported too (an EDAC error at the same physical

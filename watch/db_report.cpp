@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <variant>
 
 #include "base/json.h"
@@ -284,6 +285,10 @@ struct Summary {
   SqlValue first, last;
   std::vector<SqlRow> events, origins, days, ranges, pages, lost;
   mce::MceTally machine_checks;
+  // Memory errors (EDAC records, memory-controller machine checks, one
+  // error each when both) per DIMM: name -> {errors, uncorrected}; "" is
+  // a DIMM not known.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> dimms;
 };
 
 // A bank, CPU or socket: nullopt when unknown (or not a number at all).
@@ -341,6 +346,22 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
       std::vector<SqlRow> distinct,
       rows("SELECT count(DISTINCT addr >> " + std::to_string(kPageShift) + ")" + addr, f.records));
   s.distinct_pages = as_i64(distinct[0][0]);
+  PP_ASSIGN_OR_RETURN(std::vector<SqlRow> memory,
+                      rows("SELECT json" + from +
+                               " AND (tracepoint = 'ras:mc_event' OR error_class = "
+                               "'memory-controller')",
+                           f.records));
+  std::vector<mce::FaultError> errors;
+  for (const SqlRow& r : memory) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(as_text(r[0]), nullptr, false);
+    if (auto e = fault_error_of(j))
+      errors.push_back(std::move(*e));
+  }
+  for (const mce::FaultError& e : mce::join_machine_checks(std::move(errors), kEdacJoinWindowNs)) {
+    auto& [count, uncorrected] = s.dimms[mce::dimm_name(e.location)];
+    count += e.count;
+    uncorrected += e.uncorrected ? e.count : 0;
+  }
   PP_ASSIGN_OR_RETURN(s.lost, rows("SELECT event, cpu, sum(records) FROM lost WHERE " + f.lost.sql +
                                        " GROUP BY event, cpu ORDER BY event, cpu",
                                    f.lost));
@@ -391,6 +412,12 @@ std::string summary_json(const Summary& s) {
   mce["pages"] = pages;
   mce["distinct_pages"] = s.distinct_pages;
   sum["mce"] = mce;
+  oj dimms = oj::array();
+  for (const auto& [name, counts] : s.dimms)
+    dimms.push_back({{"dimm", name.empty() ? oj(nullptr) : oj(name)},
+                     {"errors", counts.first},
+                     {"uncorrected", counts.second}});
+  sum["dimms"] = dimms;
   oj lost = oj::array();
   for (const SqlRow& r : s.lost)
     lost.push_back(
@@ -456,6 +483,18 @@ std::string summary_text(const Summary& s, const std::string& path) {
              " with errors\n#\n#    count  page\n";
       for (const SqlRow& r : s.pages)
         append_count(out, as_i64(r[1]), hex_addr(uint64_t(as_i64(r[0])) << kPageShift));
+    }
+  }
+  if (!s.dimms.empty()) {
+    out += "#\n# memory errors per DIMM (label, else socket/controller/channel/slot)\n#\n";
+    out += "#   errors  uncorrected  dimm\n";
+    for (const auto& [name, counts] : s.dimms) {
+      append_padded(out, std::to_string(counts.first), 10);
+      out += "  ";
+      append_padded(out, std::to_string(counts.second), 11);
+      out += "  ";
+      out += name.empty() ? std::string("unknown") : name;
+      out += '\n';
     }
   }
   if (!s.lost.empty()) {

@@ -143,6 +143,19 @@ TEST(ReportDbCli, ThreeErrorsOnOneRowAreOneRowFault) {
   EXPECT_EQ(j["location"]["row"], 0x1d26);
   EXPECT_EQ(j["first_seen"], "2026-12-03T08:03:50Z");
 
+  // --summary rolls the same errors up per DIMM (the machine check joined).
+  CommandResult summary = run_pp({"report", "--db", path, "--summary", "--json"});
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  nlohmann::json dimms = nlohmann::json::parse(summary.out)["summary"]["dimms"];
+  ASSERT_EQ(dimms.size(), 1u) << summary.out;
+  EXPECT_EQ(dimms[0]["dimm"], "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
+  EXPECT_EQ(dimms[0]["errors"], 3);
+  EXPECT_EQ(dimms[0]["uncorrected"], 0);
+  CommandResult summary_text = run_pp({"report", "--db", path, "--summary"});
+  EXPECT_NE(summary_text.out.find("         3            0  CPU_SrcID#0_MC#0_Chan#1_DIMM#0\n"),
+            std::string::npos)
+      << summary_text.out;
+
   CommandResult bad = run_pp({"report", "--faults"});
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.err.find("--faults reads watch's history: give --db [FILE] with it"),
