@@ -7,20 +7,18 @@
 //   ras_history_fill FILE N
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <string>
 
 #include "mce/decode.h"
 #include "watch/history.h"
 #include "watch/record.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+int fill(const char* path, uint64_t n) {
   using namespace pp;
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: ras_history_fill FILE N\n");
-    return 1;
-  }
-  uint64_t n = std::strtoull(argv[2], nullptr, 10);
-  auto history = watch::History::open(argv[1], {});
+  auto history = watch::History::open(path, {});
   if (!history.ok()) {
     std::fprintf(stderr, "%s\n", history.error().message().c_str());
     return 1;
@@ -37,11 +35,14 @@ int main(int argc, char** argv) {
     // 0-3: a row fault of the DIMM, 4-5: a column, 6: a cell, else anywhere.
     uint32_t rank = uint32_t(kind < 7 ? 0 : next() % 2);
     uint32_t bank = uint32_t(kind < 7 ? 1 : next() % 4);
-    uint32_t row = uint32_t(kind < 4 ? 0x1000 + dimm : kind < 6 ? next() % 0x20000
+    uint32_t row = uint32_t(kind < 4    ? 0x1000 + dimm
+                            : kind < 6  ? next() % 0x20000
                             : kind == 6 ? 0x2000 + dimm
                                         : next() % 0x20000);
-    uint32_t col = uint32_t(kind < 4 ? (next() % 128) * 8 : kind < 6 ? 0x3f8 : kind == 6 ? 0x40
-                                                                               : (next() % 128) * 8);
+    uint32_t col = uint32_t(kind < 4    ? (next() % 128) * 8
+                            : kind < 6  ? 0x3f8
+                            : kind == 6 ? 0x40
+                                        : (next() % 128) * 8);
     uint64_t address = (dimm << 32) | (uint64_t(row) << 13) | (uint64_t(col) << 3);
     uint64_t wall = (1796285030ull + i) * 1000000000ull;
     char label[64], detail[192];
@@ -58,10 +59,17 @@ int main(int argc, char** argv) {
     r.cpu = int32_t(socket);
     r.pid = 0;
     r.tid = 0;
-    r.fields = {{"error_type", 0},      {"msg", "memory read error"}, {"label", label},
-                {"error_count", 1},     {"mc_index", socket * 2 + imc},
-                {"top_layer", channel}, {"middle_layer", slot},       {"lower_layer", -1},
-                {"address", address},   {"grain_bits", 5},            {"syndrome", 0},
+    r.fields = {{"error_type", 0},
+                {"msg", "memory read error"},
+                {"label", label},
+                {"error_count", 1},
+                {"mc_index", socket * 2 + imc},
+                {"top_layer", channel},
+                {"middle_layer", slot},
+                {"lower_layer", -1},
+                {"address", address},
+                {"grain_bits", 5},
+                {"syndrome", 0},
                 {"driver_detail", detail}};
     r.key = "edac:" + std::to_string(i);
     if (!(*history)->record(r, watch::record_json(r)).ok())
@@ -88,4 +96,19 @@ int main(int argc, char** argv) {
       return 1;
   }
   return (*history)->tick(0, true).ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: ras_history_fill FILE N\n");
+    return 1;
+  }
+  try {
+    return fill(argv[1], std::strtoull(argv[2], nullptr, 10));
+  } catch (const std::exception& e) {  // nlohmann::json's, or bad_alloc
+    std::fprintf(stderr, "ras_history_fill: %s\n", e.what());
+    return 1;
+  }
 }

@@ -39,8 +39,11 @@ Result<std::vector<EdacDimm>> read_edac_dimms(const Tree& sysfs) {
     for (const std::string& name : *entries) {
       if (!numbered(name, "dimm") && !numbered(name, "rank"))
         continue;
-      auto label = sysfs.read(mc_dir + "/" + name + "/dimm_label", 4096);
-      auto location = sysfs.read(mc_dir + "/" + name + "/dimm_location", 4096);
+      std::string dimm_dir = mc_dir;
+      dimm_dir += '/';
+      dimm_dir += name;
+      auto label = sysfs.read(dimm_dir + "/dimm_label", 4096);
+      auto location = sysfs.read(dimm_dir + "/dimm_location", 4096);
       if (!label.ok() || !location.ok())
         continue;
       dimms.push_back({*mc, name, std::string(trim(*label)), std::string(trim(*location))});
