@@ -24,7 +24,7 @@ int cmd_decode(int argc, const char** argv) {
                      "perf persistent decode [<options>] --log [FILE|-]"},
                     OptionParser::Positionals::kInterleaved);
   opts.flag(0, "log", &log,
-            "decode the machine-check lines of a kernel log (FILE, or - or nothing: stdin)")
+            "decode the hardware errors of a kernel log (FILE, or - or nothing: stdin)")
       .number(0, "bank", "n", &bank, 0, UINT32_MAX, "the MCA bank number")
       .value(0, "mcgstatus", "hex", &mcgstatus, "IA32_MCG_STATUS")
       .value(0, "mcgcap", "hex", &mcgcap, "IA32_MCG_CAP (decides S, AR, threshold and count)")
@@ -151,10 +151,8 @@ int cmd_decode(int argc, const char** argv) {
     first = false;
   }
   flush_problems(SIZE_MAX);
-  if (parsed_log.entries.empty() && parsed_log.problems.empty() && !json)
-    std::cerr << "perf persistent decode: no machine-check lines ('[Hardware Error]: CPU N: "
-                 "Machine Check ...') in "
-              << (path == "-" ? std::string("standard input") : path) << "\n";
+  if (parsed_log.entries.empty() && parsed_log.problems.empty())
+    return report_error("decode", mce::no_errors_in_log(parsed_log, path), json);
   return parsed_log.problems.empty() ? kExitOk : kExitUsage;
 }
 

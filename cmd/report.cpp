@@ -18,7 +18,7 @@ int cmd_report(int argc, const char** argv) {
   std::string input;  // "": perf.data
   std::vector<std::string> events;
   std::string cpus, sort, severity, run_dir, db;
-  bool db_given = false;
+  bool db_given = false, faults = false;
   std::string sort_help = "order by these keys (";
   for (std::string_view key : report::sort_keys())
     sort_help += std::string(key) + (key == report::sort_keys().back() ? ")" : ",");
@@ -34,6 +34,8 @@ int cmd_report(int argc, const char** argv) {
       .flag('j', "json", &options.json, "print one JSON object per record")
       .flag(0, "summary", &options.summary,
             "print counts per event and CPU (and per MCE bank, severity, class) instead")
+      .flag(0, "faults", &faults,
+            "with --db: memory errors grouped into faults (cell, row, column, bank, ...) by DIMM")
       .value('s', "sort", "keys", &sort, sort_help)
       .flag(0, "mce", &options.mce_only, "only machine checks (mce:mce_record), decoded")
       .value('C', "cpu", "cpus", &cpus, "only records of these CPUs (e.g. 0-3,8)")
@@ -88,6 +90,14 @@ int cmd_report(int argc, const char** argv) {
   // death by SIGPIPE that perf's dispatcher calls a failure to run us.
   ::signal(SIGPIPE, SIG_IGN);
   Result<report::ReportStats> stats = report::ReportStats{};
+  if (faults && !db_given)
+    return report_usage_error(
+        "report", usage_error("--faults reads watch's history: give --db [FILE] with it"), opts,
+        json);
+  if (faults && options.summary)
+    return report_usage_error("report",
+                              usage_error("--faults and --summary are two views: give one of them"),
+                              opts, json);
   if (db_given) {
     if (!input.empty())
       return report_usage_error(
@@ -99,6 +109,7 @@ int cmd_report(int argc, const char** argv) {
     watch::DbReportOptions d;
     d.json = options.json;
     d.summary = options.summary;
+    d.faults = faults;
     d.mce_only = options.mce_only;
     d.since = options.since;
     d.until = options.until;

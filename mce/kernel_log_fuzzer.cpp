@@ -1,8 +1,9 @@
 // libFuzzer target: any text through the kernel-log machine-check parser and
 // everything that decodes what it finds (decode_mce, the text and JSON
 // printers). The parser must report malformed lines, never crash or read
-// outside its input. Seeds: tests/fuzz/corpus/mce_log_fuzzer/ (kernel log
-// text as Linux prints it, Intel and AMD, with malformed lines).
+// outside its input. Seeds: tests/fuzz/corpus/kernel_log_fuzzer/ (kernel log
+// text as Linux prints it, Intel and AMD, EDAC, real pastes, with malformed
+// lines).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -156,7 +156,8 @@ TEST(MceLog, ContinuationWithoutHeaderIsAProblem) {
 
 TEST(MceLog, TextWithoutMachineChecksGivesNothing) {
   for (const char* text : {"", "\n\n", "[    0.000000] Linux version 6.1.0\n",
-                           "[Hardware Error]: CPU:0 (17:31:0) MC1_STATUS[-|CE]: 0x1\n",
+                           "[    0.5] TSC deadline timer available\n",
+                           "EDAC MC0: Giving out device to module skx_edac controller Skylake\n",
                            "mce: [Hardware Error]: Machine check: Processor context corrupt\n"}) {
     MceLog log = parse_mce_log(text);
     EXPECT_TRUE(log.entries.empty()) << text;
@@ -206,6 +207,203 @@ TEST(MceLog, EntryJsonSaysWhereAndWhatTheKernelSaid) {
   EXPECT_NE(text.find("  log line 2, the kernel said: Processor context corrupt\n"),
             std::string::npos)
       << text;
+}
+
+// AMD's decoder alone (the core printed nothing): the CPU line gives CPU,
+// bank, status, the CPUID signature (17:71:0 is 0x870f10) and the vendor;
+// the address, IPID and syndrome lines add to it; its words are kept.
+TEST(MceLog, AmdDecoderLinesAreAnError) {
+  MceLog log = parse_mce_log(
+      "Jun 01 10:00:00 host kernel: [Hardware Error]: Corrected error, no action required.\n"
+      "Jun 01 10:00:00 host kernel: [Hardware Error]: CPU:0 (17:71:0) "
+      "MC22_STATUS[Over|CE|MiscV|AddrV|-|-|SyndV|CECC|-|-|-]: 0xdc2040000000011b\n"
+      "Jun 01 10:00:00 host kernel: [Hardware Error]: Error Addr: 0x0000000735c6c440\n"
+      "Jun 01 10:00:00 host kernel: [Hardware Error]: IPID: 0x0000009600050f00, Syndrome: "
+      "0x000000005b240a00\n"
+      "Jun 01 10:00:00 host kernel: [Hardware Error]: Unified Memory Controller Ext. Error Code: "
+      "0, DRAM ECC error.\n"
+      "Jun 01 10:00:00 host kernel: EDAC MC0: 1 CE on mc#0csrow#1channel#0 (csrow:1 channel:0 "
+      "page:0x735c6c offset:0x440 grain:64 syndrome:0x5b24)\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 1u);
+  const MceLogEntry& e = log.entries[0];
+  EXPECT_EQ(e.line, 2u);
+  EXPECT_EQ(e.regs.cpu, 0u);
+  EXPECT_EQ(e.regs.bank, 22u);
+  EXPECT_EQ(e.regs.status, 0xdc2040000000011bu);
+  EXPECT_EQ(e.regs.addr, 0x735c6c440u);
+  EXPECT_EQ(e.regs.ipid, 0x9600050f00u);
+  EXPECT_EQ(e.regs.synd, 0x5b240a00u);
+  EXPECT_EQ(e.regs.cpuid, 0x870f10u);
+  EXPECT_EQ(e.regs.cpuvendor, 2);
+  ASSERT_EQ(e.kernel_decode.size(), 2u);
+  EXPECT_EQ(e.kernel_decode[0], "Corrected error, no action required.");
+  EXPECT_EQ(e.kernel_decode[1], "Unified Memory Controller Ext. Error Code: 0, DRAM ECC error.");
+  // The EDAC line at the same page joins it.
+  ASSERT_TRUE(e.edac.has_value());
+  EXPECT_EQ(e.edac->location.chip_select, 1u);
+  EXPECT_EQ(e.edac->location.channel, 0u);
+  EXPECT_EQ(e.edac->location.controller, 0u);
+  EXPECT_EQ(decode_mce(e.regs).vendor, CpuVendor::kAmd);
+  nlohmann::json j = mce_log_entry_json(e, CpuVendor::kUnknown);
+  EXPECT_EQ(j["source"], "mce");
+  EXPECT_EQ(j["edac"]["location"]["chip_select"], 1);
+  EXPECT_EQ(j["kernel_decode"].size(), 2u);
+}
+
+// Intel EDAC lines alone: the DIMM name and its numbers into the location.
+TEST(MceLog, IntelEdacLinesAreErrorsWithALocation) {
+  MceLog log = parse_mce_log(
+      "[ 9.1] EDAC MC0: Giving out device to module skx_edac controller Skylake Socket#0 IMC#0\n"
+      "[ 99.5] EDAC MC0: 1 CE memory read error on CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (channel:1 "
+      "slot:0 page:0x8a6c1 offset:0xa00 grain:32 syndrome:0x0 - err_code:0x0000:0x009f "
+      "socket:0 imc:0 rank:3 bg:2 ba:1 row:0x1d26 col:0x140)\n"
+      "[ 99.6] EDAC MC1: 2 UE memory scrubbing error on CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 "
+      "(channel:0 slot:0 page:0xee30a0 offset:0x0 grain:32 -  area:DRAM err_code:0008:00c2 "
+      "socket:1 ha:0 channel_mask:1 rank:0)\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 2u);
+  ASSERT_TRUE(log.entries[0].edac.has_value());
+  EXPECT_FALSE(log.entries[0].has_mce);
+  const EdacError& a = *log.entries[0].edac;
+  EXPECT_EQ(a.type, EdacErrorType::kCorrected);
+  EXPECT_EQ(a.count, 1u);
+  EXPECT_EQ(a.mc, 0u);
+  EXPECT_EQ(a.message, "memory read error");
+  EXPECT_EQ(a.label, "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
+  EXPECT_EQ(a.location.socket, 0u);
+  EXPECT_EQ(a.location.controller, 0u);
+  EXPECT_EQ(a.location.channel, 1u);
+  EXPECT_EQ(a.location.slot, 0u);
+  EXPECT_EQ(a.location.rank, 3u);
+  EXPECT_EQ(a.location.bank_group, 2u);
+  EXPECT_EQ(a.location.bank, 1u);
+  EXPECT_EQ(a.location.row, 0x1d26u);
+  EXPECT_EQ(a.location.column, 0x140u);
+  EXPECT_EQ(a.location.address, 0x8a6c1a00u);
+  EXPECT_EQ(a.grain, 32u);
+  EXPECT_EQ(a.syndrome, 0u);
+  const EdacError& b = *log.entries[1].edac;
+  EXPECT_EQ(b.type, EdacErrorType::kUncorrected);
+  EXPECT_EQ(b.count, 2u);
+  EXPECT_EQ(b.location.socket, 1u);
+  EXPECT_EQ(b.location.controller, 0u);
+  EXPECT_EQ(b.location.address, 0xee30a0000u);
+  EXPECT_EQ(b.syndrome, std::nullopt);
+  nlohmann::json j = mce_log_entry_json(log.entries[0], CpuVendor::kUnknown);
+  EXPECT_EQ(j["source"], "edac");
+  EXPECT_EQ(j["type"], "corrected");
+  EXPECT_EQ(j["address"], "0x8a6c1a00");
+  EXPECT_EQ(j["location"]["row"], 0x1d26);
+}
+
+// sb_edac's copy of the registers ("EDAC sbridge MC1: CPU 1: Machine Check
+// Event: ..."), then the EDAC line at the same page: one error.
+TEST(MceLog, SbridgeRegistersAndTheEdacLineAreOneError) {
+  MceLog log = parse_mce_log(
+      "Feb 23 03:28:16 kernel: mce: [Hardware Error]: Machine check events logged\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: HANDLING MCE MEMORY ERROR\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: CPU 1: Machine Check Event: 0 Bank 11: "
+      "8c00004f000800c2\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: TSC 0\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: ADDR ee30a0000\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: MISC 900040004001e8c\n"
+      "Feb 23 03:28:16 kernel: EDAC sbridge MC1: PROCESSOR 0:306e4 TIME 1519356496 SOCKET 1 "
+      "APIC 20\n"
+      "Feb 23 03:28:16  kernel: EDAC MC1: 1 CE memory scrubbing error on "
+      "CPU_SrcID#1_Ha#0_Chan#0_DIMM#0 (channel:0 slot:0 page:0xee30a0 offset:0x0 grain:32 "
+      "syndrome:0x0 -  area:DRAM err_code:0008:00c2 socket:1 ha:0 channel_mask:1 rank:0)\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 1u);
+  const MceLogEntry& e = log.entries[0];
+  EXPECT_EQ(e.regs.bank, 11u);
+  EXPECT_EQ(e.regs.status, 0x8c00004f000800c2u);
+  EXPECT_EQ(e.regs.addr, 0xee30a0000u);
+  EXPECT_EQ(e.regs.misc, 0x900040004001e8cu);
+  EXPECT_EQ(e.regs.walltime, 1519356496u);
+  ASSERT_TRUE(e.edac.has_value());
+  EXPECT_EQ(e.edac->location.socket, 1u);
+  std::string text;
+  print_mce_log_entry_text(e, CpuVendor::kUnknown, text);
+  EXPECT_NE(text.find("  time 2018-02-23T03:28:16Z\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("on CPU_SrcID#1_Ha#0_Chan#0_DIMM#0"), std::string::npos) << text;
+}
+
+// A mail: quote marks, CRLF, a header wrapped after "Bank", the marker
+// wrapped inside; a Linux 3.x bare header with PROCESSOR on the TSC line.
+TEST(MceLog, MailQuotesWrapsAndBareLines) {
+  MceLog log = parse_mce_log(
+      "> [  123.4] mce: [Hardware Error]: CPU 3: Machine Check Exception: 5 Bank\r\n"
+      "> 1: be00000000000150\r\n"
+      "> [  123.4] mce: [Hardware\r\n"
+      "> Error]: TSC 5663dac3e ADDR 1234000 MISC 86\r\n"
+      ">> [  123.4] mce: [Hardware Error]: Machine check: Processor context corrupt\r\n"
+      "Jun  8 04:46:54 array01 kernel: sbridge: HANDLING MCE MEMORY ERROR\n"
+      "Jun  8 04:46:54 array01 kernel: CPU 6: Machine Check Exception: 0 Bank 9: "
+      "8c00004e000800c1\n"
+      "Jun  8 04:46:54 array01 kernel: TSC 0 ADDR 1fb6d78000 MISC 1229410001001c8c PROCESSOR "
+      "0:206d7 TIME 1402195613 SOCKET 1 APIC 20\n"
+      "Jun  8 04:46:55 array01 kernel: EDAC MC1: CE row 1, channel 0, label "
+      "\"CPU_SrcID#1_Channel#0_DIMM#1\": 1 Unknown error(s): memory scrubbing on FATAL area : "
+      "cpu=6 Err=0008:00c1 (ch=1), addr = 0x1fb6d78000 => socket=1, Channel=0(mask=1), rank=5\n");
+  EXPECT_TRUE(log.problems.empty()) << log.problems[0].message;
+  ASSERT_EQ(log.entries.size(), 2u);
+  const MceLogEntry& a = log.entries[0];
+  EXPECT_EQ(a.line, 1u);
+  EXPECT_EQ(a.regs.cpu, 3u);
+  EXPECT_EQ(a.regs.bank, 1u);
+  EXPECT_EQ(a.regs.status, 0xbe00000000000150u);
+  EXPECT_EQ(a.regs.addr, 0x1234000u);
+  EXPECT_EQ(a.kernel_message, "Processor context corrupt");
+  EXPECT_FALSE(a.found_at_boot);
+  const MceLogEntry& b = log.entries[1];
+  EXPECT_EQ(b.regs.cpu, 6u);
+  EXPECT_EQ(b.regs.bank, 9u);
+  EXPECT_EQ(b.regs.addr, 0x1fb6d78000u);
+  EXPECT_EQ(b.regs.cpuid, 0x206d7u);
+  EXPECT_EQ(b.regs.socketid, 1u);
+  ASSERT_TRUE(b.edac.has_value());
+  EXPECT_EQ(b.edac->label, "CPU_SrcID#1_Channel#0_DIMM#1");
+  EXPECT_EQ(b.edac->location.rank, 5u);
+  EXPECT_EQ(b.edac->location.channel, 0u);
+}
+
+// The boot-time relog: polled ("Machine Check: 0"), no MCIP, UC and PCC.
+TEST(MceLog, FoundAtBootIsSaid) {
+  MceLog log = parse_mce_log(
+      "[    0.064261] mce: [Hardware Error]: Machine check events logged\n"
+      "[    0.064265] mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 4: "
+      "b200000000070f0f\n"
+      "[    0.064270] mce: [Hardware Error]: TSC 0 \n"
+      "[    0.064277] mce: [Hardware Error]: PROCESSOR 0:906ea TIME 1537152664 SOCKET 0 APIC 0 "
+      "microcode 28\n"
+      "[    9.1] mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 6: cc59dec000041152\n");
+  ASSERT_EQ(log.entries.size(), 2u);
+  EXPECT_TRUE(log.entries[0].found_at_boot);
+  EXPECT_FALSE(log.entries[1].found_at_boot);  // corrected
+  std::string text;
+  print_mce_log_entry_text(log.entries[0], CpuVendor::kUnknown, text);
+  EXPECT_NE(text.find("found at boot"), std::string::npos) << text;
+  EXPECT_NE(text.find("most likely what reset the machine"), std::string::npos) << text;
+  EXPECT_NE(text.find("time 2018-09-17T02:51:04Z"), std::string::npos) << text;
+  nlohmann::json j = mce_log_entry_json(log.entries[0], CpuVendor::kUnknown);
+  EXPECT_EQ(j["found_at_boot"], true);
+  EXPECT_EQ(j["time"], "2018-09-17T02:51:04Z");
+}
+
+TEST(MceLog, NoErrorsNamesWhatWasLookedFor) {
+  MceLog none = parse_mce_log("[    0.0] Linux version 6.1.0\n");
+  Error e = no_errors_in_log(none, "-");
+  EXPECT_EQ(e.kind(), ErrorKind::kNotFound);
+  EXPECT_NE(e.message().find("no hardware error that decode can read in standard input"),
+            std::string::npos)
+      << e.message();
+  MceLog ghes = parse_mce_log(
+      "{7}[Hardware Error]: Hardware error from APEI Generic Hardware Error Source: 4\n");
+  EXPECT_TRUE(ghes.entries.empty());
+  EXPECT_EQ(ghes.hardware_lines, 1u);
+  EXPECT_NE(no_errors_in_log(ghes, "x.log").message().find("1 line(s) name a hardware error"),
+            std::string::npos);
 }
 
 }  // namespace

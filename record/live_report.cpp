@@ -3,10 +3,12 @@
 #include <deque>
 #include <memory>
 
+#include "mce/edac.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
 #include "report/tracing_data.h"
+#include "sys/edac.h"
 #include "sys/kernel.h"
 #include "sys/perf_abi_records.h"
 #include "sys/tree.h"
@@ -104,7 +106,15 @@ Result<report::ReportStats> live_report(const LiveReportRequest& request,
   // The events' own clock, when they chose one, read beside the wall clock.
   std::optional<sys::ClockPair> wall = wall_clock_for(events);
 
-  report::TraceReport report(options, *decoder, out, err);
+  // This host's DIMM labels, for ras:mc_event records that name none.
+  report::ReportOptions labelled = options;
+  if (auto dimms = sys::read_edac_dimms(sys::Tree(request.roots.sysfs)); dimms.ok()) {
+    mce::EdacLabels labels;
+    for (const sys::EdacDimm& d : *dimms)
+      labels[{d.mc, mce::edac_label_key_of_location(d.location)}] = {d.label, d.location};
+    labelled.edac_labels = std::move(labels);
+  }
+  report::TraceReport report(labelled, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));
   ReportSink sink(report, events);
   DrainTotals totals;

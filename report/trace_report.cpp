@@ -30,6 +30,7 @@ using namespace std::string_view_literals;
 constexpr std::string_view kSortKeys[] = {"time", "cpu",   "pid",  "tid",
                                           "comm", "event", "bank", "severity"};
 static_assert(std::size(kSortKeys) == size_t(SortKey::kSeverity) + 1);
+constexpr std::string_view kEdacEvent = "ras:mc_event";
 // Output is handed to the stream in pieces of about this size.
 constexpr size_t kFlushSize = 1 << 20;
 // The longest line that is not a machine check's, about: the buffer is
@@ -240,6 +241,38 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
   return r;
 }
 
+mce::McEventFields mc_event_fields(const TraceEvent& event, std::span<const uint8_t> raw) {
+  mce::McEventFields f;
+  auto num = [&](const char* name) { return TraceDecoder::number(event, raw, name); };
+  auto str = [&](const char* name) {
+    const TraceField* field = event.field(name);
+    return field ? std::string(TraceDecoder::value(*field, raw).text) : std::string();
+  };
+  if (auto v = num("error_type"))
+    f.error_type = uint32_t(*v);
+  if (auto v = num("error_count"))
+    f.error_count = uint16_t(*v);
+  if (auto v = num("mc_index"))
+    f.mc_index = uint8_t(*v);
+  // s8 layers: -1 is "not known", whether the decoder sign-extends or not.
+  if (auto v = num("top_layer"))
+    f.top_layer = int8_t(uint8_t(*v));
+  if (auto v = num("middle_layer"))
+    f.middle_layer = int8_t(uint8_t(*v));
+  if (auto v = num("lower_layer"))
+    f.lower_layer = int8_t(uint8_t(*v));
+  if (auto v = num("address"))
+    f.address = int64_t(*v);
+  if (auto v = num("grain_bits"))
+    f.grain_bits = uint8_t(*v);
+  if (auto v = num("syndrome"))
+    f.syndrome = int64_t(*v);
+  f.msg = str("msg");
+  f.label = str("label");
+  f.driver_detail = str("driver_detail");
+  return f;
+}
+
 std::optional<Error> final_error(const ReportStats& stats) {
   if (stats.bad == 0)
     return std::nullopt;
@@ -411,6 +444,10 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
       e.mce = int32_t(mces_.size());
       mces_.push_back(std::move(d));
     }
+  } else if (!options_.summary && event->name == kEdacEvent) {
+    e.edac = int32_t(edacs_.size());
+    edacs_.push_back(mce::decode_mc_event(mc_event_fields(*event, s.raw),
+                                          options_.edac_labels ? &*options_.edac_labels : nullptr));
   }
   if (options_.summary)
     count(e);
@@ -543,10 +580,13 @@ void TraceReport::print_text(const Entry& e) {
 }
 
 void TraceReport::print_mce_text_of(const Entry& e) {
-  if (e.mce < 0)
+  if (e.mce < 0 && e.edac < 0)
     return;
   std::string text;
-  mce::print_mce_text(mces_[size_t(e.mce)], text);
+  if (e.mce >= 0)
+    mce::print_mce_text(mces_[size_t(e.mce)], text);
+  else
+    mce::print_edac_text(edacs_[size_t(e.edac)], text);
   append_indented(buffer_, text, "  ");
 }
 
@@ -577,6 +617,10 @@ void TraceReport::print_json(const Entry& e) {
   if (e.mce >= 0) {
     buffer_ += ",\"mce\":"sv;
     buffer_ += dump_json(mce::mce_json(mces_[size_t(e.mce)]));
+  }
+  if (e.edac >= 0) {
+    buffer_ += ",\"edac\":"sv;
+    buffer_ += dump_json(mce::edac_json(edacs_[size_t(e.edac)]));
   }
   buffer_ += "}\n"sv;
 }

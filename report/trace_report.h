@@ -35,6 +35,7 @@
 
 #include "base/result.h"
 #include "mce/decode.h"
+#include "mce/edac.h"
 #include "mce/tally.h"
 #include "report/bytes.h"
 #include "report/trace_decoder.h"
@@ -55,6 +56,9 @@ struct ReportOptions {
   std::optional<std::vector<int>> cpus;      // -C
   std::string since, until;                  // --since/--until as given (parse_report_time)
   std::vector<mce::MceSeverity> severities;  // --severity (MCE records only)
+  // The DIMM labels of the host the records come from (sys/edac.h), for
+  // ras:mc_event records that name none; only for a live read.
+  std::optional<mce::EdacLabels> edac_labels;
 };
 
 // The names of the sort keys --sort takes, in SortKey's order.
@@ -69,6 +73,10 @@ Result<std::vector<mce::MceSeverity>> parse_severity_list(std::string_view text)
 // mce_record's fields by name into the decoder's registers; a field the
 // format does not have stays absent.
 mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t> raw);
+
+// ras:mc_event's fields by name (mce/edac.h); a field the format does not
+// have keeps McEventFields' default.
+mce::McEventFields mc_event_fields(const TraceEvent& event, std::span<const uint8_t> raw);
 
 // The fields of a record TraceDecoder::check() accepted, as report --json's
 // "fields" object (the same rules: integers as numbers, u64 and pointers as
@@ -144,6 +152,7 @@ class TraceReport {
     int32_t pid;  // -1 for the idle task's context, as perf shows it
     int32_t tid;
     int32_t mce = -1;   // index into mces_ for a machine check
+    int32_t edac = -1;  // index into edacs_ for a ras:mc_event record
     uint32_t comm = 0;  // index into comms_ of the thread's name then (finish() sets it)
 
     std::span<const uint8_t> payload() const { return {raw, raw_size}; }
@@ -192,6 +201,7 @@ class TraceReport {
   size_t last_count_ = 0;  // the count the previous record went to
   uint64_t shown_ = 0;
   mce::MceTally machine_checks_;
+  std::vector<mce::EdacError> edacs_;
   std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;

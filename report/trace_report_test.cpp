@@ -92,6 +92,64 @@ TEST(TraceDecoder, FixtureMceRecordFieldsByName) {
   EXPECT_EQ(TraceDecoder::number(*e, raw, "microcode"), std::nullopt);
 }
 
+// ras:mc_event in the fixture's 6.1 layout (events/ras/mc_event/format):
+// u32 error_type @8, __data_loc msg @12, label @16, u16 error_count @20,
+// u8 mc_index @22, s8 top/middle/lower @23-25, long address @32, u8
+// grain_bits @40, long syndrome @48, __data_loc driver_detail @56; the
+// strings after the fixed part, each a (length << 16 | offset) word.
+TEST(TraceDecoder, FixtureMcEventDecodesAsEdac) {
+  constexpr uint64_t kMcEventId = 1227;  // the fixture's events/ras/mc_event/id
+  sys::Tree tree(fixture_tracefs());
+  std::vector<Tracepoint> tps = {{"ras", "mc_event", kMcEventId}};
+  auto built = build_tracing_data(tree, tps, 4096);
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  auto parsed = parse_tracing_data(*built);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  auto d = decoder_for(*parsed);
+  const TraceEvent* e = d->event(kMcEventId);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name, "ras:mc_event");
+  Bytes b(60, 0);
+  put<uint16_t>(b, 0, uint16_t(kMcEventId));
+  auto add_string = [&](size_t loc, const std::string& text) {
+    size_t offset = b.size();
+    b.insert(b.end(), text.begin(), text.end());
+    b.push_back(0);
+    put<uint32_t>(b, loc, uint32_t((text.size() + 1) << 16 | offset));
+  };
+  put<uint32_t>(b, 8, 1);  // uncorrected
+  put<uint16_t>(b, 20, 2);
+  put<uint8_t>(b, 22, 3);
+  put<int8_t>(b, 23, 0);
+  put<int8_t>(b, 24, 1);
+  put<int8_t>(b, 25, -1);
+  put<int64_t>(b, 32, 0x8a6c1a00);
+  put<uint8_t>(b, 40, 5);
+  put<int64_t>(b, 48, 0x1234);
+  add_string(12, "memory read error");
+  add_string(16, "CPU_SrcID#1_MC#1_Chan#1_DIMM#0");
+  add_string(56, "err_code:0x0101:0x0091 socket:1 imc:1 rank:0 bg:1 ba:3 row:0x16a3d col:0x3f8");
+  ASSERT_TRUE(d->check(*e, b).ok());
+  mce::McEventFields f = mc_event_fields(*e, b);
+  EXPECT_EQ(f.error_type, 1u);
+  EXPECT_EQ(f.error_count, 2u);
+  EXPECT_EQ(f.mc_index, 3u);
+  EXPECT_EQ(f.lower_layer, -1);
+  EXPECT_EQ(f.msg, "memory read error");
+  mce::EdacError edac = mce::decode_mc_event(f);
+  EXPECT_EQ(edac.type, mce::EdacErrorType::kUncorrected);
+  EXPECT_EQ(edac.count, 2u);
+  EXPECT_EQ(edac.grain, 32u);
+  EXPECT_EQ(edac.syndrome, 0x1234u);
+  EXPECT_EQ(edac.lower_layer, std::nullopt);
+  EXPECT_EQ(edac.location.socket, 1u);
+  EXPECT_EQ(edac.location.controller, 1u);
+  EXPECT_EQ(edac.location.channel, 1u);
+  EXPECT_EQ(edac.location.row, 0x16a3du);
+  EXPECT_EQ(edac.location.column, 0x3f8u);
+  EXPECT_EQ(edac.location.address, 0x8a6c1a00u);
+}
+
 TEST(TraceDecoder, PrintFormatAsTheKernelWroteIt) {
   auto d = decoder_for(fixture_tracing());
   const TraceEvent* e = d->event(kMceId);

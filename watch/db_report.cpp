@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <map>
 #include <variant>
 
 #include "base/json.h"
@@ -12,6 +13,7 @@
 #include "base/wall_time.h"
 #include "mce/tally.h"
 #include "sys/clock.h"
+#include "watch/faults.h"
 #include "watch/history.h"
 
 namespace pp::watch {
@@ -283,6 +285,10 @@ struct Summary {
   SqlValue first, last;
   std::vector<SqlRow> events, origins, days, ranges, pages, lost;
   mce::MceTally machine_checks;
+  // Memory errors (EDAC records, memory-controller machine checks, one
+  // error each when both) per DIMM: name -> {errors, uncorrected}; "" is
+  // a DIMM not known.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> dimms;
 };
 
 // A bank, CPU or socket: nullopt when unknown (or not a number at all).
@@ -340,6 +346,22 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
       std::vector<SqlRow> distinct,
       rows("SELECT count(DISTINCT addr >> " + std::to_string(kPageShift) + ")" + addr, f.records));
   s.distinct_pages = as_i64(distinct[0][0]);
+  PP_ASSIGN_OR_RETURN(std::vector<SqlRow> memory,
+                      rows("SELECT json" + from +
+                               " AND (tracepoint = 'ras:mc_event' OR error_class = "
+                               "'memory-controller')",
+                           f.records));
+  std::vector<mce::FaultError> errors;
+  for (const SqlRow& r : memory) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(as_text(r[0]), nullptr, false);
+    if (auto e = fault_error_of(j))
+      errors.push_back(std::move(*e));
+  }
+  for (const mce::FaultError& e : mce::join_machine_checks(std::move(errors), kEdacJoinWindowNs)) {
+    auto& [count, uncorrected] = s.dimms[mce::dimm_name(e.location)];
+    count += e.count;
+    uncorrected += e.uncorrected ? e.count : 0;
+  }
   PP_ASSIGN_OR_RETURN(s.lost, rows("SELECT event, cpu, sum(records) FROM lost WHERE " + f.lost.sql +
                                        " GROUP BY event, cpu ORDER BY event, cpu",
                                    f.lost));
@@ -390,6 +412,12 @@ std::string summary_json(const Summary& s) {
   mce["pages"] = pages;
   mce["distinct_pages"] = s.distinct_pages;
   sum["mce"] = mce;
+  oj dimms = oj::array();
+  for (const auto& [name, counts] : s.dimms)
+    dimms.push_back({{"dimm", name.empty() ? oj(nullptr) : oj(name)},
+                     {"errors", counts.first},
+                     {"uncorrected", counts.second}});
+  sum["dimms"] = dimms;
   oj lost = oj::array();
   for (const SqlRow& r : s.lost)
     lost.push_back(
@@ -457,6 +485,18 @@ std::string summary_text(const Summary& s, const std::string& path) {
         append_count(out, as_i64(r[1]), hex_addr(uint64_t(as_i64(r[0])) << kPageShift));
     }
   }
+  if (!s.dimms.empty()) {
+    out += "#\n# memory errors per DIMM (label, else socket/controller/channel/slot)\n#\n";
+    out += "#   errors  uncorrected  dimm\n";
+    for (const auto& [name, counts] : s.dimms) {
+      append_padded(out, std::to_string(counts.first), 10);
+      out += "  ";
+      append_padded(out, std::to_string(counts.second), 11);
+      out += "  ";
+      out += name.empty() ? std::string("unknown") : name;
+      out += '\n';
+    }
+  }
   if (!s.lost.empty()) {
     out += "#\n# samples lost (overwritten before watch read them)\n#\n";
     out += "#  samples  cpu  event\n";
@@ -490,6 +530,48 @@ Result<uint64_t> parse_db_time(std::string_view text, uint64_t now_ns) {
   PP_ASSIGN_OR_RETURN(TimeArg time, parse_time_arg(text, now_ns, TraceSeconds::kRefused));
   return time.ns;
 }
+
+namespace {
+
+// --faults: every selected record read back, the memory errors among them
+// grouped into faults (watch/faults.h).
+Result<report::ReportStats> report_faults(sqlite3* raw, sqlite3_stmt* s,
+                                          const DbReportOptions& options, const std::string& path,
+                                          std::ostream& out, std::ostream& err) {
+  report::ReportStats stats;
+  std::vector<mce::FaultError> errors;  // not the records: 100 bytes a record, not 3 KiB
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+    stats.records++;
+    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s, 1));
+    nlohmann::ordered_json parsed = nlohmann::ordered_json::parse(
+        text ? std::string_view(text) : std::string_view(), nullptr, /*allow_exceptions=*/false);
+    if (parsed.is_discarded() || !parsed.is_object()) {
+      stats.bad++;
+      err << "record " << sqlite3_column_int64(s, 0) << " of " << path
+          << " cannot be read back (its stored JSON is not an object); skipped\n";
+      continue;
+    }
+    if (auto e = fault_error_of(parsed))
+      errors.push_back(std::move(*e));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(raw, "reading the records of the history", path);
+  std::vector<mce::Fault> faults = faults_of(std::move(errors));
+  std::string buffer;
+  if (options.json) {
+    for (const mce::Fault& f : faults)
+      buffer += dump_json(mce::fault_json(f)) + "\n";
+  } else {
+    mce::print_faults_text(faults, buffer);
+  }
+  stats.printed = faults.size();
+  PP_RETURN_IF_ERROR(write_out(out, buffer));
+  out.flush();
+  return stats;
+}
+
+}  // namespace
 
 Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
@@ -528,6 +610,8 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
                                          " ORDER BY wall_ns, id",
                                      path));
   bind_all(s.get(), filters.records.params);
+  if (options.faults)
+    return report_faults(raw, s.get(), options, path, out, err);
   int rc;
   while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
     stats.records++;

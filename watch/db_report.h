@@ -40,6 +40,9 @@ namespace pp::watch {
 
 struct DbReportOptions {
   bool json = false, summary = false, mce_only = false;
+  // --faults: the memory errors grouped into faults (watch/faults.h), one
+  // block (or JSON line) per fault, instead of the records.
+  bool faults = false;
   // "2026-12-03T14:05:00Z", "2026-12-03" (00:00:00 UTC), or a duration
   // before now: "90m", "24h", "7d" (parse_db_time).
   std::string since, until;

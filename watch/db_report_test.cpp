@@ -257,6 +257,7 @@ TEST(DbReportTest, SummaryJsonCountsExactly) {
         {"start": "0x80000000", "end": "0xbfffffff", "count": 1}],
       "pages": [{"page": "0x3f000000", "count": 2}, {"page": "0x80001000", "count": 1}],
       "distinct_pages": 2},
+    "dimms": [{"dimm": null, "errors": 2, "uncorrected": 1}],
     "lost": [{"event": "ctxsw", "cpu": 0, "records": 9},
              {"event": "mce_record", "cpu": 1, "records": 7}]}})");
   EXPECT_EQ(out.str(), dump_json(expected) + "\n");
@@ -351,6 +352,9 @@ TEST(DbReportTest, SummaryTextIsReadable) {
                 "         1  0x0000000080000000-0x00000000bfffffff\n"
                 "#\n# the most repeated 4 KiB pages, of 2 with errors\n#\n#    count  page\n"
                 "         2  0x000000003f000000\n         1  0x0000000080001000\n"
+                "#\n# memory errors per DIMM (label, else socket/controller/channel/slot)\n#\n"
+                "#   errors  uncorrected  dimm\n"
+                "         2            1  unknown\n"
                 "#\n# samples lost (overwritten before watch read them)\n#\n"
                 "#  samples  cpu  event\n"
                 "         9    0  ctxsw\n         7    1  mce_record\n");

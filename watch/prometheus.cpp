@@ -9,7 +9,9 @@
 #include <cstdio>
 
 #include "mce/decode.h"
+#include "mce/edac.h"
 #include "mce/error_code.h"
+#include "mce/fault.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
 
@@ -76,6 +78,11 @@ constexpr Family kBySeverity{
     "perf_persistent_machine_checks_by_severity_total", "counter",
     "Machine checks seen since the watcher started, by decoded severity; every severity is "
     "present from the start."};
+constexpr Family kMemoryErrors{
+    "perf_persistent_memory_errors_total", "counter",
+    "Memory errors EDAC reported (ras:mc_event records, their error counts summed) since the "
+    "watcher started, by DIMM (the label the kernel gives, which is the DIMM's EDAC "
+    "dimm_label) and type (corrected, uncorrected, deferred, fatal, info)."};
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
 constexpr Family kLastMce{"perf_persistent_last_machine_check_timestamp_seconds", "gauge",
@@ -182,6 +189,12 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
       last = std::max(last, r.wall_ns);
     }
   }
+  if (r.tracepoint == "ras:mc_event") {
+    mce::EdacError e = mce::decode_mc_event(mce::mc_event_fields_from_json(r.fields));
+    std::string dimm = mce::dimm_name(e.location);
+    memory_errors_[{dimm.empty() ? std::string("unknown") : dimm,
+                    std::string(mce::edac_error_type_name(e.type))}] += e.count;
+  }
   if (r.mce) {
     const mce::MceDecoded& d = *r.mce;
     std::string severity(mce::mce_severity_name(d.severity));
@@ -252,6 +265,7 @@ std::string PrometheusFile::text() const {
   family(kMachineChecks, {"severity", "bank", "error_class", "cpu", "origin"}, machine_checks_,
          false);
   family(kBySeverity, {"severity"}, by_severity_, false);
+  family(kMemoryErrors, {"dimm", "type"}, memory_errors_, false);
   family(kLastRecord, {"event"}, last_record_ns_, true);
   family(kLastMce, {"severity"}, last_mce_ns_, true);
   single(kBrokerUp, broker_up_ ? "1" : "0");

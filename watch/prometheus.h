@@ -19,6 +19,7 @@
 //   perf_persistent_samples_lost_total{event,cpu}
 //   perf_persistent_machine_checks_total{severity,bank,error_class,cpu,origin}
 //   perf_persistent_machine_checks_by_severity_total{severity}   every severity, from 0
+//   perf_persistent_memory_errors_total{dimm,type}   EDAC's ras:mc_event records
 //   perf_persistent_last_record_timestamp_seconds{event}
 //   perf_persistent_last_machine_check_timestamp_seconds{severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
@@ -89,6 +90,7 @@ class PrometheusFile final : public Sink {
   Series lost_;            // event, cpu
   Series machine_checks_;  // severity, bank, error_class, cpu, origin
   Series by_severity_;     // severity
+  Series memory_errors_;   // dimm, type
   Series last_record_ns_;  // event
   Series last_mce_ns_;     // severity
   bool broker_up_ = false;

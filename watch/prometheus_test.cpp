@@ -161,6 +161,35 @@ TEST(PrometheusFile, KnownLoadGivesExactText) {
   EXPECT_EQ(read_file(dir.path("perf-persistent.prom")), kKnownLoadText);
 }
 
+// EDAC's records count per DIMM, by the label the kernel gives, and type.
+TEST(PrometheusFile, MemoryErrorsPerDimm) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  for (int i = 0; i < 2; i++) {
+    WatchRecord r;
+    r.event = "mc_event";
+    r.tracepoint = "ras:mc_event";
+    r.cpu = 0;
+    r.fields = {{"error_type", i},         {"msg", "memory read error"},
+                {"label", "CPU0_DIMM_A1"}, {"error_count", 3},
+                {"mc_index", 0},           {"top_layer", 1},
+                {"middle_layer", 0},       {"lower_layer", -1},
+                {"address", 0x1000},       {"grain_bits", 5},
+                {"syndrome", 0},           {"driver_detail", ""}};
+    ASSERT_TRUE(p->record(r, record_json(r)).ok());
+  }
+  std::string text = p->text();
+  EXPECT_NE(
+      text.find("# TYPE perf_persistent_memory_errors_total counter\n"
+                "perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type=\"corrected\"} "
+                "3\n"
+                "perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type=\"uncorrected\"} "
+                "3\n"),
+      std::string::npos)
+      << text;
+}
+
 TEST(PrometheusFile, PromtoolAcceptsTheFile) {
   if (access("/usr/bin/promtool", X_OK) != 0) {
     if (getenv("CI"))

@@ -63,8 +63,9 @@ TEST(DecodeCli, LogGivesTheSameResultsAsTheCommandLine) {
     for (auto& [key, value] : cli.items())
       EXPECT_EQ(from_log[i][key], value) << "error " << i << " key " << key;
     for (auto& [key, value] : from_log[i].items()) {
-      static const std::set<std::string> log_only = {
-          "log_line", "ip", "tsc", "walltime", "apicid", "socketid", "microcode", "cs"};
+      static const std::set<std::string> log_only = {"log_line",  "source",   "time",   "ip",
+                                                     "tsc",       "walltime", "apicid", "socketid",
+                                                     "microcode", "cs"};
       if (!cli.contains(key)) {
         EXPECT_TRUE(log_only.count(key)) << "error " << i << " only the log has " << key;
       }
@@ -167,9 +168,18 @@ TEST(DecodeCli, LogWithoutMachineChecksSaysSo) {
   CommandOptions in;
   in.input = "[    0.000000] Linux version 6.1.0\n";
   CommandResult r = run_pp({"decode", "--log"}, in);
-  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.status, 4);
   EXPECT_TRUE(r.out.empty());
-  EXPECT_NE(r.err.find("no machine-check lines"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no hardware error that decode can read in standard input"),
+            std::string::npos)
+      << r.err;
+  // Under --json: one error object and the same status, never an empty success.
+  CommandResult j = run_pp({"decode", "--log", "--json"}, in);
+  EXPECT_EQ(j.status, 4);
+  auto lines = json_lines(j.out);
+  ASSERT_EQ(lines.size(), 1u) << j.out;
+  EXPECT_EQ(lines[0]["error"]["kind"], "not-found");
+  EXPECT_EQ(lines[0]["error"]["exit_status"], 4);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // `perf persistent report --db` on the command line, with a history the
 // test writes itself (no kernel needed): both spellings of --db, and the
 // options it refuses with a message that says what to give instead.
+#include <cstdio>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "cmd/exit_codes.h"
 #include "mce/decode.h"
@@ -63,6 +65,102 @@ TEST(ReportDbCli, RefusesWhatDoesNotApplyAndSaysWhatToGive) {
   CommandResult missing = run_pp({"report", "--db", dir.path("none.db")});
   EXPECT_EQ(missing.status, cmd::kExitNotFound);
   EXPECT_NE(missing.err.find("perf persistent watch --db"), std::string::npos) << missing.err;
+}
+
+// Three corrected errors EDAC reported on one row of one DIMM, at three
+// columns, as watch stores ras:mc_event records; and the machine check of
+// the first, which the kernel logged too: one row fault of three errors.
+TEST(ReportDbCli, ThreeErrorsOnOneRowAreOneRowFault) {
+  TempDir dir;
+  std::string path = dir.path("history.db");
+  {
+    auto history = watch::History::open(path, {});
+    ASSERT_TRUE(history.ok()) << history.error().message();
+    const uint32_t columns[] = {0x140, 0x148, 0x3f8};
+    for (int i = 0; i < 3; i++) {
+      watch::WatchRecord r;
+      r.origin = watch::Origin::kLive;
+      r.event = "mc_event";
+      r.tracepoint = "ras:mc_event";
+      r.time = 1000 + uint64_t(i);
+      r.wall_ns = (1796285030ULL + uint64_t(i) * 60) * 1000000000ULL;
+      r.cpu = 0;
+      r.pid = 0;
+      r.tid = 0;
+      uint64_t address = 0x8a6c1000 + uint64_t(i) * 0x40;
+      char detail[160];
+      std::snprintf(detail, sizeof(detail),
+                    "err_code:0x0000:0x009f socket:0 imc:0 rank:0 bg:2 ba:1 row:0x1d26 col:0x%x",
+                    columns[i]);
+      r.fields = {{"error_type", 0},
+                  {"msg", "memory read error"},
+                  {"label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0"},
+                  {"error_count", 1},
+                  {"mc_index", 0},
+                  {"top_layer", 0},
+                  {"middle_layer", 1},
+                  {"lower_layer", 0},
+                  {"address", address},
+                  {"grain_bits", 5},
+                  {"syndrome", 0},
+                  {"driver_detail", detail}};
+      r.key = "edac:" + std::to_string(i);
+      ASSERT_TRUE((*history)->record(r, watch::record_json(r)).ok());
+    }
+    watch::WatchRecord m;
+    m.origin = watch::Origin::kLive;
+    m.event = "mce_record";
+    m.tracepoint = "mce:mce_record";
+    m.wall_ns = 1796285031ULL * 1000000000ULL;
+    m.cpu = 0;
+    m.pid = 0;
+    m.tid = 0;
+    mce::MceRegisters regs;
+    regs.status = 0x8c0000400001009f;  // VAL EN MISCV ADDRV, memory read, channel unspecified
+    regs.addr = 0x8a6c1000;
+    regs.bank = 13;
+    regs.cpu = 0;
+    m.mce = mce::decode_mce(regs);
+    m.key = "mce:one";
+    ASSERT_TRUE((*history)->record(m, watch::record_json(m)).ok());
+    ASSERT_TRUE((*history)->tick(0, true).ok());
+  }
+  CommandResult text = run_pp({"report", "--db", path, "--faults"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out.find("row fault on CPU_SrcID#0_MC#0_Chan#1_DIMM#0: 3 errors (0 uncorrected)"),
+            0u)
+      << text.out;
+  EXPECT_NE(text.out.find("row 0x1d26; 1 row, 3 columns"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" fault on ", 10), std::string::npos) << "one fault only:\n" << text.out;
+
+  CommandResult json = run_pp({"report", "--db", path, "--faults", "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);  // one line: one fault
+  EXPECT_EQ(j["mode"], "row");
+  EXPECT_EQ(j["errors"], 3);
+  EXPECT_EQ(j["columns"], 3);
+  EXPECT_EQ(j["dimm"], "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
+  EXPECT_EQ(j["location"]["row"], 0x1d26);
+  EXPECT_EQ(j["first_seen"], "2026-12-03T08:03:50Z");
+
+  // --summary rolls the same errors up per DIMM (the machine check joined).
+  CommandResult summary = run_pp({"report", "--db", path, "--summary", "--json"});
+  ASSERT_EQ(summary.status, 0) << summary.err;
+  nlohmann::json dimms = nlohmann::json::parse(summary.out)["summary"]["dimms"];
+  ASSERT_EQ(dimms.size(), 1u) << summary.out;
+  EXPECT_EQ(dimms[0]["dimm"], "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
+  EXPECT_EQ(dimms[0]["errors"], 3);
+  EXPECT_EQ(dimms[0]["uncorrected"], 0);
+  CommandResult summary_text = run_pp({"report", "--db", path, "--summary"});
+  EXPECT_NE(summary_text.out.find("         3            0  CPU_SrcID#0_MC#0_Chan#1_DIMM#0\n"),
+            std::string::npos)
+      << summary_text.out;
+
+  CommandResult bad = run_pp({"report", "--faults"});
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.err.find("--faults reads watch's history: give --db [FILE] with it"),
+            std::string::npos)
+      << bad.err;
 }
 
 }  // namespace
