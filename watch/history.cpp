@@ -387,12 +387,19 @@ Result<std::optional<uint64_t>> History::last_time(const std::string& event, int
 }
 
 Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  return store(r, dump_json(json));
+}
+
+Status History::take(const WatchRecord& r, const RecordJson& json) {
+  return store(r, json.text());
+}
+
+Status History::store(const WatchRecord& r, std::string_view text) {
   if (r.key.empty())
     return internal_error("a " + r.tracepoint +
                           " record without an identity key cannot be stored in the history " +
                           path_);
   PP_RETURN_IF_ERROR(begin_if_needed());
-  std::string text = dump_json(json);
   sqlite3_stmt* s = insert_.get();
   bind_text(s, 1, r.key);
   bind_text(s, 2, origin_name(r.origin));
