@@ -69,12 +69,13 @@ Status create_file(const std::string& path) {
   return ok_status();
 }
 
-// Binds `text`, NULL when empty.
+// Binds `text`, NULL when empty. Not copied: `text` must outlive the
+// statement's step (step_done() clears the bindings).
 void bind_text(sqlite3_stmt* s, int i, std::string_view text) {
   if (text.empty())
     sqlite3_bind_null(s, i);
   else
-    sqlite3_bind_text(s, i, text.data(), int(text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, i, text.data(), int(text.size()), SQLITE_STATIC);
 }
 
 void bind_i64(sqlite3_stmt* s, int i, std::optional<int64_t> v) {
