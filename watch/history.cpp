@@ -69,12 +69,13 @@ Status create_file(const std::string& path) {
   return ok_status();
 }
 
-// Binds `text`, NULL when empty.
+// Binds `text`, NULL when empty. Not copied: `text` must outlive the
+// statement's step (step_done() clears the bindings).
 void bind_text(sqlite3_stmt* s, int i, std::string_view text) {
   if (text.empty())
     sqlite3_bind_null(s, i);
   else
-    sqlite3_bind_text(s, i, text.data(), int(text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(s, i, text.data(), int(text.size()), SQLITE_STATIC);
 }
 
 void bind_i64(sqlite3_stmt* s, int i, std::optional<int64_t> v) {
@@ -387,12 +388,19 @@ Result<std::optional<uint64_t>> History::last_time(const std::string& event, int
 }
 
 Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  return store(r, dump_json(json));
+}
+
+Status History::take(const WatchRecord& r, const RecordJson& json) {
+  return store(r, json.text());
+}
+
+Status History::store(const WatchRecord& r, std::string_view text) {
   if (r.key.empty())
     return internal_error("a " + r.tracepoint +
                           " record without an identity key cannot be stored in the history " +
                           path_);
   PP_RETURN_IF_ERROR(begin_if_needed());
-  std::string text = dump_json(json);
   sqlite3_stmt* s = insert_.get();
   bind_text(s, 1, r.key);
   bind_text(s, 2, origin_name(r.origin));

@@ -167,6 +167,8 @@ class History final : public Sink {
 
   // INSERT OR IGNORE by key into the open transaction (begun if none).
   Status record(const WatchRecord& r, const nlohmann::ordered_json& json) override;
+  // The same with the object's text alone: no tree is made.
+  Status take(const WatchRecord& r, const RecordJson& json) override;
   Status lost(const LostNotice& n) override;
   // Commits when commit_interval_ms passed since the last commit, or when
   // `final`; retention at most once a minute.
@@ -181,6 +183,8 @@ class History final : public Sink {
   History(std::string path, const HistoryOptions& options)
       : path_(std::move(path)), options_(options) {}
   Status begin_if_needed();
+  // record()'s insert, `json_text` being the object's dump_json().
+  Status store(const WatchRecord& r, std::string_view json_text);
   Status commit();
   Status prune_by_age();
   Status prune_by_size();

@@ -210,6 +210,12 @@ Status JournalSink::record(const WatchRecord& r, const nlohmann::ordered_json& j
   return ok_status();
 }
 
+Status JournalSink::take(const WatchRecord& r, const RecordJson& json) {
+  if (!r.mce && !options_.every_record)
+    return ok_status();
+  return record(r, json.tree());
+}
+
 Status JournalSink::lost(const LostNotice& notice) {
   send(lost_entry(notice));
   return ok_status();

@@ -70,6 +70,9 @@ class JournalSink final : public Sink {
   JournalSink(std::unique_ptr<JournalWriter> writer, JournalOptions options);
 
   Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
+  // The tree only for the records it writes (machine checks, or every
+  // record under every_record).
+  Status take(const WatchRecord& record, const RecordJson& json) override;
   Status lost(const LostNotice& notice) override;
   Status tick(uint64_t now_ms, bool final) override;
 

@@ -43,6 +43,12 @@ Status NdjsonSink::record(const WatchRecord& /*record*/, const nlohmann::ordered
   return check();
 }
 
+Status NdjsonSink::take(const WatchRecord& /*record*/, const RecordJson& json) {
+  errno = 0;
+  out_ << json.text() << '\n';
+  return check();
+}
+
 Status NdjsonSink::lost(const LostNotice& notice) {
   errno = 0;
   out_ << lost_json_line(notice) << '\n';

@@ -25,6 +25,8 @@ class NdjsonSink final : public Sink {
   explicit NdjsonSink(std::ostream& out) : out_(out) {}
 
   Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
+  // The object's text alone: no tree is made.
+  Status take(const WatchRecord& record, const RecordJson& json) override;
   Status lost(const LostNotice& notice) override;
   Status tick(uint64_t now_ms, bool final) override;
 

@@ -180,6 +180,10 @@ void PrometheusFile::add_event(const std::string& event, const std::vector<int>&
   }
 }
 
+Status PrometheusFile::take(const WatchRecord& r, const RecordJson& /*json*/) {
+  return record(r, nlohmann::ordered_json());
+}
+
 Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& /*json*/) {
   std::string cpu = r.cpu >= 0 ? std::to_string(r.cpu) : "unknown";
   if (!r.event.empty()) {

@@ -65,6 +65,8 @@ class PrometheusFile final : public Sink {
   void add_event(const std::string& event, const std::vector<int>& cpus);
 
   Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
+  // Counts from the record alone: the object is never made.
+  Status take(const WatchRecord& record, const RecordJson& json) override;
   Status lost(const LostNotice& notice) override;
   // Writes the file at the first tick, then every interval_ms, and at
   // `final` (with perf_persistent_watch_up 0). A failure to write is an

@@ -2,6 +2,7 @@
 
 #include "base/json.h"
 #include "base/wall_time.h"
+#include "report/trace_report.h"
 
 namespace pp::watch {
 
@@ -17,7 +18,10 @@ std::string_view origin_name(Origin origin) {
   return "live";
 }
 
-nlohmann::ordered_json record_json(const WatchRecord& r) {
+namespace {
+
+// record_json() with `fields` as its "fields".
+nlohmann::ordered_json object_of(const WatchRecord& r, const nlohmann::ordered_json& fields) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j["origin"] = std::string(origin_name(r.origin));
   if (!r.event.empty())
@@ -35,11 +39,80 @@ nlohmann::ordered_json record_json(const WatchRecord& r) {
   }
   if (!r.comm.empty())
     j["comm"] = r.comm;
-  j["fields"] = r.fields;
+  j["fields"] = fields;
   if (r.mce)
     j["mce"] = nlohmann::ordered_json(mce::mce_json(*r.mce));
   j["key"] = r.key;
   return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json record_json(const WatchRecord& r) {
+  return object_of(r, r.fields);
+}
+
+const nlohmann::ordered_json& RecordJson::tree() const {
+  if (!tree_) {
+    if (event_)
+      tree_ = object_of(record_, report::fields_json(*event_, raw_));
+    else
+      tree_ = record_json(record_);
+  }
+  return *tree_;
+}
+
+const std::string& RecordJson::text() const {
+  if (text_)
+    return *text_;
+  // Machine checks and harvested records are rare: their text is the
+  // tree's. The rest is record_json()'s layout, key for key.
+  if (!event_ || record_.mce) {
+    text_ = dump_json(tree());
+    return *text_;
+  }
+  const WatchRecord& r = record_;
+  std::string& out = text_.emplace();
+  out.reserve(256 + raw_.size() * 4);
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("origin");
+  w.string(origin_name(r.origin));
+  if (!r.event.empty()) {
+    w.key("event");
+    w.string(r.event);
+  }
+  w.key("tracepoint");
+  w.string(r.tracepoint);
+  if (r.time) {
+    w.key("time");
+    w.number(r.time);
+  }
+  if (r.wall_ns) {
+    w.key("wall_time");
+    w.string(format_wall_time(r.wall_ns));
+  }
+  if (r.cpu >= 0) {
+    w.key("cpu");
+    w.signed_number(r.cpu);
+  }
+  if (r.pid >= 0 || r.origin == Origin::kLive) {
+    w.key("pid");
+    w.signed_number(r.pid);
+    w.key("tid");
+    w.signed_number(r.tid);
+  }
+  if (!r.comm.empty()) {
+    w.key("comm");
+    w.string(r.comm);
+  }
+  w.key("fields");
+  w.raw({});  // the writer's place for the value, which comes next
+  report::append_fields_json(*event_, raw_, out);
+  w.key("key");
+  w.string(r.key);
+  w.end_object();
+  return out;
 }
 
 std::string json_scalar_text(const nlohmann::ordered_json& v) {

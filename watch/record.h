@@ -19,11 +19,16 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
 #include "base/result.h"
 #include "mce/decode.h"
+
+namespace pp::report {
+struct TraceEvent;
+}
 
 namespace pp::watch {
 
@@ -56,6 +61,41 @@ struct WatchRecord {
 // The documented object (above).
 nlohmann::ordered_json record_json(const WatchRecord& record);
 
+// A record's object, made once and only when a sink asks: its text (what
+// the history stores and --ndjson prints) and its tree (what triggers and
+// the journal look into). For a live record that is not a machine check,
+// the text is written by the streaming writer straight from the
+// tracepoint's payload, with no tree built at all; otherwise it is
+// dump_json(tree()). Either way text() == dump_json(record_json(record))
+// byte for byte. Holds references: it lives while the sinks are fed, on
+// one thread.
+//
+//   RecordJson json(r, *te, sample.raw);  // r.fields left empty
+//   history.take(r, json);                // json.text(): no tree
+//   triggers.take(r, json);               // json.tree(): made now, once
+class RecordJson {
+ public:
+  // The object of `record`, its "fields" being record.fields.
+  explicit RecordJson(const WatchRecord& record) : record_(record) {}
+  // The object of a live record whose "fields" `event` decodes from `raw`
+  // (a payload TraceDecoder::check() accepted); record.fields is not read.
+  RecordJson(const WatchRecord& record, const report::TraceEvent& event,
+             std::span<const uint8_t> raw)
+      : record_(record), event_(&event), raw_(raw) {}
+  RecordJson(const RecordJson&) = delete;
+  RecordJson& operator=(const RecordJson&) = delete;
+
+  const std::string& text() const;
+  const nlohmann::ordered_json& tree() const;
+
+ private:
+  const WatchRecord& record_;
+  const report::TraceEvent* event_ = nullptr;
+  std::span<const uint8_t> raw_;
+  mutable std::optional<std::string> text_;
+  mutable std::optional<nlohmann::ordered_json> tree_;
+};
+
 // A field of a record's object by name, as triggers and --match name them:
 // the machine check's decoding first ("severity", "bank", "error_class",
 // "status", "addr"), then the tracepoint's fields ("prev_comm"), then the
@@ -86,6 +126,12 @@ class Sink {
   // A record, decoded. An error here stops the watcher only when the sink
   // says it is fatal (history that cannot be written); others are logged.
   virtual Status record(const WatchRecord& record, const nlohmann::ordered_json& json) = 0;
+  // What the watcher calls: the record with its object made on demand. The
+  // default asks for the tree and calls record(); a sink that needs only
+  // the text, or nothing of the object, overrides it and spares the tree.
+  virtual Status take(const WatchRecord& record, const RecordJson& json) {
+    return this->record(record, json.tree());
+  }
   virtual Status lost(const LostNotice& notice) = 0;
   // Called at least every second, and once more before the watcher exits
   // (`final`): commit, write the file, reap children. `now_ms` is

@@ -95,7 +95,8 @@ class Watcher {
   // (the command line named them), else noted and tried again later.
   Status attach(bool required);
   Status drain();
-  Status feed(const WatchRecord& record);
+  // `json` is the record's object, made for the sinks that ask.
+  Status feed(const WatchRecord& record, const RecordJson& json);
   Status tick(bool final);
   void check_hangups(const std::vector<pollfd>& fds);
   std::string stream_name(const record::Stream& s) const {
@@ -189,7 +190,7 @@ Status Watcher::open_sinks() {
   return ok_status();
 }
 
-Status Watcher::feed(const WatchRecord& record) {
+Status Watcher::feed(const WatchRecord& record, const RecordJson& json) {
   if (record.mce) {
     // The same machine check from the log and from the buffer, or again
     // after a restart: one record.
@@ -205,8 +206,7 @@ Status Watcher::feed(const WatchRecord& record) {
       }
     }
   }
-  nlohmann::ordered_json json = record_json(record);
-  PP_RETURN_IF_ERROR(each_sink([&](Sink& sink) { return sink.record(record, json); }));
+  PP_RETURN_IF_ERROR(each_sink([&](Sink& sink) { return sink.take(record, json); }));
   fed_++;
   return ok_status();
 }
@@ -237,7 +237,7 @@ Status Watcher::harvest() {
     if (r.origin == Origin::kPstore)
       pstore_.push_back(r);
     uint64_t was = fed_;
-    PP_RETURN_IF_ERROR(feed(r));
+    PP_RETURN_IF_ERROR(feed(r, RecordJson(r)));
     if (fed_ != was)
       by_origin[std::string(origin_name(r.origin))]++;
   }
@@ -371,7 +371,6 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   r.pid = int32_t(sample->pid);
   r.tid = int32_t(sample->tid);
   r.comm = std::string(decoder_->saved_comm(r.pid));
-  r.fields = report::fields_json(*te, sample->raw);
   if (te->name == kMceTracepoint) {
     mce::MceRegisters regs = report::mce_registers(*te, sample->raw);
     r.mce = mce::decode_mce(regs);
@@ -386,7 +385,9 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     r.key = "live:" + boot_id_ + ":" + r.event + ":" + std::to_string(stream.cpu) + ":" +
             std::to_string(r.time);
   }
-  return feed(r);
+  // The fields are written from the payload when a sink asks (r.fields
+  // stays empty): most records need their text alone.
+  return feed(r, RecordJson(r, *te, sample->raw));
 }
 
 Status Watcher::lost(const record::Stream& stream, uint64_t records) {
