@@ -234,6 +234,7 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
   };
   for (const std::string& event : args.events)
     PP_RETURN_IF_ERROR(set_watch_key(options, events_set, "event", event, "-e"));
+  options.events_named = !args.events.empty();
   PP_RETURN_IF_ERROR(set("cpus", args.cpus, "-C"));
   if (args.no_db && !args.db.empty())
     return usage_error("--db and --no-db: give one of them");

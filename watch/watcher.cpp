@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "parse/parse_events.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -98,6 +99,10 @@ class Watcher {
   Status feed(const WatchRecord& record);
   Status tick(bool final);
   void check_hangups(const std::vector<pollfd>& fds);
+  // Lets the buffers go, keeping where each was read to (resume_after_).
+  void detach();
+  // Whether an event waited for as unavailable is listed otherwise now.
+  bool waited_event_changed();
   std::string stream_name(const record::Stream& s) const {
     return "persistent/" + events_[s.event].info.name + "/ CPU " + std::to_string(s.cpu);
   }
@@ -134,6 +139,10 @@ class Watcher {
   std::optional<sys::ClockPair> wall_;
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
+  // The events the broker lists as unavailable, waited for ("persistent/NAME/").
+  std::vector<std::string> waiting_;
+  std::set<std::string> unavailable_said_;  // each said once
+  std::string last_attach_error_;           // the last reason attach() waits, said once
   bool attached_ = false;
   uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0, last_wall_ms_ = 0;
   uint64_t fed_ = 0, duplicates_ = 0, lost_ = 0, bad_ = 0;
@@ -250,6 +259,24 @@ Status Watcher::harvest() {
   return ok_status();
 }
 
+// The line of a broker's error that says what is missing: its "Error: ..."
+// line when it has one (a parse error's), else its first line.
+std::string short_reason(const std::string& error) {
+  std::string first;
+  for (std::string_view line : split(error, '\n')) {
+    std::string_view t = trim(line);
+    if (first.empty())
+      first = std::string(t);
+    if (starts_with(t, "Error: ")) {
+      t.remove_prefix(7);
+      if (!t.empty() && t.back() == '.')
+        t.remove_suffix(1);
+      return std::string(t);
+    }
+  }
+  return first;
+}
+
 Status Watcher::attach(bool required) {
   last_attach_ms_ = sys::monotonic_ms();
   std::vector<std::string> names = options_.events;
@@ -258,6 +285,11 @@ Status Watcher::attach(bool required) {
   auto fail = [&](const Error& e) -> Status {
     if (required)
       return e;
+    // Said once, and again only when the reason changes: a watcher that
+    // waits for days must not fill the journal with one line every 10 s.
+    if (e.message() == last_attach_error_)
+      return ok_status();
+    last_attach_error_ = e.message();
     if (options_.once)
       log_ << "watch: " << e.message() << "; --once reads only the kernel's logs then\n";
     else
@@ -267,8 +299,62 @@ Status Watcher::attach(bool required) {
   auto model = pmu::Model::load(options_.roots);
   if (!model.ok())
     return fail(model.error());
+  // An event the broker lists as unavailable (optional in its config, and
+  // this host cannot make it: a VM has no mce tracepoint) is a state of the
+  // host, not a mistake: it is waited for, named or not, while the other
+  // events are read.
+  auto listed = backend_->list(false, nullptr);
+  if (!listed.ok())
+    return fail(listed.error());
+  std::vector<std::string> ready;
+  std::vector<std::string> waiting;
+  for (const std::string& name : names) {
+    auto specs = parse::parse_events(name, *model);
+    if (!specs.ok()) {
+      ready.push_back(name);  // resolve_events() says what is wrong with it
+      continue;
+    }
+    for (const parse::EventSpec& spec : *specs) {
+      const persistent::EventInfo* info = nullptr;
+      if (spec.pmu == "persistent")
+        for (const persistent::EventInfo& e : *listed)
+          if (e.id == spec.attr.attr.config)
+            info = &e;
+      if (!info || info->state != "unavailable") {
+        ready.push_back(spec.text);
+        continue;
+      }
+      waiting.push_back(spec.text);
+      if (!unavailable_said_.insert(spec.text).second)
+        continue;
+      std::string what = spec.text + (info->event.empty() ? "" : " (" + info->event + ")");
+      log_ << "watch: " << what
+           << " is unavailable on this host: the broker's config marks it optional and the "
+              "broker cannot make it here ("
+           << short_reason(info->error) << ")";
+      if (starts_with(info->event, "mce:"))
+        log_ << "; a VM without virtual machine checks, or a kernel without CONFIG_X86_MCE, has "
+                "no mce tracepoints";
+      std::string rest;
+      if (options_.harvest)
+        rest = "the kernel's logs";
+      if (names.size() > 1 || specs->size() > 1)
+        rest += (rest.empty() ? "" : " and ") + std::string("the other events");
+      log_ << ". Not an error: watch " << (options_.once ? "reads " : "goes on reading ")
+           << (rest.empty() ? "nothing else" : rest);
+      if (!options_.once)
+        log_ << ", and attaches it when the broker makes it (at its reload; looked for every "
+             << kReattachMs / 1000 << " s)";
+      log_ << '\n';
+    }
+  }
+  waiting_ = waiting;
+  if (ready.empty()) {
+    last_attach_error_.clear();
+    return ok_status();
+  }
   std::ostringstream notes;
-  auto events = record::resolve_events(names, options_.cpus, *model, *backend_, notes,
+  auto events = record::resolve_events(ready, options_.cpus, *model, *backend_, notes,
                                        /*one_file=*/false);
   for (std::string_view line : split(notes.str(), '\n'))
     if (!line.empty())
@@ -328,6 +414,7 @@ Status Watcher::attach(bool required) {
   events_ = std::move(*events);
   decoder_ = std::move(*decoder);
   attached_ = true;
+  last_attach_error_.clear();
   std::string list;
   for (const record::ResolvedEvent& e : events_)
     list += (list.empty() ? "" : ", ") + ("persistent/" + e.info.name + "/ (" + e.name + ")");
@@ -435,6 +522,10 @@ void Watcher::check_hangups(const std::vector<pollfd>& fds) {
   log_ << "watch: an event's buffer went away (killed, or its broker stopped); looking for it "
           "again every "
        << kReattachMs / 1000 << " s\n";
+  detach();
+}
+
+void Watcher::detach() {
   attached_ = false;
   // What was fed is kept by name and CPU for the next attach(); the
   // buffers go.
@@ -444,6 +535,24 @@ void Watcher::check_hangups(const std::vector<pollfd>& fds) {
   streams_.clear();
 }
 
+bool Watcher::waited_event_changed() {
+  auto listed = backend_->list(false, nullptr);
+  if (!listed.ok())
+    return false;
+  for (const std::string& text : waiting_) {
+    // "persistent/NAME/"
+    std::string_view name = text;
+    if (starts_with(name, "persistent/"))
+      name.remove_prefix(11);
+    if (!name.empty() && name.back() == '/')
+      name.remove_suffix(1);
+    for (const persistent::EventInfo& e : *listed)
+      if (e.name == name && e.state != "unavailable")
+        return true;
+  }
+  return false;
+}
+
 Status Watcher::run() {
   PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
   ::signal(SIGPIPE, SIG_IGN);
@@ -451,10 +560,11 @@ Status Watcher::run() {
   backend_ = persistent::make_backend(options_.backend);
   PP_RETURN_IF_ERROR(open_sinks());
   // Named on the command line: a mistake is an error now. The default
-  // event is waited for (a host whose broker starts later, or a VM).
+  // event and the config file's are waited for (a host whose broker starts
+  // later); an event the broker lists as unavailable always is (a VM).
   // Attached before the harvest, read after it: the harvest's pstore
   // records are known when a live sample relogs one of them.
-  PP_RETURN_IF_ERROR(attach(!options_.events.empty()));
+  PP_RETURN_IF_ERROR(attach(options_.events_named));
   if (options_.harvest)
     PP_RETURN_IF_ERROR(harvest());
   uint64_t start = sys::monotonic_ms();
@@ -500,6 +610,13 @@ Status Watcher::run() {
       break;
     if (attached_)
       check_hangups(fds);
+    if (attached_ && !waiting_.empty() && sys::monotonic_ms() - last_attach_ms_ >= kReattachMs) {
+      last_attach_ms_ = sys::monotonic_ms();
+      if (waited_event_changed()) {
+        detach();
+        last_attach_ms_ = 0;  // attached again, with it, at once
+      }
+    }
     if (!attached_ && sys::monotonic_ms() - last_attach_ms_ >= kReattachMs) {
       stopped = attach(false);
       if (!stopped.ok())

@@ -42,7 +42,12 @@ inline constexpr const char* kDefaultEvent = "persistent/mce_record/";
 enum class JournalMode { kOff, kMachineChecks, kEvery };
 
 struct WatchOptions {
-  std::vector<std::string> events;   // -e; empty: kDefaultEvent, waited for when absent
+  std::vector<std::string> events;  // -e; empty: kDefaultEvent, waited for when absent
+  // The events came from the command line (-e): a mistake in them stops
+  // watch at start. The config file's and the default are waited for, as is
+  // any event the broker lists as unavailable (optional, and this host
+  // cannot make it).
+  bool events_named = false;
   std::string cpus;                  // -C
   std::string db = kDefaultHistory;  // "" keeps no history (--no-db)
   HistoryOptions history;
