@@ -185,6 +185,11 @@ Status Watcher::open_sinks() {
     p.interval_ms = options_.prometheus_interval_ms;
     PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, PrometheusFile::open(p));
     prometheus_ = file.get();
+    // Counted over the history: a restart changes no counter.
+    if (history_) {
+      PP_ASSIGN_OR_RETURN(HistoryTotals totals, history_->totals());
+      prometheus_->seed(totals);
+    }
     sinks_.push_back({std::move(file), false, "metrics file"});
   }
   if (options_.journal != JournalMode::kOff) {
