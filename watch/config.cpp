@@ -302,8 +302,11 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
   }
   if (options.once && options.duration_ms)
     return usage_error("--once and --duration: give one of them");
-  options.backend = std::move(backend);
+  options.backend = backend;
   options.roots.broker_run_dir = options.backend.run_dir;
+  // SIGHUP: the same file and command line, read again.
+  if (!args.config.empty())
+    options.reload = [args, backend]() { return watch_options(args, backend); };
   return options;
 }
 

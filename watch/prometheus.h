@@ -65,6 +65,8 @@ class PrometheusFile final : public Sink {
 
   // Whether the broker answers (perf_persistent_broker_up); the watcher says.
   void set_broker_up(bool up) { broker_up_ = up; }
+  // A reload's new interval, from the next write on.
+  void set_interval_ms(uint64_t ms) { options_.interval_ms = ms ? ms : 1; }
   // An event being watched on `cpus`: its records and lost samples get a
   // series at 0 on each, so an alert on them never meets an absent series.
   void add_event(const std::string& event, const std::vector<int>& cpus);

@@ -91,6 +91,18 @@ class Watcher {
 
  private:
   Status open_sinks();
+  Result<std::unique_ptr<Triggers>> make_triggers(const WatchOptions& o);
+  Result<std::unique_ptr<PrometheusFile>> make_prometheus(const WatchOptions& o);
+  std::unique_ptr<Sink> make_journal(const WatchOptions& o);
+  // Puts `sink` in the place of the one named `name` (at the end when there
+  // is none; removes it when `sink` is null); returns the one it replaced.
+  std::unique_ptr<Sink> put_sink(const char* name, std::unique_ptr<Sink> sink);
+  // SIGHUP: the config file again. A new configuration that does not
+  // parse, or whose new sinks cannot be opened, is refused whole, the
+  // running one kept; otherwise the triggers, the metrics file, the journal
+  // and the events change, and nothing else (no record is lost, no counter
+  // moves). Says what it did on the log.
+  void reload();
   Status harvest();
   // Resolves and attaches the events; `required`: a failure is returned
   // (the command line named them), else noted and tried again later.
@@ -107,7 +119,7 @@ class Watcher {
     return "persistent/" + events_[s.event].info.name + "/ CPU " + std::to_string(s.cpu);
   }
 
-  const WatchOptions& options_;
+  WatchOptions options_;  // a copy: SIGHUP replaces parts of it
   std::ostream& out_;
   std::ostream& log_;
   std::string boot_id_;
@@ -143,6 +155,8 @@ class Watcher {
   std::vector<std::string> waiting_;
   std::set<std::string> unavailable_said_;  // each said once
   std::string last_attach_error_;           // the last reason attach() waits, said once
+  // Triggers a reload replaced, until their commands end.
+  std::vector<std::unique_ptr<Triggers>> retiring_;
   bool attached_ = false;
   uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0, last_wall_ms_ = 0;
   uint64_t fed_ = 0, duplicates_ = 0, lost_ = 0, bad_ = 0;
@@ -163,6 +177,52 @@ Status DecodeSink::append(const record::Stream& stream, std::span<const uint8_t>
   return status;
 }
 
+Result<std::unique_ptr<Triggers>> Watcher::make_triggers(const WatchOptions& o) {
+  TriggerOptions t;
+  t.max_children = o.max_children;
+  t.log = &log_;
+  return Triggers::create(o.triggers, t);
+}
+
+Result<std::unique_ptr<PrometheusFile>> Watcher::make_prometheus(const WatchOptions& o) {
+  PrometheusOptions p;
+  p.path = o.prometheus;
+  p.interval_ms = o.prometheus_interval_ms;
+  PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, PrometheusFile::open(p));
+  // Counted over the history: a restart changes no counter.
+  if (history_) {
+    PP_ASSIGN_OR_RETURN(HistoryTotals totals, history_->totals());
+    file->seed(totals);
+  }
+  if (attached_)
+    for (const record::ResolvedEvent& e : events_)
+      file->add_event(e.info.name, e.cpus);
+  return file;
+}
+
+std::unique_ptr<Sink> Watcher::make_journal(const WatchOptions& o) {
+  JournalOptions j;
+  j.every_record = o.journal == JournalMode::kEvery;
+  j.log = &log_;
+  return std::make_unique<JournalSink>(real_journal_writer(), j);
+}
+
+std::unique_ptr<Sink> Watcher::put_sink(const char* name, std::unique_ptr<Sink> sink) {
+  for (auto it = sinks_.begin(); it != sinks_.end(); ++it) {
+    if (std::string_view(it->name) != name)
+      continue;
+    std::unique_ptr<Sink> old = std::move(it->sink);
+    if (sink)
+      *it = {std::move(sink), false, name};
+    else
+      sinks_.erase(it);
+    return old;
+  }
+  if (sink)
+    sinks_.push_back({std::move(sink), false, name});
+  return nullptr;
+}
+
 Status Watcher::open_sinks() {
   if (!options_.db.empty()) {
     HistoryOptions h = options_.history;
@@ -172,35 +232,120 @@ Status Watcher::open_sinks() {
     sinks_.push_back({std::move(history), true, "history"});
   }
   if (!options_.triggers.empty()) {
-    TriggerOptions t;
-    t.max_children = options_.max_children;
-    t.log = &log_;
-    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, Triggers::create(options_.triggers, t));
+    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, make_triggers(options_));
     triggers_ = triggers.get();
     sinks_.push_back({std::move(triggers), false, "triggers"});
   }
   if (!options_.prometheus.empty()) {
-    PrometheusOptions p;
-    p.path = options_.prometheus;
-    p.interval_ms = options_.prometheus_interval_ms;
-    PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, PrometheusFile::open(p));
+    PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, make_prometheus(options_));
     prometheus_ = file.get();
-    // Counted over the history: a restart changes no counter.
-    if (history_) {
-      PP_ASSIGN_OR_RETURN(HistoryTotals totals, history_->totals());
-      prometheus_->seed(totals);
-    }
     sinks_.push_back({std::move(file), false, "metrics file"});
   }
-  if (options_.journal != JournalMode::kOff) {
-    JournalOptions j;
-    j.every_record = options_.journal == JournalMode::kEvery;
-    j.log = &log_;
-    sinks_.push_back({std::make_unique<JournalSink>(real_journal_writer(), j), false, "journal"});
-  }
+  if (options_.journal != JournalMode::kOff)
+    sinks_.push_back({make_journal(options_), false, "journal"});
   if (options_.ndjson)
     sinks_.push_back({std::make_unique<NdjsonSink>(out_), true, "--ndjson output"});
   return ok_status();
+}
+
+void Watcher::reload() {
+  if (!options_.reload) {
+    log_ << "watch: SIGHUP: nothing to reload (no --config file); going on\n";
+    return;
+  }
+  auto fresh = options_.reload();
+  auto refuse = [&](const Error& e) {
+    log_ << "watch: reload refused, the running configuration is kept: " << e.message() << '\n';
+  };
+  if (!fresh.ok())
+    return refuse(fresh.error());
+  WatchOptions& n = *fresh;
+  // Every new sink is made before anything changes: a reload is whole or
+  // nothing.
+  bool triggers_changed =
+      n.triggers != options_.triggers || n.max_children != options_.max_children;
+  std::unique_ptr<Triggers> triggers;
+  if (triggers_changed && !n.triggers.empty()) {
+    auto made = make_triggers(n);
+    if (!made.ok())
+      return refuse(made.error());
+    triggers = std::move(*made);
+  }
+  bool prometheus_changed = n.prometheus != options_.prometheus;
+  std::unique_ptr<PrometheusFile> prometheus;
+  if (prometheus_changed && !n.prometheus.empty()) {
+    auto made = make_prometheus(n);
+    if (!made.ok())
+      return refuse(made.error());
+    prometheus = std::move(*made);
+  }
+  std::vector<std::string> changed;
+  if (triggers_changed) {
+    changed.push_back(std::to_string(n.triggers.size()) + " trigger" +
+                      (n.triggers.size() == 1 ? "" : "s") +
+                      " (thresholds and rate limits start afresh)");
+    Triggers* made = triggers.get();
+    std::unique_ptr<Sink> old = put_sink("triggers", std::move(triggers));
+    // Its commands run to their end, or their timeout; it takes no record.
+    if (old)
+      retiring_.push_back(std::unique_ptr<Triggers>(static_cast<Triggers*>(old.release())));
+    triggers_ = made;
+  }
+  if (prometheus_changed) {
+    changed.push_back("the metrics file " +
+                      (n.prometheus.empty() ? std::string("none") : n.prometheus));
+    PrometheusFile* made = prometheus.get();
+    if (made)
+      made->set_broker_up(backend_->list(false, nullptr).ok());
+    std::unique_ptr<Sink> old = put_sink("metrics file", std::move(prometheus));
+    if (old)
+      (void)old->tick(sys::monotonic_ms(), true);  // the old file says watch_up 0
+    prometheus_ = made;
+  } else if (prometheus_ && n.prometheus_interval_ms != options_.prometheus_interval_ms) {
+    prometheus_->set_interval_ms(n.prometheus_interval_ms);
+    changed.push_back("the metrics interval");
+  }
+  if (n.journal != options_.journal) {
+    changed.push_back("the journal");
+    put_sink("journal", n.journal == JournalMode::kOff ? nullptr : make_journal(n));
+  }
+  bool events_changed = n.events != options_.events || n.cpus != options_.cpus;
+  if (events_changed)
+    changed.push_back("the events");
+  std::vector<std::string> later;
+  if (n.db != options_.db || n.history.max_age_s != options_.history.max_age_s ||
+      n.history.max_bytes != options_.history.max_bytes)
+    later.push_back("the history and its retention");
+  if (n.harvest != options_.harvest || n.harvest_options.kmsg != options_.harvest_options.kmsg ||
+      n.harvest_options.pstore != options_.harvest_options.pstore)
+    later.push_back("the harvest");
+  options_.triggers = n.triggers;
+  options_.max_children = n.max_children;
+  options_.prometheus = n.prometheus;
+  options_.prometheus_interval_ms = n.prometheus_interval_ms;
+  options_.journal = n.journal;
+  options_.events = n.events;
+  options_.cpus = n.cpus;
+  options_.events_named = false;  // waited for, as the config file's are
+  if (events_changed && attached_) {
+    detach();
+  }
+  if (events_changed) {
+    waiting_.clear();
+    unavailable_said_.clear();
+    last_attach_ms_ = 0;  // attached again at once
+  }
+  log_ << "watch: reloaded the configuration: ";
+  if (changed.empty())
+    log_ << "nothing changed";
+  for (size_t i = 0; i < changed.size(); i++)
+    log_ << (i ? ", " : "") << changed[i];
+  if (!later.empty()) {
+    log_ << "; not changed before a restart:";
+    for (size_t i = 0; i < later.size(); i++)
+      log_ << (i ? ", " : " ") << later[i];
+  }
+  log_ << '\n';
 }
 
 Status Watcher::feed(const WatchRecord& record) {
@@ -514,6 +659,13 @@ Status Watcher::tick(bool final) {
     std::string note;
     prometheus_->set_broker_up(backend_->list(false, &note).ok());
   }
+  for (auto it = retiring_.begin(); it != retiring_.end();) {
+    (void)(*it)->tick(now, final);  // its failures were logged by it
+    if ((*it)->running() + (*it)->queued() == 0 || final)
+      it = retiring_.erase(it);
+    else
+      ++it;
+  }
   return each_sink([&](Sink& sink) { return sink.tick(now, final); });
 }
 
@@ -607,7 +759,9 @@ Status Watcher::run() {
     }
     if (fds[0].revents & POLLIN) {
       auto sig = signals.read();
-      if (sig.ok())
+      if (sig.ok() && *sig == SIGHUP)
+        reload();
+      else if (sig.ok())
         quit = true;
     }
     stopped = drain();

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -63,9 +64,13 @@ struct WatchOptions {
   uint64_t duration_ms = 0;  // stop after this long (0: until SIGINT or SIGTERM)
   pmu::Roots roots;
   persistent::BackendOptions backend;
+  // What SIGHUP calls for the new options (the config file read again, the
+  // command line over it); null: SIGHUP changes nothing.
+  std::function<Result<WatchOptions>()> reload;
 };
 
-// Runs until SIGINT, SIGTERM or SIGHUP (or --once, --duration). Errors
+// Runs until SIGINT or SIGTERM (or --once, --duration); SIGHUP reloads
+// (options.reload). Errors
 // before watching starts (a bad option, event, rule; a history or metrics
 // file that cannot be opened) are returned; so is one that stops it (the
 // history cannot be written, --ndjson's reader went away). Progress and

@@ -15,6 +15,7 @@
 
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
 
 namespace pp::testing {
 namespace {
@@ -102,6 +103,53 @@ TEST(WatchRestart, OldErrorsAreNewOnceAndCountersSurviveRestartsAndRetention) {
     EXPECT_EQ(count_lines(slurp(fired)), 3u) << slurp(fired);
   }
   EXPECT_EQ(slurp(fired), "fatal\ncorrected\ncorrected\n");  // pstore's first, then kmsg's
+}
+
+// SIGHUP reloads the config file: a new metrics file is written at once
+// with the counts the old one had (nothing reset), the process goes on; a
+// config with a mistake is refused with its reason, the running one kept;
+// SIGTERM still ends it with 0.
+TEST(WatchRestart, SighupReloadsKeepsCountersAndRefusesABadConfig) {
+  TempDir dir;
+  dir.write("kmsg", kKmsg);
+  dir.mkdir("run");
+  ASSERT_EQ(::chmod(dir.path("run").c_str(), 0700), 0);
+  const std::string conf = dir.path("watch.conf");
+  auto config = [&](const std::string& prom, const std::string& extra) {
+    return "[watch]\ndb = " + dir.path("history.db") + "\nprometheus = " + prom +
+           "\nprometheus-interval = 0.1\n" + extra;
+  };
+  dir.write("watch.conf", config(dir.path("a.prom"), ""));
+  dir.write("good.conf", config(dir.path("b.prom"), "[trigger t]\nexec = true\n"));
+  dir.write("bad.conf", config(dir.path("b.prom"), "[trigger t]\nmatch = severity >=\n"));
+  // Waits for a file while watch runs, 20 s at most.
+  auto wait_for = [](const std::string& path) {
+    return "for i in $(seq 200); do [ -e '" + path +
+           "' ] && break; kill -0 $pid || exit 90; sleep 0.1; done; ";
+  };
+  std::string script = "'" + binary_path() + "' watch --config '" + conf + "' --run-dir '" +
+                       dir.path("run") + "' --kmsg '" + dir.path("kmsg") +
+                       "' --no-pstore & pid=$!; " + wait_for(dir.path("a.prom")) + "cp '" +
+                       dir.path("good.conf") + "' '" + conf + "'; kill -HUP $pid; " +
+                       wait_for(dir.path("b.prom")) + "cp '" + dir.path("bad.conf") + "' '" + conf +
+                       "'; kill -HUP $pid; kill -TERM $pid; wait $pid";
+  CommandResult r = run_command({"sh", "-c", script});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("watch: reloaded the configuration: 1 trigger (thresholds and rate limits "
+                       "start afresh), the metrics file " +
+                       dir.path("b.prom")),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("watch: reload refused, the running configuration is kept: "),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("watch.conf"), std::string::npos) << r.err;
+  // Both files count the two machine checks of the log, and the old one
+  // says its writer left it.
+  std::string a = slurp(dir.path("a.prom")), b = slurp(dir.path("b.prom"));
+  EXPECT_NE(a.find("{mce_severity=\"corrected\"} 2\n"), std::string::npos) << a;
+  EXPECT_NE(b.find("{mce_severity=\"corrected\"} 2\n"), std::string::npos) << b;
+  EXPECT_NE(a.find("perf_persistent_watch_up 0\n"), std::string::npos) << a;
 }
 
 }  // namespace
