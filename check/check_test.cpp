@@ -486,6 +486,25 @@ TEST_F(CheckTest, BrokerDownListsItsSavedEventsAsDown) {
   EXPECT_EQ(report.exit_status(), 2);
 }
 
+// A flight recorder wraps by design: a note, and check stays OK; the same
+// rate on mce_record is a warning (events-losing's cause above).
+TEST_F(CheckTest, AFlightRecorderThatWrapsIsANote) {
+  persistent::EventInfo ctxsw = mce_event();
+  ctxsw.id = 2;
+  ctxsw.name = "ctxsw";
+  ctxsw.event = "sched:sched_switch";
+  ctxsw.attr.attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CPU;
+  ctxsw.counts = std::vector<persistent::CpuCount>{{0, 10}, {1, 100000}};
+  backend.events.push_back(ctxsw);
+  CheckReport report = run();
+  std::string text = text_of(report, true);
+  EXPECT_EQ(report.exit_status(), 0) << text;
+  EXPECT_NE(text.find("OK events-losing: event 2 'ctxsw' (sched:sched_switch) is a flight "
+                      "recorder: on CPU 1 its buffer keeps about 3 min 38 s of records"),
+            std::string::npos)
+      << text;
+}
+
 // The states of a correct setup that once warned: a VM without virtual
 // machine checks, a host without systemd, rasdaemon and a collector on a
 // current kernel are notes (OK), so check exits 0 there.

@@ -117,13 +117,21 @@ TEST_F(CheckKernel, FindsWhatThisMachineHas) {
   EXPECT_EQ(f.status["event-tampered"], "OK");
   EXPECT_EQ(f.status["fd-limit"], "OK") << f.found["fd-limit"];
   EXPECT_EQ(f.status["mlock-limit"], "OK") << f.found["mlock-limit"];
-  EXPECT_EQ(f.status["events-losing"], "WARNING") << f.found["events-losing"];
-  EXPECT_NE(f.found["events-losing"].find("'tiny'"), std::string::npos) << f.found["events-losing"];
+  // getppid is no RAS event: a flight recorder, which wraps by design.
+  EXPECT_EQ(f.status["events-losing"], "OK") << f.found["events-losing"];
+  EXPECT_NE(
+      f.found["events-losing"].find("'tiny' (syscalls:sys_enter_getppid) is a flight recorder"),
+      std::string::npos)
+      << f.found["events-losing"];
   auto doc = parse_json(r.out, "check --json");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ((*doc)["events"], 1);
   EXPECT_EQ(r.status, (*doc)["exit_status"].get<int>());
-  EXPECT_GE(r.status, 1) << r.out;
+  // On this kind of machine (a VM without mce_record, no systemd) a
+  // broker holding a flight recorder is a correct setup: exit 0.
+  if (virtual_machine() && !mce && !systemd && !consumer_runs()) {
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
 
   // The text form's first line says the same status.
   CommandResult text = pp({"check"});
