@@ -212,7 +212,8 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
   return ok_status();
 }
 
-Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend) {
+Result<WatchOptions> watch_options(const WatchArgs& args,
+                                   const persistent::BackendOptions& backend) {
   WatchOptions options;
   if (!args.config.empty()) {
     std::string path = args.config;
