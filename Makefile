@@ -342,7 +342,8 @@ EXEC_PATH = $(shell $(PERF) --exec-path 2>/dev/null || echo /usr/lib/perf-core)
 # What install adds besides the program and the man pages: the units (their
 # ExecStart naming the exec path the program went to), the default config
 # file (only where none is, and left on uninstall when edited), the bash
-# completion, and its hook that completes `perf persistent` (bash-completion
+# completion, and its hook that completes `perf persistent`, the alerting
+# rules (share/doc/perf-persistent/perf-persistent-alerts.yml) (bash-completion
 # reads /etc/bash_completion.d/ at start; perf's own completion is loaded
 # later). The package (debian/rules) sets PREFIX=/usr and
 # UNITDIR=/lib/systemd/system.
@@ -368,6 +369,8 @@ install: $(BIN) doc
 		test -e $(DESTDIR)$(SYSCONFDIR)/$$c || \
 			install -D -m 0644 contrib/$$c $(DESTDIR)$(SYSCONFDIR)/$$c || exit 1; \
 	done
+	install -D -m 0644 contrib/perf-persistent-alerts.yml \
+		$(DESTDIR)$(PREFIX)/share/doc/perf-persistent/perf-persistent-alerts.yml
 	install -D -m 0644 contrib/bash-completion/perf-persistent \
 		$(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent
 	install -d $(DESTDIR)$(SYSCONFDIR)/bash_completion.d
@@ -386,6 +389,7 @@ uninstall:
 	rm -f $(DESTDIR)$(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
+	rm -f $(DESTDIR)$(PREFIX)/share/doc/perf-persistent/perf-persistent-alerts.yml
 	rm -f $(DESTDIR)$(BASH_COMPLETION_DIR)/perf-persistent $(DESTDIR)$(SYSCONFDIR)/bash_completion.d/perf-persistent
 	for c in $(CONFIGS); do \
 		if cmp -s contrib/$$c $(DESTDIR)$(SYSCONFDIR)/$$c; then \

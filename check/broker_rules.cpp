@@ -59,6 +59,14 @@ void Checker::broker() {
 
 void Checker::enabled() {
   std::string dir = "systemd/system";
+  if (!systemd_booted_) {
+    add("broker-not-enabled", CheckStatus::kOk,
+        "not applicable: systemd does not run this host (no " + run_.path("systemd/system") +
+            "); the init system must start 'perf persistent daemon' at boot, which check "
+            "cannot see",
+        run_.path("systemd/system"));
+    return;
+  }
   auto entries = etc_.list(dir);
   if (entries.ok())
     for (const std::string& e : *entries) {
@@ -86,6 +94,14 @@ void Checker::under_systemd() {
     return;
   }
   std::string path = std::to_string(broker_pid_) + "/cgroup";
+  if (!systemd_booted_) {
+    add("broker-not-under-systemd", CheckStatus::kOk,
+        "not applicable: systemd does not run this host (no " + run_.path("systemd/system") +
+            "); the broker (pid " + std::to_string(broker_pid_) +
+            ") is restarted only if the init system does it",
+        run_.path("systemd/system"));
+    return;
+  }
   auto text = proc_.read(path);
   if (!text.ok()) {
     add("broker-not-under-systemd", CheckStatus::kUnknown,

@@ -4,6 +4,7 @@
 #include "check/check.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/strings.h"
@@ -18,6 +19,7 @@ CheckInputs check_inputs_under(const std::string& root) {
   in.tracefs_root = root + "/sys/kernel/tracing";
   in.debugfs_root = root + "/sys/kernel/debug";
   in.etc_root = root + "/etc";
+  in.run_root = root + "/run";
   return in;
 }
 
@@ -60,6 +62,7 @@ Checker::Checker(const CheckInputs& in)
       tracefs_(in.tracefs_root),
       debugfs_(in.debugfs_root),
       etc_(in.etc_root),
+      run_(in.run_root),
       run_dir_(in.run_dir.empty() ? persistent::default_run_dir() : in.run_dir) {}
 
 CheckReport Checker::run() {
@@ -96,9 +99,30 @@ void Checker::read_machine() {
   x86_ = is_x86(machine_);
   // CMCI is Intel's; AMD signals corrected errors with its own threshold
   // interrupts, which cmci_disabled and mce=no_cmci do not touch.
-  if (auto cpuinfo = proc_.read("cpuinfo", 16 << 20); cpuinfo.ok())
+  //   flags		: fpu vme de pse ... hypervisor lahf_lm ...
+  if (auto cpuinfo = proc_.read("cpuinfo", 16 << 20); cpuinfo.ok()) {
     amd_ = cpuinfo->find("AuthenticAMD") != std::string::npos ||
            cpuinfo->find("HygonGenuine") != std::string::npos;
+    for (std::string_view line : split(*cpuinfo, '\n')) {
+      if (!starts_with(line, "flags"))
+        continue;
+      for (std::string_view flag : split(line.substr(line.find(':') + 1), ' '))
+        virtual_machine_ |= trim(flag) == "hypervisor";
+      break;
+    }
+  }
+  // sd_booted(): systemd is PID 1 when this directory exists.
+  systemd_booted_ = run_.is_directory("systemd/system");
+  //   /proc/sys/kernel/osrelease: "6.1.0-27-amd64"
+  if (auto release = proc_.read("sys/kernel/osrelease"); release.ok())
+    osrelease_ = first_line(*release);
+}
+
+bool Checker::kernel_before(int major, int minor) const {
+  int have_major = 0, have_minor = 0;
+  if (std::sscanf(osrelease_.c_str(), "%d.%d", &have_major, &have_minor) != 2)
+    return false;
+  return have_major < major || (have_major == major && have_minor < minor);
 }
 
 void Checker::read_cmdline() {

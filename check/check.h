@@ -35,6 +35,7 @@ struct CheckInputs {
   std::string tracefs_root = sys::kDefaultTracefsRoot;
   std::string debugfs_root = "/sys/kernel/debug";
   std::string etc_root = "/etc";  // where systemd keeps enabled units (systemd/system/*.wants/)
+  std::string run_root = "/run";  // systemd runs the host when <run>/systemd/system exists
   std::string run_dir;            // "" means default_run_dir()
   // The machine (uname -m); "" means <proc>/sys/kernel/arch.
   std::string machine;
@@ -46,7 +47,7 @@ struct CheckInputs {
 
 // The roots under `root` (a mounted image, or a test's fake tree):
 // <root>/sys, <root>/proc, <root>/sys/kernel/tracing, <root>/sys/kernel/debug,
-// <root>/etc; the run directory stays as given.
+// <root>/etc, <root>/run; the run directory stays as given.
 CheckInputs check_inputs_under(const std::string& root);
 
 // The environment variable that makes `check` read its roots under a

@@ -52,6 +52,9 @@ class Checker {
   void read_machine();
   void read_cmdline();
   bool has_mce_option(std::string_view option) const;
+  // Whether the running kernel's version (osrelease) is before major.minor;
+  // false when it cannot be read.
+  bool kernel_before(int major, int minor) const;
 
   // mce_rules.cpp
   void tracefs();
@@ -82,12 +85,15 @@ class Checker {
   void losing();
 
   const CheckInputs& in_;
-  sys::Tree sysfs_, proc_, tracefs_, debugfs_, etc_;
+  sys::Tree sysfs_, proc_, tracefs_, debugfs_, etc_, run_;
   persistent::RunDir run_dir_;
   CheckReport report_;
   std::string machine_;
   bool x86_ = false;
   bool amd_ = false;
+  bool virtual_machine_ = false;  // /proc/cpuinfo's "hypervisor" flag
+  bool systemd_booted_ = false;   // <run>/systemd/system exists (sd_booted())
+  std::string osrelease_;
   bool cmdline_read_ = false;
   bool cec_disabled_ = false;
   std::vector<std::string> mce_options_;

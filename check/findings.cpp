@@ -87,11 +87,39 @@ size_t count(const CheckReport& report, CheckStatus status) {
 
 }  // namespace
 
+Status acknowledge(CheckReport& report, const std::vector<std::string>& ids) {
+  for (const std::string& id : ids) {
+    bool known = false;
+    for (Finding& f : report.findings) {
+      if (f.id != id)
+        continue;
+      known = true;
+      if (f.status == CheckStatus::kOk)
+        continue;
+      f.found = "acknowledged (was " + std::string(check_status_name(f.status)) + "): " + f.found;
+      f.status = CheckStatus::kOk;
+      f.acknowledged = true;
+    }
+    if (!known) {
+      std::vector<std::string> all;
+      for (const Finding& f : report.findings)
+        if (std::find(all.begin(), all.end(), f.id) == all.end())
+          all.push_back(f.id);
+      return usage_error("--ignore " + id + ": no check has that id; the ids are " +
+                         join(all, ", ") + " (perf-persistent-check(1), CHECKS)");
+    }
+  }
+  return ok_status();
+}
+
 void print_check_text(std::ostream& out, const CheckReport& report, bool verbose) {
+  size_t acknowledged = size_t(std::count_if(report.findings.begin(), report.findings.end(),
+                                             [](const Finding& f) { return f.acknowledged; }));
   out << "PERSISTENT " << check_status_name(report.status()) << " - " << summary(report)
       << " | critical=" << count(report, CheckStatus::kCritical)
       << " warning=" << count(report, CheckStatus::kWarning)
-      << " unknown=" << count(report, CheckStatus::kUnknown) << " events=" << report.events << "\n";
+      << " unknown=" << count(report, CheckStatus::kUnknown) << " acknowledged=" << acknowledged
+      << " events=" << report.events << "\n";
   for (const Finding& f : report.findings) {
     if (f.status == CheckStatus::kOk && !verbose)
       continue;
@@ -109,7 +137,8 @@ ordered_json check_json(const CheckReport& report) {
                                     {"status", std::string(check_status_name(f.status))},
                                     {"found", f.found},
                                     {"source", f.source},
-                                    {"action", f.action}});
+                                    {"action", f.action},
+                                    {"acknowledged", f.acknowledged}});
   return ordered_json{{"status", std::string(check_status_name(report.status()))},
                       {"exit_status", report.exit_status()},
                       {"summary", summary(report)},

@@ -3,8 +3,8 @@
 // rules (check/check.h) build from them, and its text and JSON printers, as
 // monitoring plugins (Nagios, Icinga) print:
 //
-//   PERSISTENT WARNING - 1 problem: broker-not-enabled | critical=0 warning=1 unknown=0 events=2
-//   WARNING broker-not-enabled: perf-persistent.service is not enabled: ...
+//   PERSISTENT WARNING - 1 problem: broker-not-enabled | critical=0 warning=1 unknown=0
+//   acknowledged=0 events=2 WARNING broker-not-enabled: perf-persistent.service is not enabled: ...
 //       from: /etc/systemd/system/*.wants/perf-persistent.service
 //       what to do: enable it: 'systemctl enable perf-persistent.service' ...
 #pragma once
@@ -37,6 +37,9 @@ struct Finding {
   std::string found;   // what was found, for a person
   std::string source;  // the file (or the broker's answer) it came from
   std::string action;  // what to do; "" when OK
+  // A problem the user acknowledged (--ignore): status is then OK, and
+  // `found` starts "acknowledged (was WARNING): ".
+  bool acknowledged = false;
 };
 
 struct CheckReport {
@@ -51,6 +54,12 @@ struct CheckReport {
   // The first one with this id, or null.
   const Finding* find(std::string_view id) const;
 };
+
+// Acknowledges the problems with these ids (--ignore ID,...): each
+// becomes OK, marked acknowledged, its text kept. An id no finding has is a
+// usage error naming the ids there are (a typo must not pass for an
+// acknowledgement); an id whose finding is OK acknowledges nothing.
+Status acknowledge(CheckReport& report, const std::vector<std::string>& ids);
 
 // The plugin's output: the first line "PERSISTENT <STATUS> - <summary> |
 // <perfdata>", then one block per problem (with `verbose`, per finding).

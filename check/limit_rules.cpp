@@ -180,7 +180,7 @@ void Checker::losing() {
         source);
     return;
   }
-  size_t bad = 0;
+  size_t bad = 0, recorders = 0;
   for (const persistent::EventInfo& e : events_) {
     if (e.is_context || e.state == "failed" || !e.counts || e.page_size == 0)
       continue;
@@ -202,6 +202,20 @@ void Checker::losing() {
       uint64_t history = uint64_t(double(capacity) * double(elapsed) / double(c.count));
       if (int64_t(history) >= kMinHistorySeconds)
         continue;
+      // A flight recorder (any event but the RAS tracepoints) overwrites
+      // its oldest records by design: the buffer keeps the last stretch
+      // before whatever someone will look at. That is a note.
+      bool ras = starts_with(e.event, "mce:") || starts_with(e.event, "ras:") ||
+                 (e.event.empty() && e.name == "mce_record");
+      if (!ras) {
+        recorders++;
+        add("events-losing", CheckStatus::kOk,
+            label(e) + " is a flight recorder: on CPU " + std::to_string(c.cpu) +
+                " its buffer keeps about " + seconds_text(history) +
+                " of records at this rate, and overwrites older ones by design",
+            source);
+        break;
+      }
       bad++;
       add("events-losing", CheckStatus::kWarning,
           label(e) + " on CPU " + std::to_string(c.cpu) + ": " + std::to_string(c.count) +
@@ -218,7 +232,7 @@ void Checker::losing() {
   }
   if (bad == 0 && report_.events == 0)
     add("events-losing", CheckStatus::kOk, "no event to measure", source);
-  else if (bad == 0)
+  else if (bad == 0 && recorders == 0)
     add("events-losing", CheckStatus::kOk,
         "every buffer holds at least " + seconds_text(kMinHistorySeconds) +
             " of records at the rate it sees",

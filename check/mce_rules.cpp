@@ -42,6 +42,16 @@ void Checker::mce_tracepoint() {
       return;
     }
   }
+  // A guest's machine checks are its hypervisor's: most hypervisors give
+  // a guest no virtual MCE, and its kernel then has nothing to trace. The
+  // CPU flag is the kernel's X86_FEATURE_HYPERVISOR (CPUID.1:ECX[31]).
+  if (x86_ && virtual_machine_) {
+    add("mce-tracepoint-absent", CheckStatus::kOk,
+        "no mce:mce_record, and this is a virtual machine (the 'hypervisor' CPU flag): the "
+        "host handles its machine checks; watch and check the host",
+        path);
+    return;
+  }
   if (!x86_) {
     add("mce-tracepoint-absent", CheckStatus::kOk,
         "no mce:mce_record, as on every " + (machine_.empty() ? "non-x86" : machine_) +
@@ -76,14 +86,29 @@ void Checker::ras_cec() {
     std::string threshold;
     if (auto t = debugfs_.read("ras/cec/action_threshold"); t.ok())
       threshold = " (action_threshold " + first_line(*t) + ")";
-    add("ras-cec-absorbs-corrected", CheckStatus::kWarning,
-        "the kernel's corrected-error collector (CONFIG_RAS_CEC) is active: it counts "
-        "corrected memory errors per page and hides them from mce:mce_record until a page "
-        "crosses its threshold" +
-            threshold,
-        path,
-        "boot with 'ras=cec_disable' to record every corrected error; else read " + path +
-            "/pfns as well");
+    // Since Linux 5.7 the collector marks a corrected error handled
+    // (MCE_HANDLED_CEC, arch/x86/kernel/cpu/mce/core.c) and the notifier
+    // chain goes on, so mce_record still sees every error; what it hides
+    // is /dev/mcelog, EDAC's ras:mc_event and extlog. Before 5.7 it ended
+    // the chain, and mce_record missed what it absorbed.
+    if (kernel_before(5, 7)) {
+      add("ras-cec-absorbs-corrected", CheckStatus::kWarning,
+          "the kernel's corrected-error collector (CONFIG_RAS_CEC) is active and this kernel "
+          "(before 5.7) stops there: corrected memory errors it counts never reach "
+          "mce:mce_record until a page crosses its threshold" +
+              threshold,
+          path,
+          "boot with 'ras=cec_disable' to record every corrected error; else read " + path +
+              "/pfns as well");
+      return;
+    }
+    add("ras-cec-absorbs-corrected", CheckStatus::kOk,
+        "the kernel's corrected-error collector (CONFIG_RAS_CEC) is active" + threshold +
+            ": mce:mce_record still sees every corrected error (since Linux 5.7 the "
+            "collector marks it handled and the chain goes on); it hides them from "
+            "/dev/mcelog, EDAC's ras:mc_event and extlog (so from mcelog and rasdaemon), and "
+            "soft-offlines a page by itself when it crosses the threshold",
+        path);
     return;
   }
   auto entries = debugfs_.list("");
@@ -223,6 +248,18 @@ void Checker::other_consumers() {
     }
     std::string who = name;
     who.append(" (pid ").append(pid);
+    // rasdaemon reads the same tracepoints through its own trace instance:
+    // both see every error, so it is a note. mcelog acts on /dev/mcelog.
+    if (name == "rasdaemon") {
+      add("other-consumer", CheckStatus::kOk,
+          who +
+              ") runs beside it: both read the machine-check tracepoints (a tracepoint has "
+              "any number of readers), so neither misses an error; if both act (offline "
+              "pages, page someone), let one of them",
+          proc_.path(pid + "/comm"));
+      found.push_back(name);
+      continue;
+    }
     add("other-consumer", CheckStatus::kWarning,
         who +
             ") also consumes machine checks: its actions (page offlining, its own alerts and "

@@ -5,6 +5,7 @@
 
 #include "base/json.h"
 #include "base/options.h"
+#include "base/strings.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
@@ -16,10 +17,12 @@ namespace pp::cmd {
 int cmd_check(int argc, const char** argv) {
   bool json = false;
   int verbose = 0;
-  std::string run_dir;
+  std::string run_dir, ignore;
   OptionParser opts({"perf persistent check [<options>]"});
   opts.flag('j', "json", &json, "print JSON (schema in perf-persistent-check(1))")
       .counter('v', "verbose", &verbose, "list the checks that passed as well")
+      .value(0, "ignore", "ids", &ignore,
+             "acknowledge these findings (comma list of ids): reported OK, marked acknowledged")
       .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
   auto parsed = opts.parse(argc, argv);
   if (!parsed.ok()) {
@@ -46,6 +49,17 @@ int cmd_check(int argc, const char** argv) {
   inputs.backend = backend.get();
   inputs.now = int64_t(::time(nullptr));
   check::CheckReport report = check::run_checks(inputs);
+  std::vector<std::string> ids;
+  for (std::string_view id : split(ignore, ','))
+    if (!trim(id).empty())
+      ids.emplace_back(trim(id));
+  if (Status acked = check::acknowledge(report, ids); !acked.ok()) {
+    if (json)
+      std::cout << dump_json(check::check_error_json(acked.error())) << '\n';
+    else
+      check::print_check_error_text(std::cout, acked.error());
+    return int(check::CheckStatus::kUnknown);
+  }
   if (json)
     std::cout << dump_json(check::check_json(report), 2) << '\n';
   else

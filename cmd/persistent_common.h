@@ -8,6 +8,7 @@
 // with the exit status of the error's kind either way.
 #pragma once
 
+#include <cerrno>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,12 @@ inline constexpr const char* kRunDirHelp =
 
 // Prints `error` for `verb` and returns its exit status (its kind's).
 int report_error(std::string_view verb, const Error& error, bool json);
+
+// The output's reader went away (EPIPE writing it: `... | head`): the end a
+// user asked for, which a verb ends quietly with status 0.
+inline bool reader_went_away(const Error& error) {
+  return error.kind() == ErrorKind::kOutput && error.code() == EPIPE;
+}
 
 // A bad command line: the message and the usage (text); a usage error.
 int report_usage_error(std::string_view verb, const Error& error, const OptionParser& options,

@@ -86,7 +86,7 @@ int cmd_report(int argc, const char** argv) {
   }
 
   std::ios::sync_with_stdio(false);
-  // A reader that stops early (`| head`) is a write error to report, not a
+  // A reader that stops early (`| head`) ends report quietly with 0, not a
   // death by SIGPIPE that perf's dispatcher calls a failure to run us.
   ::signal(SIGPIPE, SIG_IGN);
   Result<report::ReportStats> stats = report::ReportStats{};
@@ -127,6 +127,8 @@ int cmd_report(int argc, const char** argv) {
   } else {
     stats = report::report_file(input.empty() ? "perf.data" : input, options, std::cout, std::cerr);
   }
+  if (!stats.ok() && reader_went_away(stats.error()))
+    return kExitOk;  // `report | head`: quiet, as perf script is
   if (!stats.ok())
     return report_error("report", stats.error(), json);
   if (std::optional<Error> error = report::final_error(*stats))

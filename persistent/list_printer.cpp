@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "base/cpu_list.h"
+#include "base/strings.h"
 #include "persistent/event_json.h"
 
 namespace pp::persistent {
@@ -49,6 +50,31 @@ std::string context_column(const std::vector<EventInfo>& events, const EventInfo
 
 }  // namespace
 
+namespace {
+
+// A broker's reason on one line, for list without -v: a parse error's
+// "Error: ..." line when it has one (the caret form takes four), else its
+// first line; "(-v: the whole reason)" when lines were left out.
+//   "event syntax error: 'mce:mce_record'\n ... \nError: /sys/.../mce_record does not exist.\nHint:
+//   ..."
+std::string one_line_reason(const std::string& error) {
+  if (error.find('\n') == std::string::npos)
+    return error;
+  std::string first;
+  for (std::string_view line : split(error, '\n')) {
+    std::string_view t = trim(line);
+    if (first.empty())
+      first = std::string(t);
+    if (starts_with(t, "Error: ")) {
+      first = std::string(t.substr(7));
+      break;
+    }
+  }
+  return first + " ('perf persistent list -v' says all)";
+}
+
+}  // namespace
+
 void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<EventInfo>& events,
                      bool verbose, int64_t now) {
   std::vector<std::vector<std::string>> rows;
@@ -79,8 +105,8 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
       footnotes.push_back(e.name + ": failed: " + e.error +
                           " (tried again at every reload: 'perf persistent daemon --reload')");
     if (unavailable)
-      footnotes.push_back(e.name +
-                          ": unavailable on this host (optional in the config): " + e.error);
+      footnotes.push_back(e.name + ": unavailable on this host (optional in the config): " +
+                          (verbose ? e.error : one_line_reason(e.error)));
     if (e.tamper_count) {
       footnotes.push_back("! " + e.name + ": tampered with " + std::to_string(e.tamper_count) +
                           " time" + (e.tamper_count == 1 ? "" : "s") +

@@ -160,6 +160,30 @@ TEST(ListPrinter, RestartedAndFailedEventsGetNotes) {
   EXPECT_EQ(j[2]["state"], "unavailable");
 }
 
+// An unavailable optional event's reason is the broker's parse error, four
+// lines with its caret: one line without -v, all of it with -v.
+TEST(ListPrinter, AnUnavailableEventIsOneLineWithoutVerbose) {
+  std::vector<EventInfo> events(1);
+  events[0].id = 1;
+  events[0].name = "mce_record";
+  events[0].event = "mce:mce_record";
+  events[0].state = "unavailable";
+  events[0].optional = true;
+  events[0].error =
+      "event syntax error: 'mce:mce_record'\n                     \\___ unknown tracepoint "
+      "'mce:mce_record'\nError: /sys/kernel/tracing/events/mce/mce_record does not exist.\n"
+      "Hint: 'perf list tracepoint' lists this kernel's tracepoints";
+  std::ostringstream out, notes;
+  print_list_text(out, notes, events, false, kNow);
+  EXPECT_EQ(notes.str(),
+            "mce_record: unavailable on this host (optional in the config): "
+            "/sys/kernel/tracing/events/mce/mce_record does not exist. ('perf persistent list -v' "
+            "says all)\n");
+  std::ostringstream vout, vnotes;
+  print_list_text(vout, vnotes, events, true, kNow);
+  EXPECT_NE(vnotes.str().find("Hint: 'perf list tracepoint'"), std::string::npos) << vnotes.str();
+}
+
 TEST(ListPrinter, AgesAndSizes) {
   EXPECT_EQ(format_age(0), "0s");
   EXPECT_EQ(format_age(59), "59s");

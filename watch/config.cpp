@@ -212,7 +212,8 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
   return ok_status();
 }
 
-Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend) {
+Result<WatchOptions> watch_options(const WatchArgs& args,
+                                   const persistent::BackendOptions& backend) {
   WatchOptions options;
   if (!args.config.empty()) {
     std::string path = args.config;
@@ -234,6 +235,7 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
   };
   for (const std::string& event : args.events)
     PP_RETURN_IF_ERROR(set_watch_key(options, events_set, "event", event, "-e"));
+  options.events_named = !args.events.empty();
   PP_RETURN_IF_ERROR(set("cpus", args.cpus, "-C"));
   if (args.no_db && !args.db.empty())
     return usage_error("--db and --no-db: give one of them");
@@ -301,8 +303,11 @@ Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOpt
   }
   if (options.once && options.duration_ms)
     return usage_error("--once and --duration: give one of them");
-  options.backend = std::move(backend);
+  options.backend = backend;
   options.roots.broker_run_dir = options.backend.run_dir;
+  // SIGHUP: the same file and command line, read again.
+  if (!args.config.empty())
+    options.reload = [args, backend]() { return watch_options(args, backend); };
   return options;
 }
 

@@ -68,7 +68,8 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
 
 // The file (when args.config names one), then the command line.
 // `backend` comes from the caller (the run directory's handling is cmd/'s).
-Result<WatchOptions> watch_options(const WatchArgs& args, persistent::BackendOptions backend);
+Result<WatchOptions> watch_options(const WatchArgs& args,
+                                   const persistent::BackendOptions& backend);
 
 // "256M", "1G", "4096" (bytes; K, M, G, T are powers of 1024).
 Result<uint64_t> parse_size(std::string_view text, std::string_view what);

@@ -58,6 +58,37 @@ CREATE INDEX IF NOT EXISTS records_severity ON records(severity);
 CREATE INDEX IF NOT EXISTS lost_wall_ns ON lost(wall_ns);
 )sql";
 
+// Machine checks retention deleted, kept by key: a harvested error older
+// than the retention is found again in the kernel log or pstore at every
+// start, and must not be new again (nor fire its trigger again); and the
+// watcher's counters count these too, so that pruning never lowers them.
+// Made at every open, so that a file of an older version gets it; the
+// trigger fills it whatever deletes the row (retention, or a person with
+// sqlite3: a machine check deleted by hand stays acknowledged).
+constexpr const char* kSeenSchema = R"sql(
+CREATE TABLE IF NOT EXISTS seen_keys (
+  key TEXT PRIMARY KEY,
+  wall_ns INTEGER,
+  origin TEXT,
+  event TEXT,
+  record_cpu INTEGER,
+  cpu INTEGER,
+  severity TEXT,
+  bank INTEGER,
+  error_class TEXT
+);
+CREATE INDEX IF NOT EXISTS seen_keys_wall_ns ON seen_keys(wall_ns);
+CREATE TRIGGER IF NOT EXISTS records_seen_keys AFTER DELETE ON records
+  WHEN old.severity IS NOT NULL
+  BEGIN
+    INSERT OR IGNORE INTO seen_keys (key, wall_ns, origin, event, record_cpu, cpu, severity,
+                                     bank, error_class)
+      VALUES (old.key, old.wall_ns, old.origin, old.event, old.cpu,
+              coalesce(json_extract(old.json, '$.mce.cpu'), old.cpu), old.severity, old.bank,
+              old.error_class);
+  END;
+)sql";
+
 // Creates the file 0600 before SQLite does (SQLite would follow the umask);
 // the -wal and -shm files SQLite makes take the database's mode.
 Status create_file(const std::string& path) {
@@ -305,6 +336,7 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
     PP_RETURN_IF_ERROR(sqlite_exec(db, set_version.c_str(), path));
     PP_RETURN_IF_ERROR(sqlite_exec(db, "COMMIT", path));
   }
+  PP_RETURN_IF_ERROR(sqlite_exec(db, kSeenSchema, path));
   PP_ASSIGN_OR_RETURN(
       h->insert_,
       sqlite_prepare(db,
@@ -318,8 +350,10 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
                                      "INSERT INTO lost (boot_id, event, cpu, records, wall_ns) "
                                      "VALUES (?1, ?2, ?3, ?4, ?5)",
                                      path));
-  PP_ASSIGN_OR_RETURN(h->contains_,
-                      sqlite_prepare(db, "SELECT 1 FROM records WHERE key = ?1", path));
+  PP_ASSIGN_OR_RETURN(h->contains_, sqlite_prepare(db,
+                                                   "SELECT 1 FROM records WHERE key = ?1 UNION ALL "
+                                                   "SELECT 1 FROM seen_keys WHERE key = ?1",
+                                                   path));
   PP_ASSIGN_OR_RETURN(h->last_time_,
                       sqlite_prepare(db,
                                      "SELECT max(time) FROM records WHERE boot_id = ?1 AND "
@@ -469,6 +503,8 @@ Status History::prune() {
   Status status = prune_by_age();
   if (status.ok())
     status = prune_by_size();
+  if (status.ok())
+    status = prune_seen_keys();
   if (!status.ok()) {
     (void)sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
     in_transaction_ = false;
@@ -536,11 +572,90 @@ Status History::prune_by_size() {
       int deleted = sqlite3_changes(db_.get());
       if (sql != kDeletes[2])
         counters_.pruned += uint64_t(deleted);
+      PP_RETURN_IF_ERROR(prune_seen_keys());  // the deleted machine checks' keys came in
       if (deleted == 0)
         break;  // nothing of this kind left: the next kind
     }
   }
   return ok_status();
+}
+
+// The oldest keys past kMaxSeenKeys, or past an eighth of the size
+// retention (at about kSeenKeyBytes each), go: the table stays small however
+// long a corrected-error storm lasts, and never crowds out the records.
+Status History::prune_seen_keys() {
+  uint64_t most = kMaxSeenKeys;
+  if (options_.max_bytes)
+    most = std::min(most, options_.max_bytes / 8 / kSeenKeyBytes);
+  PP_ASSIGN_OR_RETURN(SqliteStmt s,
+                      sqlite_prepare(db_.get(),
+                                     "DELETE FROM seen_keys WHERE key IN (SELECT key FROM "
+                                     "seen_keys ORDER BY wall_ns LIMIT max(0, (SELECT count(*) "
+                                     "FROM seen_keys) - ?1))",
+                                     path_));
+  sqlite3_bind_int64(s.get(), 1, int64_t(most));
+  return step_done(db_.get(), s.get(), "pruning the forgotten keys of", path_);
+}
+
+Result<HistoryTotals> History::totals() {
+  PP_RETURN_IF_ERROR(commit());
+  HistoryTotals out;
+  auto column_text = [](sqlite3_stmt* s, int i) {
+    const unsigned char* t = sqlite3_column_text(s, i);
+    return t ? std::string(reinterpret_cast<const char*>(t)) : std::string();
+  };
+  auto column_opt = [](sqlite3_stmt* s, int i) -> std::optional<int64_t> {
+    if (sqlite3_column_type(s, i) == SQLITE_NULL)
+      return std::nullopt;
+    return sqlite3_column_int64(s, i);
+  };
+  // Records of the persistent events' buffers, by event and CPU; the
+  // machine checks retention deleted are in seen_keys.
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt records,
+      sqlite_prepare(
+          db_.get(),
+          "SELECT event, cpu, count(*), max(wall_ns) FROM (SELECT event, cpu, wall_ns "
+          "FROM records WHERE origin = 'live' AND event IS NOT NULL UNION ALL SELECT "
+          "event, record_cpu, wall_ns FROM seen_keys WHERE origin = 'live' AND event IS NOT "
+          "NULL) GROUP BY event, cpu",
+          path_));
+  int rc = 0;
+  while ((rc = sqlite3_step(records.get())) == SQLITE_ROW) {
+    HistoryTotals::Records r;
+    r.event = column_text(records.get(), 0);
+    r.cpu = column_opt(records.get(), 1);
+    r.count = uint64_t(sqlite3_column_int64(records.get(), 2));
+    r.last_wall_ns = uint64_t(column_opt(records.get(), 3).value_or(0));
+    out.records.push_back(std::move(r));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db_.get(), "counting the records of", path_);
+  // The CPU of a machine check is the one that logged it (its decoding's
+  // "cpu"), as the watcher's counters label it, not the buffer's.
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt checks,
+      sqlite_prepare(db_.get(),
+                     "SELECT severity, bank, error_class, mce_cpu, origin, count(*), "
+                     "max(wall_ns) FROM (SELECT severity, bank, error_class, "
+                     "coalesce(json_extract(json, '$.mce.cpu'), cpu) AS mce_cpu, origin, wall_ns "
+                     "FROM records WHERE severity IS NOT NULL UNION ALL SELECT severity, bank, "
+                     "error_class, cpu, origin, wall_ns FROM seen_keys) GROUP BY 1, 2, 3, 4, 5",
+                     path_));
+  while ((rc = sqlite3_step(checks.get())) == SQLITE_ROW) {
+    HistoryTotals::MachineChecks m;
+    m.severity = column_text(checks.get(), 0);
+    m.bank = column_opt(checks.get(), 1);
+    m.error_class = column_text(checks.get(), 2);
+    m.cpu = column_opt(checks.get(), 3);
+    m.origin = column_text(checks.get(), 4);
+    m.count = uint64_t(sqlite3_column_int64(checks.get(), 5));
+    m.last_wall_ns = uint64_t(column_opt(checks.get(), 6).value_or(0));
+    out.machine_checks.push_back(std::move(m));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db_.get(), "counting the machine checks of", path_);
+  return out;
 }
 
 }  // namespace pp::watch

@@ -46,6 +46,12 @@
 //        records INTEGER,             -- samples the buffer lost
 //        wall_ns INTEGER)             -- when the loss was seen
 //   indexes: records(wall_ns), records(boot_id, event, cpu, time), records(severity)
+//   seen_keys(key TEXT PRIMARY KEY,   -- a deleted machine check's key: never new again
+//             wall_ns, origin, event, record_cpu, cpu, severity, bank, error_class)
+//                                     -- filled by a trigger on every delete of a
+//                                     -- machine check's row; its newest kMaxSeenKeys kept,
+//                                     -- in at most an eighth of max_bytes.
+//                                     -- Made at every open (older files get it).
 //
 // Retention (at open, then at most once a minute from tick()): records and
 // lost rows older than max_age_s by wall_ns are deleted (records without a
@@ -62,6 +68,7 @@
 #include <sqlite3.h>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/result.h"
 #include "watch/record.h"
@@ -151,6 +158,32 @@ struct HistoryCounters {
   uint64_t pruned = 0;      // records deleted by retention
 };
 
+// The most keys of deleted machine checks seen_keys keeps (the newest by
+// wall time), and what one costs in the file with its indexes, about: the
+// table keeps at most an eighth of max_bytes.
+inline constexpr uint64_t kMaxSeenKeys = 100000;
+inline constexpr uint64_t kSeenKeyBytes = 200;
+
+// What the history holds, counted as watch's metrics count: its records
+// and the machine checks retention deleted (seen_keys), so that a restart,
+// or a prune, leaves every counter where it was.
+struct HistoryTotals {
+  struct Records {  // a persistent event's records ("live"), per CPU
+    std::string event;
+    std::optional<int64_t> cpu;  // nullopt: unknown
+    uint64_t count = 0;
+    uint64_t last_wall_ns = 0;  // 0: none known
+  };
+  struct MachineChecks {  // machine checks, per what the metrics label
+    std::string severity, error_class, origin;
+    std::optional<int64_t> bank, cpu;  // cpu: the CPU that logged it
+    uint64_t count = 0;
+    uint64_t last_wall_ns = 0;
+  };
+  std::vector<Records> records;
+  std::vector<MachineChecks> machine_checks;
+};
+
 class History final : public Sink {
  public:
   // Opens (or creates) the file at `path`; runs retention once. Errors name
@@ -176,6 +209,8 @@ class History final : public Sink {
 
   // Runs retention now, in its own transaction (after committing what is open).
   Status prune();
+  // Commits what is open, then counts what the file holds.
+  Result<HistoryTotals> totals();
   const HistoryCounters& counters() const { return counters_; }
   const std::string& path() const { return path_; }
 
@@ -188,6 +223,7 @@ class History final : public Sink {
   Status commit();
   Status prune_by_age();
   Status prune_by_size();
+  Status prune_seen_keys();
   // Pages in use (page_count - freelist_count) times the page size.
   Result<uint64_t> used_bytes();
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "build_info.h"
 #include "mce/decode.h"
 #include "mce/edac.h"
 #include "mce/error_code.h"
@@ -65,19 +66,19 @@ struct Family {
 
 constexpr Family kRecords{"perf_persistent_records_total", "counter",
                           "Records the watcher read from a persistent event's buffer, per CPU, "
-                          "since it started."};
+                          "counted over its history (from its start without one)."};
 constexpr Family kLost{"perf_persistent_samples_lost_total", "counter",
                        "Samples a persistent event's buffer overwrote before the watcher read "
-                       "them, per CPU, since it started."};
+                       "them, per CPU, since the watcher started."};
 constexpr Family kMachineChecks{
     "perf_persistent_machine_checks_total", "counter",
-    "Machine checks seen since the watcher started, by decoded severity, bank, MCA error "
-    "class, CPU and origin (live buffer, kmsg: this boot's kernel log, pstore: a previous "
-    "boot's)."};
+    "Machine checks counted over the watcher's history (from its start without one), by "
+    "decoded severity, bank, MCA error class, CPU and origin (live buffer, kmsg: this boot's "
+    "kernel log, pstore: a previous boot's)."};
 constexpr Family kBySeverity{
     "perf_persistent_machine_checks_by_severity_total", "counter",
-    "Machine checks seen since the watcher started, by decoded severity; every severity is "
-    "present from the start."};
+    "Machine checks counted over the watcher's history (from its start without one), by "
+    "decoded severity; every severity is present from the start."};
 constexpr Family kMemoryErrors{
     "perf_persistent_memory_errors_total", "counter",
     "Memory errors EDAC reported (ras:mc_event records, their error counts summed) since the "
@@ -93,8 +94,12 @@ constexpr Family kWatchUp{"perf_persistent_watch_up", "gauge",
                           "1 while perf persistent watch runs; 0 in the file it leaves when it "
                           "stops."};
 constexpr Family kStart{"perf_persistent_watch_start_time_seconds", "gauge",
-                        "Wall-clock time perf persistent watch started; the counters count "
-                        "from it."};
+                        "Wall-clock time perf persistent watch started (the counters count "
+                        "from it only when it keeps no history)."};
+
+constexpr Family kBuildInfo{"perf_persistent_build_info", "gauge",
+                            "Always 1; the labels say which perf-persistent wrote the file "
+                            "(its version and the source revision it was built from)."};
 
 void append_header(std::string& out, const Family& f) {
   out += "# HELP ";
@@ -145,6 +150,10 @@ PrometheusFile::PrometheusFile(const PrometheusOptions& options) : options_(opti
     options_.start_wall_ns = sys::realtime_ns();
   if (!options_.interval_ms)
     options_.interval_ms = 1;
+  if (options_.version.empty())
+    options_.version = PP_VERSION;
+  if (options_.commit.empty())
+    options_.commit = PP_REVISION;
   for (std::string_view s : mce::mce_severity_names())
     by_severity_[{std::string(s)}] = 0;
 }
@@ -182,6 +191,24 @@ void PrometheusFile::add_event(const std::string& event, const std::vector<int>&
 
 Status PrometheusFile::take(const WatchRecord& r, const RecordJson& /*json*/) {
   return record(r, nlohmann::ordered_json());
+}
+
+void PrometheusFile::seed(const HistoryTotals& totals) {
+  auto text = [](const std::optional<int64_t>& v) {
+    return v ? std::to_string(*v) : std::string("unknown");
+  };
+  auto latest = [](uint64_t& last, uint64_t ns) { last = std::max(last, ns); };
+  for (const HistoryTotals::Records& r : totals.records) {
+    records_[{r.event, text(r.cpu)}] += r.count;
+    if (r.last_wall_ns)
+      latest(last_record_ns_[{r.event}], r.last_wall_ns);
+  }
+  for (const HistoryTotals::MachineChecks& m : totals.machine_checks) {
+    machine_checks_[{m.severity, text(m.bank), m.error_class, text(m.cpu), m.origin}] += m.count;
+    by_severity_[{m.severity}] += m.count;
+    if (m.last_wall_ns)
+      latest(last_mce_ns_[{m.severity}], m.last_wall_ns);
+  }
 }
 
 Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& /*json*/) {
@@ -266,15 +293,19 @@ std::string PrometheusFile::text() const {
   };
   family(kRecords, {"event", "cpu"}, records_, false);
   family(kLost, {"event", "cpu"}, lost_, false);
-  family(kMachineChecks, {"severity", "bank", "error_class", "cpu", "origin"}, machine_checks_,
+  family(kMachineChecks, {"mce_severity", "bank", "error_class", "cpu", "origin"}, machine_checks_,
          false);
-  family(kBySeverity, {"severity"}, by_severity_, false);
+  family(kBySeverity, {"mce_severity"}, by_severity_, false);
   family(kMemoryErrors, {"dimm", "type"}, memory_errors_, false);
   family(kLastRecord, {"event"}, last_record_ns_, true);
-  family(kLastMce, {"severity"}, last_mce_ns_, true);
+  family(kLastMce, {"mce_severity"}, last_mce_ns_, true);
   single(kBrokerUp, broker_up_ ? "1" : "0");
   single(kWatchUp, watch_up_ ? "1" : "0");
   single(kStart, seconds_text(options_.start_wall_ns));
+  append_header(out, kBuildInfo);
+  out += kBuildInfo.name;
+  out += "{version=\"" + escape_label_value(options_.version) + "\",commit=\"" +
+         escape_label_value(options_.commit) + "\"} 1\n";
   return out;
 }
 

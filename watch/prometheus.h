@@ -17,13 +17,16 @@
 //   # TYPE perf_persistent_records_total counter
 //   perf_persistent_records_total{event="mce_record",cpu="0"} 0
 //   perf_persistent_samples_lost_total{event,cpu}
-//   perf_persistent_machine_checks_total{severity,bank,error_class,cpu,origin}
-//   perf_persistent_machine_checks_by_severity_total{severity}   every severity, from 0
+//   perf_persistent_machine_checks_total{mce_severity,bank,error_class,cpu,origin}
+//   perf_persistent_machine_checks_by_severity_total{mce_severity}   every severity, from 0
 //   perf_persistent_memory_errors_total{dimm,type}   EDAC's ras:mc_event records
 //   perf_persistent_last_record_timestamp_seconds{event}
-//   perf_persistent_last_machine_check_timestamp_seconds{severity}
+//   perf_persistent_last_machine_check_timestamp_seconds{mce_severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
-//   perf_persistent_watch_start_time_seconds
+//   perf_persistent_watch_start_time_seconds, perf_persistent_build_info{version,commit}
+//
+// With a history, the counters start from what it holds (seed()): a restart
+// changes none, and the records it holds are never counted twice.
 //
 // Families in that order, series sorted by their labels' values (numbers as
 // numbers), so the same counts always give the same text. The file is
@@ -40,6 +43,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "watch/history.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -49,6 +53,8 @@ struct PrometheusOptions {
   uint64_t interval_ms = 10000;
   // perf_persistent_watch_start_time_seconds, ns since the epoch; 0: now.
   uint64_t start_wall_ns = 0;
+  // perf_persistent_build_info's labels; "": this program's (build_info.h).
+  std::string version, commit;
 };
 
 class PrometheusFile final : public Sink {
@@ -60,9 +66,17 @@ class PrometheusFile final : public Sink {
 
   // Whether the broker answers (perf_persistent_broker_up); the watcher says.
   void set_broker_up(bool up) { broker_up_ = up; }
+  // A reload's new interval, from the next write on.
+  void set_interval_ms(uint64_t ms) { options_.interval_ms = ms ? ms : 1; }
   // An event being watched on `cpus`: its records and lost samples get a
   // series at 0 on each, so an alert on them never meets an absent series.
   void add_event(const std::string& event, const std::vector<int>& cpus);
+
+  // Starts the counters and the last-time gauges from what the history
+  // holds (History::totals()), before any record: a watch that restarts
+  // over its history writes the counts it wrote before, and a record the
+  // history has is never fed (nor counted) again.
+  void seed(const HistoryTotals& totals);
 
   Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
   // Counts from the record alone: the object is never made.

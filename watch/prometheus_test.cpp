@@ -75,6 +75,8 @@ std::unique_ptr<PrometheusFile> open_in(const testing::TempDir& dir, uint64_t in
   o.path = dir.path("perf-persistent.prom");
   o.interval_ms = interval_ms;
   o.start_wall_ns = kStartNs;
+  o.version = "1.2.3";
+  o.commit = "0123456789ab";
   auto p = PrometheusFile::open(o);
   EXPECT_TRUE(p.ok()) << p.error().message();
   return p.ok() ? std::move(p).value() : nullptr;
@@ -103,52 +105,55 @@ void known_load(PrometheusFile& p) {
 }
 
 constexpr const char* kKnownLoadText =
-    R"(# HELP perf_persistent_records_total Records the watcher read from a persistent event's buffer, per CPU, since it started.
+    R"(# HELP perf_persistent_records_total Records the watcher read from a persistent event's buffer, per CPU, counted over its history (from its start without one).
 # TYPE perf_persistent_records_total counter
 perf_persistent_records_total{event="getppid",cpu="0"} 1000
 perf_persistent_records_total{event="getppid",cpu="1"} 0
 perf_persistent_records_total{event="mce_record",cpu="0"} 0
 perf_persistent_records_total{event="mce_record",cpu="1"} 1
 perf_persistent_records_total{event="mce_record",cpu="2"} 1
-# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, since it started.
+# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, since the watcher started.
 # TYPE perf_persistent_samples_lost_total counter
 perf_persistent_samples_lost_total{event="getppid",cpu="0"} 0
 perf_persistent_samples_lost_total{event="getppid",cpu="1"} 7
 perf_persistent_samples_lost_total{event="mce_record",cpu="0"} 0
 perf_persistent_samples_lost_total{event="mce_record",cpu="1"} 0
 perf_persistent_samples_lost_total{event="mce_record",cpu="2"} 0
-# HELP perf_persistent_machine_checks_total Machine checks seen since the watcher started, by decoded severity, bank, MCA error class, CPU and origin (live buffer, kmsg: this boot's kernel log, pstore: a previous boot's).
+# HELP perf_persistent_machine_checks_total Machine checks counted over the watcher's history (from its start without one), by decoded severity, bank, MCA error class, CPU and origin (live buffer, kmsg: this boot's kernel log, pstore: a previous boot's).
 # TYPE perf_persistent_machine_checks_total counter
-perf_persistent_machine_checks_total{severity="corrected",bank="2",error_class="memory-controller",cpu="1",origin="live"} 1
-perf_persistent_machine_checks_total{severity="fatal",bank="1",error_class="cache",cpu="0",origin="pstore"} 1
-perf_persistent_machine_checks_total{severity="srar",bank="3",error_class="cache",cpu="2",origin="live"} 1
-# HELP perf_persistent_machine_checks_by_severity_total Machine checks seen since the watcher started, by decoded severity; every severity is present from the start.
+perf_persistent_machine_checks_total{mce_severity="corrected",bank="2",error_class="memory-controller",cpu="1",origin="live"} 1
+perf_persistent_machine_checks_total{mce_severity="fatal",bank="1",error_class="cache",cpu="0",origin="pstore"} 1
+perf_persistent_machine_checks_total{mce_severity="srar",bank="3",error_class="cache",cpu="2",origin="live"} 1
+# HELP perf_persistent_machine_checks_by_severity_total Machine checks counted over the watcher's history (from its start without one), by decoded severity; every severity is present from the start.
 # TYPE perf_persistent_machine_checks_by_severity_total counter
-perf_persistent_machine_checks_by_severity_total{severity="corrected"} 1
-perf_persistent_machine_checks_by_severity_total{severity="deferred"} 0
-perf_persistent_machine_checks_by_severity_total{severity="fatal"} 1
-perf_persistent_machine_checks_by_severity_total{severity="invalid"} 0
-perf_persistent_machine_checks_by_severity_total{severity="srao"} 0
-perf_persistent_machine_checks_by_severity_total{severity="srar"} 1
-perf_persistent_machine_checks_by_severity_total{severity="ucna"} 0
-perf_persistent_machine_checks_by_severity_total{severity="uncorrected"} 0
+perf_persistent_machine_checks_by_severity_total{mce_severity="corrected"} 1
+perf_persistent_machine_checks_by_severity_total{mce_severity="deferred"} 0
+perf_persistent_machine_checks_by_severity_total{mce_severity="fatal"} 1
+perf_persistent_machine_checks_by_severity_total{mce_severity="invalid"} 0
+perf_persistent_machine_checks_by_severity_total{mce_severity="srao"} 0
+perf_persistent_machine_checks_by_severity_total{mce_severity="srar"} 1
+perf_persistent_machine_checks_by_severity_total{mce_severity="ucna"} 0
+perf_persistent_machine_checks_by_severity_total{mce_severity="uncorrected"} 0
 # HELP perf_persistent_last_record_timestamp_seconds Wall-clock time of the newest record of a persistent event.
 # TYPE perf_persistent_last_record_timestamp_seconds gauge
 perf_persistent_last_record_timestamp_seconds{event="getppid"} 1796285031.499
 perf_persistent_last_record_timestamp_seconds{event="mce_record"} 1796285033.5
 # HELP perf_persistent_last_machine_check_timestamp_seconds Wall-clock time of the newest machine check of a severity.
 # TYPE perf_persistent_last_machine_check_timestamp_seconds gauge
-perf_persistent_last_machine_check_timestamp_seconds{severity="corrected"} 1796285032.5
-perf_persistent_last_machine_check_timestamp_seconds{severity="srar"} 1796285033.5
+perf_persistent_last_machine_check_timestamp_seconds{mce_severity="corrected"} 1796285032.5
+perf_persistent_last_machine_check_timestamp_seconds{mce_severity="srar"} 1796285033.5
 # HELP perf_persistent_broker_up 1 when the broker that holds the persistent events answers, else 0.
 # TYPE perf_persistent_broker_up gauge
 perf_persistent_broker_up 1
 # HELP perf_persistent_watch_up 1 while perf persistent watch runs; 0 in the file it leaves when it stops.
 # TYPE perf_persistent_watch_up gauge
 perf_persistent_watch_up 1
-# HELP perf_persistent_watch_start_time_seconds Wall-clock time perf persistent watch started; the counters count from it.
+# HELP perf_persistent_watch_start_time_seconds Wall-clock time perf persistent watch started (the counters count from it only when it keeps no history).
 # TYPE perf_persistent_watch_start_time_seconds gauge
 perf_persistent_watch_start_time_seconds 1796285030.5
+# HELP perf_persistent_build_info Always 1; the labels say which perf-persistent wrote the file (its version and the source revision it was built from).
+# TYPE perf_persistent_build_info gauge
+perf_persistent_build_info{version="1.2.3",commit="0123456789ab"} 1
 )";
 
 TEST(PrometheusFile, KnownLoadGivesExactText) {

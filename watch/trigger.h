@@ -87,6 +87,8 @@ struct TriggerRule {
   std::string exec;              // run with /bin/sh -c
   uint64_t timeout_ms = 30000;   // then SIGTERM to the group, SIGKILL after the grace
   std::string rate_limit;        // "N per DURATION" or "none"; empty: kDefaultRateLimit
+
+  bool operator==(const TriggerRule&) const = default;  // a reload keeps an unchanged set
 };
 
 // What a run starts: `/bin/sh -c command`, with `env` added to the

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "base/strings.h"
+#include "parse/parse_events.h"
 #include "record/attach.h"
 #include "record/drain.h"
 #include "record/events.h"
@@ -90,6 +91,18 @@ class Watcher {
 
  private:
   Status open_sinks();
+  Result<std::unique_ptr<Triggers>> make_triggers(const WatchOptions& o);
+  Result<std::unique_ptr<PrometheusFile>> make_prometheus(const WatchOptions& o);
+  std::unique_ptr<Sink> make_journal(const WatchOptions& o);
+  // Puts `sink` in the place of the one named `name` (at the end when there
+  // is none; removes it when `sink` is null); returns the one it replaced.
+  std::unique_ptr<Sink> put_sink(const char* name, std::unique_ptr<Sink> sink);
+  // SIGHUP: the config file again. A new configuration that does not
+  // parse, or whose new sinks cannot be opened, is refused whole, the
+  // running one kept; otherwise the triggers, the metrics file, the journal
+  // and the events change, and nothing else (no record is lost, no counter
+  // moves). Says what it did on the log.
+  void reload();
   Status harvest();
   // Resolves and attaches the events; `required`: a failure is returned
   // (the command line named them), else noted and tried again later.
@@ -99,11 +112,15 @@ class Watcher {
   Status feed(const WatchRecord& record, const RecordJson& json);
   Status tick(bool final);
   void check_hangups(const std::vector<pollfd>& fds);
+  // Lets the buffers go, keeping where each was read to (resume_after_).
+  void detach();
+  // Whether an event waited for as unavailable is listed otherwise now.
+  bool waited_event_changed();
   std::string stream_name(const record::Stream& s) const {
     return "persistent/" + events_[s.event].info.name + "/ CPU " + std::to_string(s.cpu);
   }
 
-  const WatchOptions& options_;
+  WatchOptions options_;  // a copy: SIGHUP replaces parts of it
   std::ostream& out_;
   std::ostream& log_;
   std::string boot_id_;
@@ -135,6 +152,12 @@ class Watcher {
   std::optional<sys::ClockPair> wall_;
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
+  // The events the broker lists as unavailable, waited for ("persistent/NAME/").
+  std::vector<std::string> waiting_;
+  std::set<std::string> unavailable_said_;  // each said once
+  std::string last_attach_error_;           // the last reason attach() waits, said once
+  // Triggers a reload replaced, until their commands end.
+  std::vector<std::unique_ptr<Triggers>> retiring_;
   bool attached_ = false;
   uint64_t last_attach_ms_ = 0, last_broker_ms_ = 0, last_wall_ms_ = 0;
   uint64_t fed_ = 0, duplicates_ = 0, lost_ = 0, bad_ = 0;
@@ -155,6 +178,52 @@ Status DecodeSink::append(const record::Stream& stream, std::span<const uint8_t>
   return status;
 }
 
+Result<std::unique_ptr<Triggers>> Watcher::make_triggers(const WatchOptions& o) {
+  TriggerOptions t;
+  t.max_children = o.max_children;
+  t.log = &log_;
+  return Triggers::create(o.triggers, t);
+}
+
+Result<std::unique_ptr<PrometheusFile>> Watcher::make_prometheus(const WatchOptions& o) {
+  PrometheusOptions p;
+  p.path = o.prometheus;
+  p.interval_ms = o.prometheus_interval_ms;
+  PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, PrometheusFile::open(p));
+  // Counted over the history: a restart changes no counter.
+  if (history_) {
+    PP_ASSIGN_OR_RETURN(HistoryTotals totals, history_->totals());
+    file->seed(totals);
+  }
+  if (attached_)
+    for (const record::ResolvedEvent& e : events_)
+      file->add_event(e.info.name, e.cpus);
+  return file;
+}
+
+std::unique_ptr<Sink> Watcher::make_journal(const WatchOptions& o) {
+  JournalOptions j;
+  j.every_record = o.journal == JournalMode::kEvery;
+  j.log = &log_;
+  return std::make_unique<JournalSink>(real_journal_writer(), j);
+}
+
+std::unique_ptr<Sink> Watcher::put_sink(const char* name, std::unique_ptr<Sink> sink) {
+  for (auto it = sinks_.begin(); it != sinks_.end(); ++it) {
+    if (std::string_view(it->name) != name)
+      continue;
+    std::unique_ptr<Sink> old = std::move(it->sink);
+    if (sink)
+      *it = {std::move(sink), false, name};
+    else
+      sinks_.erase(it);
+    return old;
+  }
+  if (sink)
+    sinks_.push_back({std::move(sink), false, name});
+  return nullptr;
+}
+
 Status Watcher::open_sinks() {
   if (!options_.db.empty()) {
     HistoryOptions h = options_.history;
@@ -164,30 +233,120 @@ Status Watcher::open_sinks() {
     sinks_.push_back({std::move(history), true, "history"});
   }
   if (!options_.triggers.empty()) {
-    TriggerOptions t;
-    t.max_children = options_.max_children;
-    t.log = &log_;
-    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, Triggers::create(options_.triggers, t));
+    PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, make_triggers(options_));
     triggers_ = triggers.get();
     sinks_.push_back({std::move(triggers), false, "triggers"});
   }
   if (!options_.prometheus.empty()) {
-    PrometheusOptions p;
-    p.path = options_.prometheus;
-    p.interval_ms = options_.prometheus_interval_ms;
-    PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, PrometheusFile::open(p));
+    PP_ASSIGN_OR_RETURN(std::unique_ptr<PrometheusFile> file, make_prometheus(options_));
     prometheus_ = file.get();
     sinks_.push_back({std::move(file), false, "metrics file"});
   }
-  if (options_.journal != JournalMode::kOff) {
-    JournalOptions j;
-    j.every_record = options_.journal == JournalMode::kEvery;
-    j.log = &log_;
-    sinks_.push_back({std::make_unique<JournalSink>(real_journal_writer(), j), false, "journal"});
-  }
+  if (options_.journal != JournalMode::kOff)
+    sinks_.push_back({make_journal(options_), false, "journal"});
   if (options_.ndjson)
     sinks_.push_back({std::make_unique<NdjsonSink>(out_), true, "--ndjson output"});
   return ok_status();
+}
+
+void Watcher::reload() {
+  if (!options_.reload) {
+    log_ << "watch: SIGHUP: nothing to reload (no --config file); going on\n";
+    return;
+  }
+  auto fresh = options_.reload();
+  auto refuse = [&](const Error& e) {
+    log_ << "watch: reload refused, the running configuration is kept: " << e.message() << '\n';
+  };
+  if (!fresh.ok())
+    return refuse(fresh.error());
+  WatchOptions& n = *fresh;
+  // Every new sink is made before anything changes: a reload is whole or
+  // nothing.
+  bool triggers_changed =
+      n.triggers != options_.triggers || n.max_children != options_.max_children;
+  std::unique_ptr<Triggers> triggers;
+  if (triggers_changed && !n.triggers.empty()) {
+    auto made = make_triggers(n);
+    if (!made.ok())
+      return refuse(made.error());
+    triggers = std::move(*made);
+  }
+  bool prometheus_changed = n.prometheus != options_.prometheus;
+  std::unique_ptr<PrometheusFile> prometheus;
+  if (prometheus_changed && !n.prometheus.empty()) {
+    auto made = make_prometheus(n);
+    if (!made.ok())
+      return refuse(made.error());
+    prometheus = std::move(*made);
+  }
+  std::vector<std::string> changed;
+  if (triggers_changed) {
+    changed.push_back(std::to_string(n.triggers.size()) + " trigger" +
+                      (n.triggers.size() == 1 ? "" : "s") +
+                      " (thresholds and rate limits start afresh)");
+    Triggers* made = triggers.get();
+    std::unique_ptr<Sink> old = put_sink("triggers", std::move(triggers));
+    // Its commands run to their end, or their timeout; it takes no record.
+    if (old)
+      retiring_.push_back(std::unique_ptr<Triggers>(static_cast<Triggers*>(old.release())));
+    triggers_ = made;
+  }
+  if (prometheus_changed) {
+    changed.push_back("the metrics file " +
+                      (n.prometheus.empty() ? std::string("none") : n.prometheus));
+    PrometheusFile* made = prometheus.get();
+    if (made)
+      made->set_broker_up(backend_->list(false, nullptr).ok());
+    std::unique_ptr<Sink> old = put_sink("metrics file", std::move(prometheus));
+    if (old)
+      (void)old->tick(sys::monotonic_ms(), true);  // the old file says watch_up 0
+    prometheus_ = made;
+  } else if (prometheus_ && n.prometheus_interval_ms != options_.prometheus_interval_ms) {
+    prometheus_->set_interval_ms(n.prometheus_interval_ms);
+    changed.push_back("the metrics interval");
+  }
+  if (n.journal != options_.journal) {
+    changed.push_back("the journal");
+    put_sink("journal", n.journal == JournalMode::kOff ? nullptr : make_journal(n));
+  }
+  bool events_changed = n.events != options_.events || n.cpus != options_.cpus;
+  if (events_changed)
+    changed.push_back("the events");
+  std::vector<std::string> later;
+  if (n.db != options_.db || n.history.max_age_s != options_.history.max_age_s ||
+      n.history.max_bytes != options_.history.max_bytes)
+    later.push_back("the history and its retention");
+  if (n.harvest != options_.harvest || n.harvest_options.kmsg != options_.harvest_options.kmsg ||
+      n.harvest_options.pstore != options_.harvest_options.pstore)
+    later.push_back("the harvest");
+  options_.triggers = n.triggers;
+  options_.max_children = n.max_children;
+  options_.prometheus = n.prometheus;
+  options_.prometheus_interval_ms = n.prometheus_interval_ms;
+  options_.journal = n.journal;
+  options_.events = n.events;
+  options_.cpus = n.cpus;
+  options_.events_named = false;  // waited for, as the config file's are
+  if (events_changed && attached_) {
+    detach();
+  }
+  if (events_changed) {
+    waiting_.clear();
+    unavailable_said_.clear();
+    last_attach_ms_ = 0;  // attached again at once
+  }
+  log_ << "watch: reloaded the configuration: ";
+  if (changed.empty())
+    log_ << "nothing changed";
+  for (size_t i = 0; i < changed.size(); i++)
+    log_ << (i ? ", " : "") << changed[i];
+  if (!later.empty()) {
+    log_ << "; not changed before a restart:";
+    for (size_t i = 0; i < later.size(); i++)
+      log_ << (i ? ", " : " ") << later[i];
+  }
+  log_ << '\n';
 }
 
 Status Watcher::feed(const WatchRecord& record, const RecordJson& json) {
@@ -250,6 +409,24 @@ Status Watcher::harvest() {
   return ok_status();
 }
 
+// The line of a broker's error that says what is missing: its "Error: ..."
+// line when it has one (a parse error's), else its first line.
+std::string short_reason(const std::string& error) {
+  std::string first;
+  for (std::string_view line : split(error, '\n')) {
+    std::string_view t = trim(line);
+    if (first.empty())
+      first = std::string(t);
+    if (starts_with(t, "Error: ")) {
+      t.remove_prefix(7);
+      if (!t.empty() && t.back() == '.')
+        t.remove_suffix(1);
+      return std::string(t);
+    }
+  }
+  return first;
+}
+
 Status Watcher::attach(bool required) {
   last_attach_ms_ = sys::monotonic_ms();
   std::vector<std::string> names = options_.events;
@@ -258,6 +435,11 @@ Status Watcher::attach(bool required) {
   auto fail = [&](const Error& e) -> Status {
     if (required)
       return e;
+    // Said once, and again only when the reason changes: a watcher that
+    // waits for days must not fill the journal with one line every 10 s.
+    if (e.message() == last_attach_error_)
+      return ok_status();
+    last_attach_error_ = e.message();
     if (options_.once)
       log_ << "watch: " << e.message() << "; --once reads only the kernel's logs then\n";
     else
@@ -267,8 +449,62 @@ Status Watcher::attach(bool required) {
   auto model = pmu::Model::load(options_.roots);
   if (!model.ok())
     return fail(model.error());
+  // An event the broker lists as unavailable (optional in its config, and
+  // this host cannot make it: a VM has no mce tracepoint) is a state of the
+  // host, not a mistake: it is waited for, named or not, while the other
+  // events are read.
+  auto listed = backend_->list(false, nullptr);
+  if (!listed.ok())
+    return fail(listed.error());
+  std::vector<std::string> ready;
+  std::vector<std::string> waiting;
+  for (const std::string& name : names) {
+    auto specs = parse::parse_events(name, *model);
+    if (!specs.ok()) {
+      ready.push_back(name);  // resolve_events() says what is wrong with it
+      continue;
+    }
+    for (const parse::EventSpec& spec : *specs) {
+      const persistent::EventInfo* info = nullptr;
+      if (spec.pmu == "persistent")
+        for (const persistent::EventInfo& e : *listed)
+          if (e.id == spec.attr.attr.config)
+            info = &e;
+      if (!info || info->state != "unavailable") {
+        ready.push_back(spec.text);
+        continue;
+      }
+      waiting.push_back(spec.text);
+      if (!unavailable_said_.insert(spec.text).second)
+        continue;
+      std::string what = spec.text + (info->event.empty() ? "" : " (" + info->event + ")");
+      log_ << "watch: " << what
+           << " is unavailable on this host: the broker's config marks it optional and the "
+              "broker cannot make it here ("
+           << short_reason(info->error) << ")";
+      if (starts_with(info->event, "mce:"))
+        log_ << "; a VM without virtual machine checks, or a kernel without CONFIG_X86_MCE, has "
+                "no mce tracepoints";
+      std::string rest;
+      if (options_.harvest)
+        rest = "the kernel's logs";
+      if (names.size() > 1 || specs->size() > 1)
+        rest += (rest.empty() ? "" : " and ") + std::string("the other events");
+      log_ << ". Not an error: watch " << (options_.once ? "reads " : "goes on reading ")
+           << (rest.empty() ? "nothing else" : rest);
+      if (!options_.once)
+        log_ << ", and attaches it when the broker makes it (at its reload; looked for every "
+             << kReattachMs / 1000 << " s)";
+      log_ << '\n';
+    }
+  }
+  waiting_ = waiting;
+  if (ready.empty()) {
+    last_attach_error_.clear();
+    return ok_status();
+  }
   std::ostringstream notes;
-  auto events = record::resolve_events(names, options_.cpus, *model, *backend_, notes,
+  auto events = record::resolve_events(ready, options_.cpus, *model, *backend_, notes,
                                        /*one_file=*/false);
   for (std::string_view line : split(notes.str(), '\n'))
     if (!line.empty())
@@ -328,6 +564,7 @@ Status Watcher::attach(bool required) {
   events_ = std::move(*events);
   decoder_ = std::move(*decoder);
   attached_ = true;
+  last_attach_error_.clear();
   std::string list;
   for (const record::ResolvedEvent& e : events_)
     list += (list.empty() ? "" : ", ") + ("persistent/" + e.info.name + "/ (" + e.name + ")");
@@ -423,6 +660,13 @@ Status Watcher::tick(bool final) {
     std::string note;
     prometheus_->set_broker_up(backend_->list(false, &note).ok());
   }
+  for (auto it = retiring_.begin(); it != retiring_.end();) {
+    (void)(*it)->tick(now, final);  // its failures were logged by it
+    if ((*it)->running() + (*it)->queued() == 0 || final)
+      it = retiring_.erase(it);
+    else
+      ++it;
+  }
   return each_sink([&](Sink& sink) { return sink.tick(now, final); });
 }
 
@@ -436,6 +680,10 @@ void Watcher::check_hangups(const std::vector<pollfd>& fds) {
   log_ << "watch: an event's buffer went away (killed, or its broker stopped); looking for it "
           "again every "
        << kReattachMs / 1000 << " s\n";
+  detach();
+}
+
+void Watcher::detach() {
   attached_ = false;
   // What was fed is kept by name and CPU for the next attach(); the
   // buffers go.
@@ -445,6 +693,24 @@ void Watcher::check_hangups(const std::vector<pollfd>& fds) {
   streams_.clear();
 }
 
+bool Watcher::waited_event_changed() {
+  auto listed = backend_->list(false, nullptr);
+  if (!listed.ok())
+    return false;
+  for (const std::string& text : waiting_) {
+    // "persistent/NAME/"
+    std::string_view name = text;
+    if (starts_with(name, "persistent/"))
+      name.remove_prefix(11);
+    if (!name.empty() && name.back() == '/')
+      name.remove_suffix(1);
+    for (const persistent::EventInfo& e : *listed)
+      if (e.name == name && e.state != "unavailable")
+        return true;
+  }
+  return false;
+}
+
 Status Watcher::run() {
   PP_ASSIGN_OR_RETURN(sys::SignalFd signals, sys::SignalFd::open({SIGINT, SIGTERM, SIGHUP}));
   ::signal(SIGPIPE, SIG_IGN);
@@ -452,10 +718,11 @@ Status Watcher::run() {
   backend_ = persistent::make_backend(options_.backend);
   PP_RETURN_IF_ERROR(open_sinks());
   // Named on the command line: a mistake is an error now. The default
-  // event is waited for (a host whose broker starts later, or a VM).
+  // event and the config file's are waited for (a host whose broker starts
+  // later); an event the broker lists as unavailable always is (a VM).
   // Attached before the harvest, read after it: the harvest's pstore
   // records are known when a live sample relogs one of them.
-  PP_RETURN_IF_ERROR(attach(!options_.events.empty()));
+  PP_RETURN_IF_ERROR(attach(options_.events_named));
   if (options_.harvest)
     PP_RETURN_IF_ERROR(harvest());
   uint64_t start = sys::monotonic_ms();
@@ -493,7 +760,9 @@ Status Watcher::run() {
     }
     if (fds[0].revents & POLLIN) {
       auto sig = signals.read();
-      if (sig.ok())
+      if (sig.ok() && *sig == SIGHUP)
+        reload();
+      else if (sig.ok())
         quit = true;
     }
     stopped = drain();
@@ -501,6 +770,13 @@ Status Watcher::run() {
       break;
     if (attached_)
       check_hangups(fds);
+    if (attached_ && !waiting_.empty() && sys::monotonic_ms() - last_attach_ms_ >= kReattachMs) {
+      last_attach_ms_ = sys::monotonic_ms();
+      if (waited_event_changed()) {
+        detach();
+        last_attach_ms_ = 0;  // attached again, with it, at once
+      }
+    }
     if (!attached_ && sys::monotonic_ms() - last_attach_ms_ >= kReattachMs) {
       stopped = attach(false);
       if (!stopped.ok())

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -42,7 +43,12 @@ inline constexpr const char* kDefaultEvent = "persistent/mce_record/";
 enum class JournalMode { kOff, kMachineChecks, kEvery };
 
 struct WatchOptions {
-  std::vector<std::string> events;   // -e; empty: kDefaultEvent, waited for when absent
+  std::vector<std::string> events;  // -e; empty: kDefaultEvent, waited for when absent
+  // The events came from the command line (-e): a mistake in them stops
+  // watch at start. The config file's and the default are waited for, as is
+  // any event the broker lists as unavailable (optional, and this host
+  // cannot make it).
+  bool events_named = false;
   std::string cpus;                  // -C
   std::string db = kDefaultHistory;  // "" keeps no history (--no-db)
   HistoryOptions history;
@@ -58,9 +64,13 @@ struct WatchOptions {
   uint64_t duration_ms = 0;  // stop after this long (0: until SIGINT or SIGTERM)
   pmu::Roots roots;
   persistent::BackendOptions backend;
+  // What SIGHUP calls for the new options (the config file read again, the
+  // command line over it); null: SIGHUP changes nothing.
+  std::function<Result<WatchOptions>()> reload;
 };
 
-// Runs until SIGINT, SIGTERM or SIGHUP (or --once, --duration). Errors
+// Runs until SIGINT or SIGTERM (or --once, --duration); SIGHUP reloads
+// (options.reload). Errors
 // before watching starts (a bad option, event, rule; a history or metrics
 // file that cannot be opened) are returned; so is one that stops it (the
 // history cannot be written, --ndjson's reader went away). Progress and

@@ -30,13 +30,20 @@ bool is_x86() {
   return arch.rfind("x86_64", 0) == 0 || arch.rfind("i686", 0) == 0;
 }
 
+// mcelog; rasdaemon beside it is an OK note.
 bool consumer_runs() {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     std::string comm = slurp(entry.path().string() + "/comm");
-    if (comm == "mcelog\n" || comm == "rasdaemon\n")
+    if (comm == "mcelog\n")
       return true;
   }
   return false;
+}
+
+// The CPU's hypervisor flag: a VM, whose machine checks are its host's.
+bool virtual_machine() {
+  std::string cpuinfo = slurp("/proc/cpuinfo");
+  return cpuinfo.find(" hypervisor") != std::string::npos;
 }
 
 // Each finding's status by id (the last one of an id wins) and its text.
@@ -64,7 +71,8 @@ TEST_F(CheckKernel, FindsWhatThisMachineHas) {
     return;
   bool mce = std::filesystem::exists(tracefs_root() + "/events/mce/mce_record/id");
   bool machinecheck = std::filesystem::exists("/sys/devices/system/machinecheck/machinecheck0");
-  std::string mce_expected = mce ? "OK" : is_x86() ? "CRITICAL" : "OK";
+  std::string mce_expected = mce || virtual_machine() ? "OK" : is_x86() ? "CRITICAL" : "OK";
+  bool systemd = std::filesystem::is_directory("/run/systemd/system");
 
   // No broker in the private run directory.
   CommandResult r = pp({"check", "--json"});
@@ -103,19 +111,27 @@ TEST_F(CheckKernel, FindsWhatThisMachineHas) {
   // when the tests themselves run as one.
   std::string cgroup = slurp("/proc/self/cgroup");
   bool service = cgroup.find(".service\n") != std::string::npos;
-  EXPECT_EQ(f.status["broker-not-under-systemd"], service ? "OK" : "WARNING")
+  EXPECT_EQ(f.status["broker-not-under-systemd"], service || !systemd ? "OK" : "WARNING")
       << f.found["broker-not-under-systemd"];
   EXPECT_EQ(f.status["event-failed"], "OK");
   EXPECT_EQ(f.status["event-tampered"], "OK");
   EXPECT_EQ(f.status["fd-limit"], "OK") << f.found["fd-limit"];
   EXPECT_EQ(f.status["mlock-limit"], "OK") << f.found["mlock-limit"];
-  EXPECT_EQ(f.status["events-losing"], "WARNING") << f.found["events-losing"];
-  EXPECT_NE(f.found["events-losing"].find("'tiny'"), std::string::npos) << f.found["events-losing"];
+  // getppid is no RAS event: a flight recorder, which wraps by design.
+  EXPECT_EQ(f.status["events-losing"], "OK") << f.found["events-losing"];
+  EXPECT_NE(
+      f.found["events-losing"].find("'tiny' (syscalls:sys_enter_getppid) is a flight recorder"),
+      std::string::npos)
+      << f.found["events-losing"];
   auto doc = parse_json(r.out, "check --json");
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ((*doc)["events"], 1);
   EXPECT_EQ(r.status, (*doc)["exit_status"].get<int>());
-  EXPECT_GE(r.status, 1) << r.out;
+  // On this kind of machine (a VM without mce_record, no systemd) a
+  // broker holding a flight recorder is a correct setup: exit 0.
+  if (virtual_machine() && !mce && !systemd && !consumer_runs()) {
+    EXPECT_EQ(r.status, 0) << r.out;
+  }
 
   // The text form's first line says the same status.
   CommandResult text = pp({"check"});

@@ -244,8 +244,8 @@ TEST_F(ReportLive, DecodesWhatTheBuffersHoldWithoutConsumingIt) {
 }
 
 // `report | head`: the reader goes away after a line. report stops
-// printing, says why on stderr and exits 5 (output failed), never dies of
-// SIGPIPE (which perf's dispatcher reports as "unable to run").
+// printing and ends quietly with 0, as `perf script | head` is quiet; it
+// never dies of SIGPIPE (which perf's dispatcher reports as "unable to run").
 TEST_F(ReportDecode, AReaderThatStopsEarlyEndsTheReportCleanly) {
   // Far more text than a pipe holds, so a write fails whatever the timing.
   ASSERT_NO_FATAL_FAILURE(record({perf_program(), "bench", "sched", "pipe", "-l", "20000"}));
@@ -254,9 +254,7 @@ TEST_F(ReportDecode, AReaderThatStopsEarlyEndsTheReportCleanly) {
        "\"$1\" report -i \"$2\" | head -n 1 >/dev/null; echo \"report=${PIPESTATUS[0]}\" >&2",
        "bash", binary_path(), file},
       {.input = {}, .env = {}, .timeout_seconds = 60});
-  EXPECT_NE(r.err.find("report=5"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("the reader of the report went away (broken pipe)"), std::string::npos)
-      << r.err;
+  EXPECT_EQ(r.err, "report=0\n");
 }
 
 }  // namespace

@@ -206,5 +206,43 @@ TEST_F(Watch, AnUnknownEventIsNamed) {
   EXPECT_NE(unknown.err.find("nosuch"), std::string::npos) << unknown.err;
 }
 
+// An event the broker lists as unavailable (optional in its config, and
+// this kernel has no such tracepoint, as a VM has no mce_record) is a state,
+// not a mistake: named in watch's config file or with -e, watch says so once,
+// reads the other events, and --once and --duration end with 0.
+TEST_F(Watch, AnUnavailableOptionalEventIsWaitedForNotAnError) {
+  GetppidCaller caller(100);
+  std::string broker_conf = tmp_.path("pp.conf");
+  std::ofstream(broker_conf) << "[late]\nevent = pp_test_absent:absent\noptional = yes\n"
+                             << "[ppid]\nevent = syscalls:sys_enter_getppid\nfilter = "
+                             << caller.filter() << "\n";
+  CommandResult started = pp({"daemon", "--config=" + broker_conf});
+  ASSERT_EQ(started.status, 0) << started.err;
+  ASSERT_TRUE(caller.run());
+  std::string watch_conf = tmp_.path("watch.conf");
+  std::ofstream(watch_conf) << "[watch]\nevent = persistent/late/\nevent = persistent/ppid/\n"
+                            << "harvest = no\ndb = " << db_ << "\n";
+
+  CommandResult once = pp({"watch", "--config", watch_conf, "--once"});
+  EXPECT_EQ(once.status, 0) << once.err;
+  EXPECT_EQ(history().size(), 100u) << once.err;
+  size_t said =
+      once.err.find("persistent/late/ (pp_test_absent:absent) is unavailable on this host");
+  EXPECT_NE(said, std::string::npos) << once.err;
+  const std::string phrase = "is unavailable on this host";
+  EXPECT_EQ(once.err.find(phrase, once.err.find(phrase) + 1), std::string::npos) << "said once";
+  EXPECT_NE(once.err.find("Not an error: watch reads the other events"), std::string::npos)
+      << once.err;
+
+  CommandResult named =
+      pp({"watch", "-e", "persistent/late/", "--once", "--no-db", "--no-harvest"});
+  EXPECT_EQ(named.status, 0) << named.err;
+  EXPECT_NE(named.err.find("is unavailable on this host"), std::string::npos) << named.err;
+
+  CommandResult running = pp({"watch", "--config", watch_conf, "--duration", "2", "--no-db"});
+  EXPECT_EQ(running.status, 0) << running.err;
+  EXPECT_NE(running.err.find("reading persistent/ppid/"), std::string::npos) << running.err;
+}
+
 }  // namespace
 }  // namespace pp::testing

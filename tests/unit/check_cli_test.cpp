@@ -51,7 +51,7 @@ TEST_F(CheckCli, NoBrokerIsCriticalWithExitTwo) {
   CommandResult r = check({});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("PERSISTENT CRITICAL - 2 problems: broker-not-running, no-mce-event | "
-                        "critical=2 warning=0 unknown=0 events=0\n",
+                        "critical=2 warning=0 unknown=0 acknowledged=0 events=0\n",
                         0),
             0u)
       << r.out;
@@ -89,8 +89,8 @@ TEST_F(CheckCli, HealthyIsOkWithExitZero) {
 
 TEST_F(CheckCli, WarningIsExitOneAndUnknownThree) {
   healthy_arm();
-  dir.write("root/proc/77/comm", "rasdaemon\n");
-  dir.write("root/proc/77/cmdline", std::string("rasdaemon\0", 10));
+  dir.write("root/proc/77/comm", "mcelog\n");
+  dir.write("root/proc/77/cmdline", std::string("mcelog\0", 7));
   CommandResult r = check({});
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("PERSISTENT WARNING - 1 problem: other-consumer |", 0), 0u) << r.out;
