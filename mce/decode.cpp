@@ -206,11 +206,15 @@ MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override, MceOr
     d.notes.push_back("vendor unknown but IPID/SYND given: give --vendor amd for AMD's layout");
 
   // What the rules read: the record, with MCG_CAP.SER_P taken from the
-  // model when the record has no MCG_CAP.
+  // model when the record has no MCG_CAP. A MCG_CAP of 0 was not read: a
+  // CPU that logs a machine check has at least one bank (MCG_CAP[7:0]),
+  // and the kernel's software injection (mce-inject's "sw") records 0.
   MceRegisters eff = regs;
-  if (!regs.mcgcap && model && model->ser_p && !ops.amd_layout) {
+  if ((!regs.mcgcap || *regs.mcgcap == 0) && model && model->ser_p && !ops.amd_layout) {
     eff.mcgcap = kMcgSerP;
     d.assumed.push_back("MCG_CAP.SER_P");
+    if (regs.mcgcap)
+      d.notes.push_back("MCG_CAP 0 in the record (not read: no CPU has 0 banks)");
   }
 
   const uint64_t status = regs.status.value_or(0);
