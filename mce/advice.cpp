@@ -33,14 +33,11 @@ std::string memory_part(const MemoryLocation& l) {
 
 // What the error points at: "memory at <part>", "the <unit>", or "CPU n bank
 // m" when no table names it.
-std::string part(const MceDecoded& d, bool* is_memory) {
-  *is_memory = false;
+std::string part(const MceDecoded& d) {
   if (d.location) {
     std::string m = memory_part(*d.location);
-    if (!m.empty()) {
-      *is_memory = true;
+    if (!m.empty())
       return "memory at " + m;
-    }
   }
   if (d.unit)
     return "the " + *d.unit + (d.regs.cpu ? " of CPU " + std::to_string(*d.regs.cpu) : "");
@@ -54,13 +51,13 @@ std::string part(const MceDecoded& d, bool* is_memory) {
 }  // namespace
 
 std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
-  bool memory = false;
-  const std::string what = part(d, &memory);
+  const std::string what = part(d);
   const bool survived = d.kernel_severity != KernelSeverity::kPanic;
-  const bool has_page = d.location && d.location->page;
+  const bool has_page = (d.location && d.location->page) ||
+                        (d.regs.addr && (d.regs.status.value_or(0) & (uint64_t{1} << 58)));
   if (!fault_mode.empty() && fault_mode != "unknown" && d.severity != MceSeverity::kInvalid)
     return "Hardware event, not a software error: " + what + " has a " + std::string(fault_mode) +
-           " fault; plan to replace " + (memory ? "the DIMM." : "the part.");
+           " fault; plan to replace it.";
   switch (d.severity) {
     case MceSeverity::kInvalid:
       return "Not an error: the bank holds no valid record; no action.";
@@ -75,11 +72,12 @@ std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
              " was contained before use; the kernel will offline the page; plan to replace the "
              "part if it repeats.";
     case MceSeverity::kUcna:
+      // uc_decode_notifier() in core.c hands UCNA errors to memory_failure()
+      // since Linux 6.2 (AO and deferred ones before that).
       return "Hardware event, not a software error: uncorrected data in " + what +
-             " was not consumed; the kernel will offline the page" +
+             " was not consumed; the kernel (6.2 and later) will offline the page" +
              (has_page ? "" : " when it has the address") +
-             "; plan to replace the part if it "
-             "repeats.";
+             "; plan to replace the part if it repeats.";
     case MceSeverity::kSrao:
       return "Hardware event, not a software error: uncorrected data found in " + what +
              " in the background (scrub or cache writeback); the kernel will offline the page; "
