@@ -311,8 +311,8 @@ std::optional<KernelSeverity> intel_kernel_message_severity(std::string_view mes
 
 const VendorOps& intel_vendor_ops() {
   // Its models are in model_intel.cpp: built on first use, after them.
-  static const VendorOps kIntel = sdm_row(CpuVendor::kIntel, intel_cpu_models());
-  return kIntel;
+  static const VendorOps intel_row = sdm_row(CpuVendor::kIntel, intel_cpu_models());
+  return intel_row;
 }
 
 const VendorOps& zhaoxin_vendor_ops() {
