@@ -184,7 +184,6 @@ void grade_as_survived(MceDecoded& d) {
 MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override, MceOrigin origin) {
   MceDecoded d;
   d.regs = regs;
-  d.origin = origin;
   d.vendor = vendor_override;
   if (d.vendor == CpuVendor::kUnknown && regs.cpuvendor)
     d.vendor = cpu_vendor_from_kernel(*regs.cpuvendor);
@@ -249,10 +248,17 @@ MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override, MceOr
   d.kernel_severity_rule = std::move(ksev.rule);
   for (auto& n : ksev.notes)
     d.notes.push_back(std::move(n));
-  if (origin == MceOrigin::kTracepoint && d.kernel_severity == KernelSeverity::kPanic)
-    grade_as_survived(d);
   d.advice = mce_advice(d);
+  set_mce_origin(d, origin);
   return d;
+}
+
+void set_mce_origin(MceDecoded& d, MceOrigin origin) {
+  d.origin = origin;
+  if (origin == MceOrigin::kTracepoint && d.kernel_severity == KernelSeverity::kPanic) {
+    grade_as_survived(d);
+    d.advice = mce_advice(d);
+  }
 }
 
 namespace {

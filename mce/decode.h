@@ -172,6 +172,12 @@ struct MceDecoded {
   std::string advice;                           // one sentence for the on-call engineer (advice.h)
 };
 
+// Says where `d` came from and grades it again as that implies: a record
+// from the tracepoint that the rules graded panic was survived (see
+// MceOrigin). decode_mce(regs, vendor, origin) does the same; this is for a
+// caller that learns the origin after decoding.
+void set_mce_origin(MceDecoded& d, MceOrigin origin);
+
 // The memory location a decoded machine check gives, or nullopt when the
 // record does not locate one (not a memory error, or a model without a
 // table). Same as d.location; the fault model's one entry point.

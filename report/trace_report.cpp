@@ -332,8 +332,8 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
   if (!wanted(e))
     return;
   if (event->name == kMceEvent) {
-    mce::MceDecoded d = mce::decode_mce(mce_registers(*event, s.raw), mce::CpuVendor::kUnknown,
-                                        mce::MceOrigin::kTracepoint);
+    mce::MceDecoded d = mce::decode_mce(mce_registers(*event, s.raw));
+    mce::set_mce_origin(d, mce::MceOrigin::kTracepoint);  // the kernel survived what it traced
     if (!options_.severities.empty() &&
         std::find(options_.severities.begin(), options_.severities.end(), d.severity) ==
             options_.severities.end())
