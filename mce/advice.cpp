@@ -72,12 +72,14 @@ std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
              " was contained before use; the kernel will offline the page; plan to replace the "
              "part if it repeats.";
     case MceSeverity::kUcna:
-      // uc_decode_notifier() in core.c hands UCNA errors to memory_failure()
-      // since Linux 6.2 (AO and deferred ones before that).
+      // uc_decode_notifier() in core.c hands AO and deferred errors to
+      // memory_failure(); newer kernels take UCNA errors too, older ones
+      // leave the page in use.
       return "Hardware event, not a software error: uncorrected data in " + what +
-             " was not consumed; the kernel (6.2 and later) will offline the page" +
-             (has_page ? "" : " when it has the address") +
-             "; plan to replace the part if it repeats.";
+             " was not consumed; newer kernels offline the page" +
+             (has_page ? "" : " when they have the address") +
+             " (HardwareCorrupted in /proc/meminfo grows), older ones leave it; plan to replace "
+             "the part if it repeats.";
     case MceSeverity::kSrao:
       return "Hardware event, not a software error: uncorrected data found in " + what +
              " in the background (scrub or cache writeback); the kernel will offline the page; "

@@ -557,11 +557,11 @@ TEST(MceAdvice, OneSentencePerCase) {
   r.addr = 0x5678000;
   EXPECT_EQ(decode_mce(r).advice,
             "Hardware event, not a software error: uncorrected data in CPU 4 bank 18 was not "
-            "consumed; the kernel (6.2 and later) will offline the page; plan to replace the part "
-            "if it repeats.");
+            "consumed; newer kernels offline the page (HardwareCorrupted in /proc/meminfo grows), "
+            "older ones leave it; plan to replace the part if it repeats.");
   // Without ADDRV the kernel has no page to offline.
   r.status = 0xb000000000000090;
-  EXPECT_NE(decode_mce(r).advice.find("offline the page when it has the address"),
+  EXPECT_NE(decode_mce(r).advice.find("offline the page when they have the address"),
             std::string::npos);
   // Fatal: the kernel panics.
   r.status = 0xbe00000000000150;
