@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "mce/advice.h"
 #include "mce/bits.h"
 #include "mce/severity.h"
 #include "mce/vendor.h"
@@ -134,16 +135,86 @@ int kernel_severity_rank(std::string_view name) {
   return severity ? int(*severity) : -1;
 }
 
-MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
+std::string_view mce_origin_name(MceOrigin origin) {
+  switch (origin) {
+    case MceOrigin::kTracepoint:
+      return "tracepoint";
+    case MceOrigin::kKernelLog:
+      return "kernel-log";
+    case MceOrigin::kUnknown:
+      break;
+  }
+  return "unknown";
+}
+
+std::optional<MemoryLocation> memory_location(const MceDecoded& d) {
+  return d.location;
+}
+
+namespace {
+
+// The kernel emits mce:mce_record from a work item after the #MC handler
+// returned (arch/x86/kernel/cpu/mce/core.c: mce_log() queues the record,
+// the notifier chain traces it); a fatal error panics in the handler first.
+// So a tracepoint record graded panic by the rules was survived: the rules
+// lacked a fact the kernel had (a recoverable kernel IP, MCG_CAP).
+void grade_as_survived(MceDecoded& d) {
+  const std::string was = d.kernel_severity_rule;
+  const uint64_t status = d.regs.status.value_or(0);
+  std::string why;
+  if (was.starts_with("Data load in unrecoverable area of kernel") ||
+      was.starts_with("Uncorrected unrecoverable error in kernel context")) {
+    d.kernel_severity = KernelSeverity::kAr;
+    why = "the IP was in a recoverable kernel copy routine, graded ar";
+  } else if (status & bits::kUc) {
+    d.kernel_severity = KernelSeverity::kUc;
+    why = "graded uc (uncorrected, survived)";
+  } else {
+    d.kernel_severity = KernelSeverity::kKeep;
+    why = "graded keep";
+  }
+  d.kernel_severity_rule =
+      "not a panic: the record reached the mce_record tracepoint, which the "
+      "kernel emits only after surviving the error; the rules alone say \"" +
+      was + "\", so " + why;
+}
+
+}  // namespace
+
+MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override, MceOrigin origin) {
   MceDecoded d;
   d.regs = regs;
   d.vendor = vendor_override;
   if (d.vendor == CpuVendor::kUnknown && regs.cpuvendor)
     d.vendor = cpu_vendor_from_kernel(*regs.cpuvendor);
+  const CpuModel* model = nullptr;
+  if (d.vendor == CpuVendor::kUnknown && regs.cpuid) {
+    if (std::optional<VendorModel> vm = vendor_from_cpu_model(*regs.cpuid)) {
+      d.vendor = vm->vendor;
+      model = vm->model;
+      d.assumed.push_back("vendor " + std::string(cpu_vendor_name(d.vendor)));
+    }
+  }
   const VendorOps& ops = vendor_ops(d.vendor);
+  if (!model && regs.cpuid)
+    model = find_cpu_model(ops, *regs.cpuid);
+  if (model)
+    d.cpu_model = std::string(model->name);
   d.amd_layout = ops.amd_layout;
   if (d.vendor == CpuVendor::kUnknown && (regs.ipid || regs.synd))
     d.notes.push_back("vendor unknown but IPID/SYND given: give --vendor amd for AMD's layout");
+
+  // What the rules read: the record, with MCG_CAP.SER_P taken from the
+  // model when the record has no MCG_CAP. A MCG_CAP of 0 was not read: a
+  // CPU that logs a machine check has at least one bank (MCG_CAP[7:0]),
+  // and the kernel's software injection (mce-inject's "sw") records 0.
+  MceRegisters eff = regs;
+  if ((!regs.mcgcap || *regs.mcgcap == 0) && model && model->ser_p && !ops.amd_layout) {
+    eff.mcgcap = kMcgSerP;
+    d.assumed.push_back("MCG_CAP.SER_P");
+    if (regs.mcgcap)
+      d.notes.push_back("MCG_CAP 0 in the record (not read: no CPU has 0 banks)");
+  }
 
   const uint64_t status = regs.status.value_or(0);
   if (!regs.status)
@@ -151,14 +222,16 @@ MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
   for (const StatusBit& b : kCommonStatusBits)
     if (status & b.mask)
       d.status_bits.emplace_back(b.name);
-  const uint64_t cap = regs.mcgcap.value_or(0);
+  const uint64_t cap = eff.mcgcap.value_or(0);
   for (const StatusBit& b : ops.status_bits)
     if ((status & b.mask) && (cap & b.mcg_cap) == b.mcg_cap)
       d.status_bits.emplace_back(b.name);
   if (ops.mca_ipid && regs.ipid)
     d.smca_bank_type = smca_bank_type_name(*regs.ipid);
   if (ops.decode_fields)
-    ops.decode_fields(regs, d);
+    ops.decode_fields(eff, d);
+  if (model && model->decode)
+    model->decode(eff, d);
   if (regs.mcgstatus)
     for (const StatusBit& b : kMcgStatusBits)
       if (*regs.mcgstatus & b.mask)
@@ -167,16 +240,90 @@ MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override) {
   d.mscod = uint16_t(status >> 16);
   d.error_code = decode_mca_error_code(uint16_t(status));
 
-  SeverityVerdict sev = ops.classify(regs);
+  SeverityVerdict sev = ops.classify(eff);
   d.severity = sev.severity;
   d.severity_rule = std::move(sev.rule);
-  KernelSeverityVerdict ksev = ops.grade(regs);
+  KernelSeverityVerdict ksev = ops.grade(eff);
   d.kernel_severity = ksev.severity;
   d.kernel_severity_rule = std::move(ksev.rule);
   for (auto& n : ksev.notes)
     d.notes.push_back(std::move(n));
+  d.advice = mce_advice(d);
+  set_mce_origin(d, origin);
   return d;
 }
+
+void set_mce_origin(MceDecoded& d, MceOrigin origin) {
+  d.origin = origin;
+  if (origin == MceOrigin::kTracepoint && d.kernel_severity == KernelSeverity::kPanic) {
+    grade_as_survived(d);
+    d.advice = mce_advice(d);
+  }
+}
+
+namespace {
+
+// "socket 0 controller 1 channel 0 slot 0 rank 3 ..." for the layers present.
+std::string location_words(const MemoryLocation& l) {
+  std::string out;
+  auto add = [&](const char* name, const std::optional<uint32_t>& v, bool hex = false) {
+    if (v)
+      out += std::string(out.empty() ? "" : " ") + name + " " +
+             (hex ? hex_u64(*v) : std::to_string(*v));
+  };
+  if (!l.label.empty())
+    out = "DIMM " + l.label;
+  add("socket", l.socket);
+  add("controller", l.controller);
+  add("channel", l.channel);
+  add("slot", l.slot);
+  add("rank", l.rank);
+  add("subrank", l.subrank);
+  add("chip-select", l.chip_select);
+  add("bank-group", l.bank_group);
+  add("bank", l.bank);
+  add("row", l.row, true);
+  add("column", l.column, true);
+  add("device", l.device);
+  add("ecc-mode", l.ecc_mode);
+  if (l.transient)
+    out += std::string(out.empty() ? "" : " ") + (*l.transient ? "transient" : "not-transient");
+  if (l.address)
+    out += std::string(out.empty() ? "" : " ") + "address " + hex_u64(*l.address);
+  return out;
+}
+
+nlohmann::json location_json(const MemoryLocation& l) {
+  nlohmann::json j = nlohmann::json::object();
+  auto add = [&](const char* name, const std::optional<uint32_t>& v) {
+    if (v)
+      j[name] = *v;
+  };
+  add("socket", l.socket);
+  add("controller", l.controller);
+  add("channel", l.channel);
+  add("slot", l.slot);
+  add("rank", l.rank);
+  add("subrank", l.subrank);
+  add("bank_group", l.bank_group);
+  add("bank", l.bank);
+  add("row", l.row);
+  add("column", l.column);
+  add("device", l.device);
+  add("chip_select", l.chip_select);
+  if (l.address)
+    j["address"] = hex_u64(*l.address);
+  if (l.page)
+    j["page"] = hex_u64(*l.page);
+  if (!l.label.empty())
+    j["label"] = l.label;
+  add("ecc_mode", l.ecc_mode);
+  if (l.transient)
+    j["transient"] = *l.transient;
+  return j;
+}
+
+}  // namespace
 
 std::string describe_error_code(const MceDecoded& d) {
   return describe_mca_error_code(d.error_code, vendor_ops(d.vendor).cache_level_name);
@@ -201,6 +348,21 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
          hex16(d.mscod) + "\n";
   if (d.smca_bank_type)
     out += "  smca bank type " + *d.smca_bank_type + "\n";
+  if (d.cpu_model || !d.assumed.empty()) {
+    out += "  cpu model " + d.cpu_model.value_or("unknown");
+    if (!d.assumed.empty())
+      out += "; assumed from the CPU model: " + join(d.assumed, ", ");
+    out += "\n";
+  }
+  if (d.unit)
+    out += "  unit " + *d.unit + "\n";
+  if (d.mscod_meaning)
+    out += "  mscod " + hex16(d.mscod) + ": " + *d.mscod_meaning + "\n";
+  if (d.xec)
+    out += "  extended error code " + std::to_string(*d.xec) +
+           (d.xec_meaning ? ": " + *d.xec_meaning : std::string()) + "\n";
+  if (d.location)
+    out += "  memory " + location_words(*d.location) + "\n";
   std::string regs_line;
   auto add = [&](const char* name, const std::optional<uint64_t>& v) {
     if (v)
@@ -237,8 +399,18 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
   out += "  severity " + std::string(mce_severity_name(d.severity)) + ": " + d.severity_rule + "\n";
   out += "  kernel severity " + std::string(kernel_severity_name(d.kernel_severity)) + ": " +
          d.kernel_severity_rule + "\n";
+  if (d.kernel_verdict) {
+    const KernelVerdict& v = *d.kernel_verdict;
+    out += "  kernel said \"" + v.text + "\"";
+    if (v.severity)
+      out += " (" + std::string(kernel_severity_name(*v.severity)) + ")" +
+             (v.agrees ? ", agrees" : ", disagrees with this decode");
+    out += "\n";
+  }
   for (const auto& n : d.notes)
     out += "  note: " + n + "\n";
+  if (!d.advice.empty())
+    out += "  advice: " + d.advice + "\n";
 }
 
 nlohmann::json mce_json(const MceDecoded& d) {
@@ -293,12 +465,40 @@ nlohmann::json mce_json(const MceDecoded& d) {
     j["f"] = c.f;
   if (d.smca_bank_type)
     j["smca_bank_type"] = *d.smca_bank_type;
+  if (d.cpu_model)
+    j["cpu_model"] = *d.cpu_model;
+  if (!d.assumed.empty())
+    j["assumed_from_cpu_model"] = d.assumed;
+  if (d.unit)
+    j["unit"] = *d.unit;
+  if (d.mscod_meaning)
+    j["mscod_meaning"] = *d.mscod_meaning;
+  if (d.xec)
+    j["xec"] = *d.xec;
+  if (d.xec_meaning)
+    j["xec_meaning"] = *d.xec_meaning;
+  if (d.location)
+    j["location"] = location_json(*d.location);
+  if (d.origin != MceOrigin::kUnknown)
+    j["origin"] = std::string(mce_origin_name(d.origin));
   j["severity"] = std::string(mce_severity_name(d.severity));
   j["severity_rule"] = d.severity_rule;
   j["kernel_severity"] = std::string(kernel_severity_name(d.kernel_severity));
   j["kernel_severity_rule"] = d.kernel_severity_rule;
+  if (d.kernel_verdict) {
+    const KernelVerdict& v = *d.kernel_verdict;
+    nlohmann::json kv = {{"text", v.text}};
+    if (v.severity) {
+      kv["severity"] = std::string(kernel_severity_name(*v.severity));
+      kv["agrees"] = v.agrees;
+    }
+    if (!v.rule.empty())
+      kv["rule"] = v.rule;
+    j["kernel_verdict"] = kv;
+  }
   if (!d.notes.empty())
     j["notes"] = d.notes;
+  j["advice"] = d.advice;
   return j;
 }
 

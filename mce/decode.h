@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "mce/error_code.h"
+#include "mce/location.h"
 
 namespace pp::mce {
 
@@ -115,8 +116,28 @@ std::string_view kernel_severity_name(KernelSeverity severity);
 // ... panic 8; -1 for a name that is none of them.
 int kernel_severity_rank(std::string_view name);
 
+// Where a record came from, when the caller knows. The kernel emits the
+// mce:mce_record tracepoint from a work item after it has survived the
+// error (it panics inside the #MC handler, before any trace record), so a
+// tracepoint record is never graded as a panic.
+enum class MceOrigin { kUnknown, kTracepoint, kKernelLog };
+// "unknown", "tracepoint", "kernel-log".
+std::string_view mce_origin_name(MceOrigin origin);
+
+// The kernel's own verdict on a machine check, as its log printed it
+// ("Machine check: Processor context corrupt", "Kernel panic - not syncing:
+// Fatal machine check"), compared with this decoder's grade
+// (compare_kernel_verdict() in severity.h).
+struct KernelVerdict {
+  std::string text;                        // the line as the log gave it, trimmed
+  std::optional<KernelSeverity> severity;  // the level its message names; nullopt: not one of them
+  std::string rule;                        // the grader's message the text carries, if any
+  bool agrees = true;                      // false: the decode grades it otherwise
+};
+
 struct MceDecoded {
   MceRegisters regs;
+  MceOrigin origin = MceOrigin::kUnknown;
   CpuVendor vendor = CpuVendor::kUnknown;  // the override, else cpuvendor, else unknown
   bool amd_layout = false;                 // AMD or Hygon: MCA_STATUS has AMD's bits (VendorOps)
 
@@ -136,11 +157,38 @@ struct MceDecoded {
   // What could not be decided and what would decide it ("S and AR not
   // decoded: MCG_CAP unknown; give --mcgcap").
   std::vector<std::string> notes;
+
+  // The CPU model's tables (vendor.h: CpuModel), from regs.cpuid.
+  std::optional<std::string> cpu_model;      // "Skylake-SP", "Zen 3/4 (family 19h)"
+  std::optional<std::string> unit;           // the bank's unit: "PCU", "iMC 0 channel 1", "UMC"
+  std::optional<std::string> mscod_meaning;  // Intel: the model's meaning of the MSCOD
+  std::optional<uint8_t> xec;                // AMD SMCA: extended error code, STATUS[21:16]
+  std::optional<std::string> xec_meaning;    // its meaning for the bank's type
+  std::optional<MemoryLocation> location;    // where in memory, as far as the registers say
+  // What was taken from the CPU model because the record lacked it, each
+  // said in the output: "vendor intel", "MCG_CAP.SER_P".
+  std::vector<std::string> assumed;
+  std::optional<KernelVerdict> kernel_verdict;  // the log's verdict line, when one was given
+  std::string advice;                           // one sentence for the on-call engineer (advice.h)
 };
 
+// Says where `d` came from and grades it again as that implies: a record
+// from the tracepoint that the rules graded panic was survived (see
+// MceOrigin). decode_mce(regs, vendor, origin) does the same; this is for a
+// caller that learns the origin after decoding.
+void set_mce_origin(MceDecoded& d, MceOrigin origin);
+
+// The memory location a decoded machine check gives, or nullopt when the
+// record does not locate one (not a memory error, or a model without a
+// table). Same as d.location; the fault model's one entry point.
+std::optional<MemoryLocation> memory_location(const MceDecoded& d);
+
 // Decodes `regs`. A missing status decodes as 0 (invalid). `vendor_override`
-// wins over regs.cpuvendor when not kUnknown.
-MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override = CpuVendor::kUnknown);
+// wins over regs.cpuvendor when not kUnknown; with neither, the vendor is
+// assumed from the CPU model (regs.cpuid) when that names one, and said in
+// `assumed`. `origin` kTracepoint: the kernel survived the error.
+MceDecoded decode_mce(const MceRegisters& regs, CpuVendor vendor_override = CpuVendor::kUnknown,
+                      MceOrigin origin = MceOrigin::kUnknown);
 
 // The MCA error code in words, as print_mce_text() shows it, with the
 // vendor's names of cache levels: "cache: data read (rrrr=drd), tt=data,

@@ -30,6 +30,8 @@ struct MemoryLocation {
   std::optional<uint64_t> address;      // physical address
   std::optional<uint64_t> page;         // physical page frame (address >> 12)
   std::string label;                    // DIMM label (EDAC dimm_label), empty if unknown
+  std::optional<uint32_t> ecc_mode;     // Intel 10nm iMC MCi_MISC[62:59], raw
+  std::optional<bool> transient;        // Intel 10nm iMC MCi_MISC[63]: a transient error
 
   bool operator==(const MemoryLocation&) const = default;
 };

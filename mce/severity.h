@@ -40,4 +40,16 @@ enum class ErrorContext { kAny, kKernel, kUser, kKernelRecoverable };
 // record: a note says so when it would have run). Never kAny.
 ErrorContext error_context(const MceRegisters& regs, std::vector<std::string>& notes);
 
+// The kernel's verdict line from a log, compared with d's grade. The text
+// may be the whole line or its message: "mce: [Hardware Error]: Machine
+// check: Data load in unrecoverable area of kernel", "Kernel panic - not
+// syncing: Fatal machine check". A message of the kernel's grader names its
+// level; "Fatal machine check" and "Machine check: <message>" say the kernel
+// panicked. `agrees` is false when the level differs from d.kernel_severity.
+KernelVerdict compare_kernel_verdict(const MceDecoded& d, std::string_view verdict_text);
+
+// Stores compare_kernel_verdict()'s result in d.kernel_verdict, adds a note
+// when it disagrees, and gives d its advice again.
+void apply_kernel_verdict(MceDecoded& d, std::string_view verdict_text);
+
 }  // namespace pp::mce

@@ -37,4 +37,13 @@ const CpuModel* find_cpu_model(const VendorOps& ops, uint32_t cpuid_eax) {
   return nullptr;
 }
 
+std::optional<VendorModel> vendor_from_cpu_model(uint32_t cpuid_eax) {
+  // Each vendor's table holds only its own families (Intel 6, AMD 17h, 19h
+  // and 1Ah, Hygon 18h), so at most one names a signature.
+  for (CpuVendor vendor : {CpuVendor::kIntel, CpuVendor::kAmd, CpuVendor::kHygon})
+    if (const CpuModel* model = find_cpu_model(vendor_ops(vendor), cpuid_eax))
+      return VendorModel{vendor, model};
+  return std::nullopt;
+}
+
 }  // namespace pp::mce

@@ -50,6 +50,13 @@ struct CpuModel {
   uint32_t family = 0;
   uint32_t first_model = 0, last_model = 0;  // inclusive
   std::string_view name;                     // "Skylake-SP"
+  // Every part of the model has IA32_MCG_CAP.SER_P: a record without
+  // MCG_CAP (a kernel log, a software-injected record) is classed and
+  // graded with it, and the output says so.
+  bool ser_p = false;
+  // Fills what the model's tables say of a record: MceDecoded::unit,
+  // mscod_meaning, location. nullptr: nothing beyond the name.
+  void (*decode)(const MceRegisters& regs, MceDecoded& d) = nullptr;
 };
 
 struct VendorOps {
@@ -84,6 +91,33 @@ const VendorOps& vendor_ops(CpuVendor vendor);
 // The model of `ops`' vendor that `cpuid_eax` (mce_record's cpuid) names, or
 // nullptr when it has no table of its own.
 const CpuModel* find_cpu_model(const VendorOps& ops, uint32_t cpuid_eax);
+
+// For a record whose vendor is unknown: the vendor whose model table names
+// `cpuid_eax`, with the model, or nullopt when none does.
+struct VendorModel {
+  CpuVendor vendor;
+  const CpuModel* model;
+};
+std::optional<VendorModel> vendor_from_cpu_model(uint32_t cpuid_eax);
+
+// The model tables, each in its vendor's file: model_intel.cpp (Xeon
+// Scalable server parts), vendor_amd.cpp (Zen generations).
+std::span<const CpuModel> intel_cpu_models();
+std::span<const CpuModel> amd_cpu_models();
+std::span<const CpuModel> hygon_cpu_models();
+
+// The kernel grader's messages (the text it prints as "Machine check:
+// <message>" when it panics, and the rule names this decoder gives) to the
+// level the rule decides; nullopt for a text that is none of them. Matched
+// without regard to case.
+std::optional<KernelSeverity> intel_kernel_message_severity(std::string_view message);
+std::optional<KernelSeverity> amd_kernel_message_severity(std::string_view message);
+
+// AMD SMCA: from MCA_IPID (bank type, instance) and STATUS[21:16] (the
+// extended error code), the unit, the code's meaning and, for a unified
+// memory controller's DRAM error, the channel and chip select. In smca.cpp;
+// AMD's and Hygon's decode_fields.
+void decode_smca(const MceRegisters& regs, MceDecoded& d);
 
 // The rows, each in its family's file.
 const VendorOps& intel_vendor_ops();    // vendor_intel.cpp

@@ -1,5 +1,6 @@
 // AMD's machine-check architecture: AMD's row and Hygon's, which shares it
 // (vendor.h).
+#include <cctype>
 #include <cstdio>
 
 #include "mce/bits.h"
@@ -136,29 +137,79 @@ KernelSeverityVerdict grade(const MceRegisters& regs) {
   return verdict(KernelSeverity::kAr, "Action required: the process is killed (user context)");
 }
 
+// AMD's names of an MCA error code's LL (AMD64 APM vol. 2, "Machine Check
+// Architecture", error code fields; Linux's drivers/edac/mce_amd.c ll_msgs
+// agrees): 00 reserved, 01 L1, 10 L2, 11 L3 or generic. The SDM's reading
+// is one level lower (error_code.h).
+std::string_view amd_cache_level_name(uint8_t ll) {
+  switch (ll & 3) {
+    case 0:
+      return "reserved";
+    case 1:
+      return "L1";
+    case 2:
+      return "L2";
+    default:
+      return "L3/generic";
+  }
+}
+
+// The Zen generations by family and model, as Linux's
+// arch/x86/kernel/cpu/amd.c (bsp_init_amd(): the X86_FEATURE_ZEN1..5 model
+// ranges) assigns them. Models outside the ranges it names are left out.
+// Every SMCA part's machine checks decode the same way (decode_smca()); the
+// rows give the name and let a record without a vendor be read as AMD's.
+constexpr CpuModel kAmdModels[] = {
+    {0x17, 0x00, 0x2F, "Zen/Zen+ (family 17h)"}, {0x17, 0x30, 0x4F, "Zen 2 (family 17h)"},
+    {0x17, 0x60, 0x7F, "Zen 2 (family 17h)"},    {0x17, 0x90, 0x91, "Zen 2 (family 17h)"},
+    {0x17, 0xA0, 0xAF, "Zen 2 (family 17h)"},    {0x19, 0x00, 0x0F, "Zen 3 (family 19h)"},
+    {0x19, 0x10, 0x1F, "Zen 4 (family 19h)"},    {0x19, 0x20, 0x5F, "Zen 3 (family 19h)"},
+    {0x19, 0x60, 0xAF, "Zen 4 (family 19h)"},    {0x1A, 0x00, 0x2F, "Zen 5 (family 1Ah)"},
+    {0x1A, 0x40, 0x4F, "Zen 5 (family 1Ah)"},    {0x1A, 0x60, 0x7F, "Zen 5 (family 1Ah)"},
+};
+// Hygon's family 18h (Dhyana), AMD's Zen design (Linux treats it as AMD's).
+constexpr CpuModel kHygonModels[] = {{0x18, 0x00, 0xFF, "Dhyana (family 18h)"}};
+
 // The rows. Hygon's CPUs are AMD's family 17h design under another vendor
 // id, and Linux treats them as AMD's throughout machine-check handling
 // (mce_severity() in severity.c grades both with mce_severity_amd()). The
 // rows differ in their CPU models' tables: Hygon's models go in its row.
-//
-// Cache levels: the SDM's reading (error_code.h) for now. AMD names LL one
-// level off it (00 reserved, 01 L1, 10 L2, 11 L3 or generic, as rasdaemon's
-// AMD decoder prints them); adopting that changes the text and JSON of
-// every AMD cache error, a decision of its own.
 constexpr VendorOps amd_row(CpuVendor vendor, std::span<const CpuModel> models) {
   return {.vendor = vendor,
           .amd_layout = true,
           .mca_ipid = true,
           .status_bits = kStatusBits,
-          .decode_fields = nullptr,
+          .decode_fields = decode_smca,
           .classify = classify,
           .grade = grade,
-          .cache_level_name = cache_level_name,
+          .cache_level_name = amd_cache_level_name,
           .models = models};
 }
 
-constexpr VendorOps kAmd = amd_row(CpuVendor::kAmd, {});
-constexpr VendorOps kHygon = amd_row(CpuVendor::kHygon, {});
+constexpr VendorOps kAmd = amd_row(CpuVendor::kAmd, kAmdModels);
+constexpr VendorOps kHygon = amd_row(CpuVendor::kHygon, kHygonModels);
+
+// grade()'s rule texts, the kernel's own messages, and their levels.
+struct AmdMessage {
+  const char* message;
+  KernelSeverity severity;
+};
+constexpr AmdMessage kAmdMessages[] = {
+    {"Processor Context Corrupt", KernelSeverity::kPanic},
+    {"Overflowed uncorrected error without MCA Overflow Recovery", KernelSeverity::kPanic},
+    {"Uncorrected error without MCA Recovery", KernelSeverity::kPanic},
+    {"Uncorrected unrecoverable error in kernel context", KernelSeverity::kPanic},
+};
+
+bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); i++)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
 
 }  // namespace
 
@@ -172,6 +223,21 @@ std::string smca_bank_type_name(uint64_t ipid) {
   std::snprintf(buf, sizeof buf, "unknown (hwid 0x%x, mcatype 0x%x)", unsigned(hwid),
                 unsigned(mcatype));
   return buf;
+}
+
+std::span<const CpuModel> amd_cpu_models() {
+  return kAmdModels;
+}
+
+std::span<const CpuModel> hygon_cpu_models() {
+  return kHygonModels;
+}
+
+std::optional<KernelSeverity> amd_kernel_message_severity(std::string_view message) {
+  for (const AmdMessage& m : kAmdMessages)
+    if (iequal(message, m.message))
+      return m.severity;
+  return std::nullopt;
 }
 
 const VendorOps& amd_vendor_ops() {

@@ -1,5 +1,7 @@
 // The SDM's machine-check architecture: Intel's rows, and Zhaoxin's and
 // Centaur's, which share it (vendor.h).
+#include <cctype>
+
 #include "mce/bits.h"
 #include "mce/error_code.h"
 #include "mce/vendor.h"
@@ -74,6 +76,14 @@ SeverityVerdict classify(const MceRegisters& regs) {
     return {MceSeverity::kUncorrected,
             "UC=1 and PCC=0 without MCG_CAP.SER_P: S and AR are reserved, no UCR class"};
   const bool s = status & kS, ar = status & kAr;
+  // SDM vol. 3B, "UCR Error Classification" and the table of architecturally
+  // defined SRAO errors: memory scrubbing (MCACOD 0000 0000 1100 CCCC) and
+  // L3 explicit writeback (0000 0001 0111 1010) are SRAO, and an SRAO error
+  // may be signalled through CMCI, with S=0, instead of #MC.
+  if (!s && !ar && ((status & 0xEFF0) == 0x00C0 || (status & 0xEFFF) == 0x017A))
+    return {MceSeverity::kSrao,
+            "UC=1 PCC=0 S=0 AR=0 with SER_P and an SRAO code (memory scrubbing or L3 writeback): "
+            "SRAO signalled through CMCI (SDM: UCR error classification, SRAO errors)"};
   if (!s && !ar)
     return {MceSeverity::kUcna,
             "UC=1 PCC=0 S=0 AR=0 with SER_P: UCNA, uncorrected no action required (SDM: UCR "
@@ -279,14 +289,30 @@ constexpr VendorOps sdm_row(CpuVendor vendor, std::span<const CpuModel> models) 
           .models = models};
 }
 
-constexpr VendorOps kIntel = sdm_row(CpuVendor::kIntel, {});
 constexpr VendorOps kZhaoxin = sdm_row(CpuVendor::kZhaoxin, {});
 constexpr VendorOps kCentaur = sdm_row(CpuVendor::kCentaur, {});
 
 }  // namespace
 
+std::optional<KernelSeverity> intel_kernel_message_severity(std::string_view message) {
+  for (const KernelRule& r : kKernelRules) {
+    std::string_view m = r.message;
+    if (m == "No match" || m.size() != message.size())
+      continue;
+    bool same = true;
+    for (size_t i = 0; i < m.size() && same; i++)
+      same = std::tolower(static_cast<unsigned char>(m[i])) ==
+             std::tolower(static_cast<unsigned char>(message[i]));
+    if (same)
+      return r.severity;
+  }
+  return std::nullopt;
+}
+
 const VendorOps& intel_vendor_ops() {
-  return kIntel;
+  // Its models are in model_intel.cpp: built on first use, after them.
+  static const VendorOps intel_row = sdm_row(CpuVendor::kIntel, intel_cpu_models());
+  return intel_row;
 }
 
 const VendorOps& zhaoxin_vendor_ops() {

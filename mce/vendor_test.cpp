@@ -187,7 +187,8 @@ TEST(MceCpuModel, SignatureAndModelTables) {
   EXPECT_EQ(found->name, "Ice Lake-SP");
   EXPECT_EQ(find_cpu_model(ops, 0x306f2), nullptr);                // family 6 model 0x3f: no table
   EXPECT_EQ(find_cpu_model(ops, 0x800f12), nullptr);               // another family
-  EXPECT_EQ(find_cpu_model(amd_vendor_ops(), 0x800f12), nullptr);  // no tables yet
+  ASSERT_NE(find_cpu_model(amd_vendor_ops(), 0x800f12), nullptr);  // family 17h model 1: Zen
+  EXPECT_EQ(find_cpu_model(amd_vendor_ops(), 0x800f12)->name, "Zen/Zen+ (family 17h)");
 }
 
 }  // namespace

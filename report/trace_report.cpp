@@ -434,6 +434,7 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
     return;
   if (event->is_mce) {
     mce::MceDecoded d = mce::decode_mce(mce_registers(*event, s.raw));
+    mce::set_mce_origin(d, mce::MceOrigin::kTracepoint);  // the kernel survived what it traced
     if (!options_.severities.empty() &&
         std::find(options_.severities.begin(), options_.severities.end(), d.severity) ==
             options_.severities.end())

@@ -417,7 +417,8 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
       return;
     }
     if (e.kind == TopKind::kMce)
-      mce = mce::decode_mce(report::mce_registers(*trace, s.raw));
+      mce = mce::decode_mce(report::mce_registers(*trace, s.raw), mce::CpuVendor::kUnknown,
+                            mce::MceOrigin::kTracepoint);
   } else if (e.kind == TopKind::kSymbols) {
     bool kernel = (reinterpret_cast<const perf_event_header*>(record.data())->misc &
                    PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;

@@ -356,7 +356,10 @@ TEST_F(TopModelTest, TheFilterTakesTheFieldsOfTheEventsShown) {
   } cases[] = {
       {"severity >= ucna", 0xbe00000000000e0b, 1, true},
       {"severity >= ucna", 0x9000000000000134, 1, false},
-      {"kernel_severity == panic", 0xbe00000000000e0b, 1, true},
+      // A traced record was survived: never a panic (the kernel panics
+      // before it traces), an uncorrected error the kernel lived through.
+      {"kernel_severity == panic", 0xbe00000000000e0b, 1, false},
+      {"kernel_severity == uc", 0xbe00000000000e0b, 1, true},
       {"error_class == cache && class == cache", 0x9000000000000134, 1, true},
       {"error_class ~ cache || bank == 7", 0x9000000000000091, 7, true},
       {"error_class ~ cache || bank == 7", 0x9000000000000091, 6, false},

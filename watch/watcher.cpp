@@ -610,7 +610,7 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   r.comm = std::string(decoder_->saved_comm(r.pid));
   if (te->name == kMceTracepoint) {
     mce::MceRegisters regs = report::mce_registers(*te, sample->raw);
-    r.mce = mce::decode_mce(regs);
+    r.mce = mce::decode_mce(regs, mce::CpuVendor::kUnknown, mce::MceOrigin::kTracepoint);
     if (regs.walltime && *regs.walltime)
       r.wall_ns = *regs.walltime * 1000000000ULL;
     r.key = mce_key(regs);

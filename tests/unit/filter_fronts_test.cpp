@@ -133,7 +133,8 @@ class FilterFronts : public ::testing::Test {
     r.cpu = int32_t(c.cpu);
     r.pid = r.tid = 0;
     r.fields = report::fields_json(*te, raw);
-    r.mce = mce::decode_mce(report::mce_registers(*te, raw));
+    r.mce = mce::decode_mce(report::mce_registers(*te, raw), mce::CpuVendor::kUnknown,
+                            mce::MceOrigin::kTracepoint);
     r.key = "k";
     return watch::record_json(r);
   }
