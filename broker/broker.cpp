@@ -610,36 +610,53 @@ std::vector<persistent::EventInfo> Broker::infos() const {
   return out;
 }
 
+std::string Broker::judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const {
+  if (who.pid <= 0)
+    return "the kernel passed no sender process with the request";
+  auto status = sys::read_process_status(proc_, who.pid);
+  if (!status.ok())
+    return "cannot read its capabilities: " + status.error().message();
+  auto namespaces = sys::user_namespace_difference(proc_, who.pid);
+  if (!namespaces.ok())
+    return "cannot read its user namespace: " + namespaces.error().message();
+  // Read first, then ask the pidfd: a live process still owns the pid, so
+  // the readings were its own.
+  if (pidfd.valid() && !sys::pidfd_alive(pidfd.get()))
+    return "it exited before its request was checked";
+  if (status->real_uid != who.uid)
+    return "pid " + std::to_string(who.pid) + " now belongs to another user";
+  if (!namespaces->empty())
+    return *namespaces;
+  // A set-user-ID program's capabilities are the file owner's, not its
+  // caller's: one exec'd after sending would speak with them.
+  if (status->set_user_id())
+    return "it runs a set-user-ID program (real uid " + std::to_string(status->real_uid) +
+           ", effective " + std::to_string(status->effective_uid) + ", saved " +
+           std::to_string(status->saved_uid) + "), whose rights are not its caller's";
+  if (!status->perfmon_capable())
+    return who.uid == 0 ? "it is root, but without CAP_PERFMON and CAP_SYS_ADMIN in its effective "
+                          "capabilities"
+                        : "it has neither CAP_PERFMON nor CAP_SYS_ADMIN";
+  return "";
+}
+
 Status Broker::authorise(const Client& client, std::string_view what) const {
   auto refuse = [&](const sys::PeerCredentials& who, const std::string& why) {
     log_from(who, "refused to " + std::string(what) + " for " + describe_peer(who) + ": " + why);
     return errorf(EACCES,
                   "%s may not %.*s persistent events: only a process with CAP_PERFMON or "
-                  "CAP_SYS_ADMIN in its effective set may create, kill or open them (%s)",
+                  "CAP_SYS_ADMIN in its effective set, in the initial user namespace, may create, "
+                  "kill or open them (%s)",
                   describe_peer(who).c_str(), int(what.size()), what.data(), why.c_str());
   };
-  if (client.senders.empty())
+  if (client.request_senders.empty())
     return refuse(client.peer, "the request came with no sender credentials");
-  // Every process whose bytes make up the request: a socket handed to a
-  // child, or kept across an exec, speaks with the rights of whoever writes.
-  for (const Sender& sender : client.senders) {
-    const sys::PeerCredentials& who = sender.creds;
-    if (who.pid <= 0)
-      return refuse(who, "the kernel passed no sender process with the request");
-    auto status = sys::read_process_status(proc_, who.pid);
-    if (!status.ok())
-      return refuse(who, "cannot read its capabilities: " + status.error().message());
-    // Read first, then ask the pidfd: a live process still owns the pid, so
-    // the status read was its own.
-    if (sender.pidfd.valid() && !sys::pidfd_alive(sender.pidfd.get()))
-      return refuse(who, "it exited before its request was checked");
-    if (status->real_uid != who.uid)
-      return refuse(who, "pid " + std::to_string(who.pid) + " now belongs to another user");
-    if (!status->perfmon_capable())
-      return refuse(who, who.uid == 0 ? "it is root, but without CAP_PERFMON and CAP_SYS_ADMIN in "
-                                        "its effective capabilities"
-                                      : "it has neither CAP_PERFMON nor CAP_SYS_ADMIN");
-  }
+  // Every process whose bytes make up the request, as it was when its bytes
+  // arrived: a socket handed to a child, or kept across an exec, speaks with
+  // the rights of whoever wrote.
+  for (const Sender& sender : client.request_senders)
+    if (!sender.refused.empty())
+      return refuse(sender.creds, sender.refused);
   return ok_status();
 }
 
@@ -772,7 +789,7 @@ Result<Broker::Answer> Broker::handle_create(Client& client, const persistent::R
   PP_RETURN_IF_ERROR(check_not_frozen("create"));
   std::string note;
   const sys::PeerCredentials& creator =
-      client.senders.empty() ? client.peer : client.senders.back().creds;
+      client.request_senders.empty() ? client.peer : client.request_senders.back().creds;
   auto created = create_event(request.create, creator, &note);
   if (!created.ok()) {
     log_from(client.peer, "create '" + request.create.event.substr(0, 200) + "' for " +
@@ -831,6 +848,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
 
 void Broker::handle_frames(Client& client) {
   while (client.socket.valid() && client.out.empty()) {
+    uint64_t begin = client.reader.consumed();
     auto frame = client.reader.next();
     if (!frame.ok()) {
       log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
@@ -847,6 +865,14 @@ void Broker::handle_frames(Client& client) {
       return;
     }
     client.stalled_since_ms = -1;
+    // The senders of this request's bytes; those of later bytes stay.
+    uint64_t end = client.reader.consumed();
+    client.request_senders.clear();
+    for (const Sender& sender : client.senders)
+      if (sender.begin < end && sender.end > begin)
+        client.request_senders.push_back(sender);
+    while (!client.senders.empty() && client.senders.front().end <= end)
+      client.senders.pop_front();
     handle_request(client, **frame);
   }
 }
@@ -867,20 +893,31 @@ void Broker::read_from(Client& client) {
                          sys::kMaxFdsPerMessage);
     log_from(client.peer,
              "closing the connection of " + describe_peer(client.peer) + ": " + error.message());
+    if (!client.out.empty()) {
+      client.socket.close();
+      return;
+    }
     client.close_after_reply = true;
     reply(client, persistent::encode_error_reply(error));
     return;
   }
-  if (client.reader.pending() == 0)
-    client.senders.clear();
+  // Judged now, on arrival: what the sender may do is what it was when its
+  // bytes came, whenever the request is carried out.
   Sender sender{.creds = message->sender.value_or(sys::PeerCredentials{}),
-                .pidfd = std::move(message->sender_pidfd)};
-  bool known = std::any_of(client.senders.begin(), client.senders.end(), [&](const Sender& s) {
-    return s.creds.pid == sender.creds.pid && s.creds.uid == sender.creds.uid;
-  });
-  if (!known)
-    client.senders.push_back(std::move(sender));
+                .begin = client.reader.received(),
+                .end = client.reader.received() + message->bytes,
+                .refused = ""};
+  sender.refused = judge(sender.creds, message->sender_pidfd);
+  client.senders.push_back(std::move(sender));
   client.reader.append(std::span<const uint8_t>(buf, message->bytes));
+  if (client.reader.pending() > persistent::kMaxUnansweredRequestBytes) {
+    log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
+                              std::to_string(client.reader.pending()) +
+                              " bytes of requests ahead of the replies it has not read (at most " +
+                              std::to_string(persistent::kMaxUnansweredRequestBytes) + ")");
+    client.socket.close();
+    return;
+  }
   handle_frames(client);
 }
 
@@ -962,8 +999,7 @@ void Broker::accept_clients() {
     if (!peer.ok() || !socket->set_nonblocking(true).ok())
       continue;
     (void)socket->pass_credentials();  // inherited from the listener; made sure of
-    auto status = sys::read_process_status(proc_, peer->pid);
-    bool privileged = status.ok() && status->perfmon_capable();
+    bool privileged = judge(*peer, sys::Fd()).empty();
     if (Status room = admit(*peer, privileged); !room.ok()) {
       log_from(*peer, "turning away " + describe_peer(*peer) + ": " + room.error().message());
       std::string frame = persistent::encode_frame(persistent::FrameKind::kReply,
@@ -991,7 +1027,9 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   bool any_stalled = false;
   int64_t next_idle_ms = -1;  // when the next idle connection times out
   for (const auto& client : clients_) {
-    fds.push_back({client->socket.fd(), short(client->out.empty() ? POLLIN : POLLOUT), 0});
+    // Read at once, also while a reply is under way: the sender's rights are
+    // judged when its bytes arrive, so the client must not choose when.
+    fds.push_back({client->socket.fd(), short(client->out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
     any_stalled |= client->stalled_since_ms >= 0;
     if (idle(*client)) {
       int64_t at = client->last_active_ms + config_.idle_timeout_ms;
@@ -1028,12 +1066,12 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   for (size_t i = 0; i < clients_.size(); i++) {
     Client& client = *clients_[i];
     short revents = fds[i + 2].revents;
-    if (!client.out.empty() && (revents & (POLLOUT | POLLERR | POLLHUP))) {
+    if (!client.out.empty() && (revents & (POLLOUT | POLLERR | POLLHUP)))
       flush(client);
-      handle_frames(client);
-    } else if (client.out.empty() && (revents & (POLLIN | POLLERR | POLLHUP))) {
-      read_from(client);
-    }
+    if (client.socket.valid() && (revents & (POLLIN | POLLERR | POLLHUP)))
+      read_from(client);  // and handles what it can
+    else if (client.socket.valid())
+      handle_frames(client);  // requests that waited for a reply to go out
   }
   if (accepting && (fds[1].revents & POLLIN))
     accept_clients();

@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -185,17 +186,23 @@ class Broker {
     bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
     GuardSchedule guard_schedule;   // inactive while nothing was handed out
   };
-  // Who sent the bytes of a request (sys::ReceivedMessage).
+  // Who sent bytes of the stream (sys::ReceivedMessage), judged when the
+  // broker received them: the rights a request is carried out with are the
+  // sender's at that moment, which the broker, not the client, chooses (it
+  // reads every connection as soon as bytes arrive).
   struct Sender {
-    sys::PeerCredentials creds;  // pid 0 when the kernel passed none
-    sys::Fd pidfd;
+    sys::PeerCredentials creds;   // pid 0 when the kernel passed none
+    uint64_t begin = 0, end = 0;  // its bytes' offsets in the stream (FrameReader)
+    std::string refused;          // why it may not create, kill or open; "" when it may
   };
   struct Client {
     sys::UnixSocket socket;
     sys::PeerCredentials peer;  // who connected: for limits and messages only
     bool privileged = false;    // perfmon-capable when it connected: never turned away for room
-    // The senders of the bytes not yet answered: every one must be allowed.
-    std::vector<Sender> senders;
+    // The senders of the bytes not yet cut into requests, and those of the
+    // request being handled: every one of those must be allowed.
+    std::deque<Sender> senders;
+    std::vector<Sender> request_senders;
     int64_t last_active_ms = 0;
     persistent::FrameReader reader{persistent::FrameKind::kRequest, persistent::kMaxRequestPayload};
     std::string out;  // the reply being sent
@@ -312,6 +319,10 @@ class Broker {
   void reply(Client& client, const std::string& payload, std::vector<sys::Fd> fds = {});
   void flush(Client& client);
   Status authorise(const Client& client, std::string_view what) const;
+  // Why the process `who` may not create, kill or open events, read from
+  // /proc now: "" when it may. `pidfd` (invalid without one) proves the pid
+  // was not reused between the message and the reading.
+  std::string judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const;
   // Room for one more connection from `peer`, or the error to turn it away with.
   Status admit(const sys::PeerCredentials& peer, bool privileged);
   bool idle(const Client& client) const;

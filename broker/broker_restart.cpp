@@ -202,7 +202,8 @@ Result<Broker::Answer> Broker::handle_handover(Client& client, const persistent:
     handover_sizes_.push_back(0);
     log("handing " + std::to_string(events) + " event(s) and context stream(s) (" +
         std::to_string(handover_fds_.size()) + " descriptors with the socket) over to " +
-        describe_peer(client.senders.empty() ? client.peer : client.senders.back().creds));
+        describe_peer(client.request_senders.empty() ? client.peer
+                                                     : client.request_senders.back().creds));
   }
   if (request.after > handover_fds_.size())
     return usage_error("the handover has " + std::to_string(handover_fds_.size()) +

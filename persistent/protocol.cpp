@@ -84,6 +84,7 @@ Result<std::optional<std::string>> FrameReader::next() {
     return std::optional<std::string>();
   std::string payload = buffer_.substr(offset_ + kFrameHeaderSize, length);
   offset_ += kFrameHeaderSize + length;
+  consumed_ += kFrameHeaderSize + length;
   if (offset_ == buffer_.size()) {
     buffer_.clear();
     offset_ = 0;

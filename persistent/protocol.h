@@ -75,12 +75,18 @@ class FrameReader {
   Result<std::optional<std::string>> next();
   // Bytes received and not yet returned as a frame.
   size_t pending() const { return buffer_.size() - offset_; }
+  // Offsets in the stream since the reader was made: the bytes appended so
+  // far, and the bytes returned as frames (headers included). The frame
+  // next() returns spans [consumed() before, consumed() after).
+  uint64_t received() const { return consumed_ + pending(); }
+  uint64_t consumed() const { return consumed_; }
 
  private:
   FrameKind expected_;
   uint32_t max_payload_;
   std::string buffer_;
   size_t offset_ = 0;
+  uint64_t consumed_ = 0;
 };
 
 enum class Op { kPing, kList, kCreate, kKill, kOpen, kReload, kHandover, kHandoverDone };

@@ -46,6 +46,7 @@ Result<ProcessStatus> parse_process_status(std::string_view text) {
         return Error(EINVAL, "bad Uid line in a process status file: '" + std::string(line) + "'");
       status.real_uid = uid_t(ids[0]);
       status.effective_uid = uid_t(ids[1]);
+      status.saved_uid = uid_t(ids.size() > 2 ? ids[2] : ids[1]);
       have_uid = true;
     } else if (key == "CapEff") {
       auto caps = parse_u64("0x" + std::string(value), "capability mask");
@@ -74,6 +75,54 @@ Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid) {
   if (!status.ok())
     return status.error().with_context(proc.path(relative));
   return status;
+}
+
+namespace {
+
+// A uid map's lines with their runs of blanks made one:
+// "0 65534 1", lines joined by "; ".
+std::string normalised_map(std::string_view text) {
+  std::string out;
+  for (std::string_view line : split(text, '\n')) {
+    std::string fields;
+    for (std::string_view field : split(line, ' ')) {
+      field = trim(field);
+      if (!field.empty())
+        fields += (fields.empty() ? "" : " ") + std::string(field);
+    }
+    if (!fields.empty())
+      out += (out.empty() ? "" : "; ") + fields;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid) {
+  auto own_map = proc.read("self/uid_map", 64 << 10);
+  if (!own_map.ok())
+    return own_map.error().code() == ENOENT ? std::string() : Result<std::string>(own_map.error());
+  std::string relative = std::to_string(pid) + "/uid_map";
+  auto map = proc.read(relative, 64 << 10);
+  if (!map.ok()) {
+    if (map.error().code() == ENOENT)
+      return errorf(ESRCH, "process %d is gone (no %s)", int(pid), proc.path(relative).c_str());
+    return map.error();
+  }
+  std::string mine = normalised_map(*own_map), theirs = normalised_map(*map);
+  if (theirs != mine)
+    return "its uid map is '" + theirs + "', not '" + mine +
+           "': it runs in another user namespace, whose capabilities open no perf event";
+  // Only a process that may write the parent's whole map can make a child
+  // namespace with the same one; the link tells, where ptrace rules let the
+  // caller read it (EACCES for a process it could not trace: then the map
+  // alone decides).
+  auto own_ns = proc.read_link("self/ns/user");
+  auto ns = proc.read_link(std::to_string(pid) + "/ns/user");
+  if (own_ns.ok() && ns.ok() && *own_ns != *ns)
+    return "its user namespace is " + *ns + ", not " + *own_ns +
+           ", whose capabilities open no perf event";
+  return std::string();
 }
 
 Result<std::string> self_executable() {
