@@ -77,6 +77,16 @@ Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid);
 // process is gone.
 Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid);
 
+// The program process `pid` runs, as <pid>/exe names it, without the
+// " (deleted)" the kernel adds once the file was replaced (an upgrade): the
+// path it was started from. Needs ptrace access to the process (EACCES
+// otherwise); ESRCH when it is gone.
+Result<std::string> executable_path(const Tree& proc, pid_t pid);
+
+// `bytes` random bytes from the kernel (getrandom(2)) as lowercase hex: a
+// secret to write where only its intended reader can read it.
+Result<std::string> random_hex(size_t bytes);
+
 // The one PATH of the environment a daemon starts with.
 inline constexpr const char* kDaemonPath =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -143,6 +153,10 @@ class SignalFd {
 class LockFile {
  public:
   static Result<LockFile> acquire(const std::string& path);
+
+  // The pid written in the lock file at `path` while some process holds its
+  // lock, as the holder wrote it; ENOENT when nobody holds it.
+  static Result<pid_t> holder(const std::string& path);
 
  private:
   explicit LockFile(Fd fd) : fd_(std::move(fd)) {}
