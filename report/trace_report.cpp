@@ -16,6 +16,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
 #include "mce/tally.h"
@@ -407,9 +408,12 @@ void TraceReport::print_text(const Entry& e) {
     unknown = ":" + std::string(tid_text);
     shown = unknown;
   }
-  if (shown.size() < 16)
-    buffer_.append(16 - shown.size(), ' ');
-  buffer_ += shown;
+  // Task names and string fields are what any process chose: escaped, so
+  // that none can move the cursor or retitle the reader's terminal.
+  std::string safe_comm = terminal_safe(shown);
+  if (safe_comm.size() < 16)
+    buffer_.append(16 - safe_comm.size(), ' ');
+  buffer_ += safe_comm;
   buffer_ += ' ';
   if (tid_text.size() < 5)
     buffer_.append(5 - tid_text.size(), ' ');
@@ -426,7 +430,9 @@ void TraceReport::print_text(const Entry& e) {
   buffer_ += e.event->name;
   buffer_ += ": ";
   if (!e.event->pure_print) {
-    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), buffer_);
+    std::string text;
+    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), text);
+    append_terminal_safe(buffer_, text);
     stats_.rendered++;
     buffer_ += '\n';
     print_mce_text_of(e);
@@ -440,7 +446,7 @@ void TraceReport::print_text(const Entry& e) {
     std::string text;
     decoder_.print_fmt(*e.event, e.raw, int(e.cpu), text);
     stats_.rendered++;
-    it = rendered_.emplace(key, std::move(text)).first;
+    it = rendered_.emplace(key, terminal_safe(text)).first;
   }
   buffer_ += it->second;
   buffer_ += '\n';
