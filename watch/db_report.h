@@ -40,6 +40,9 @@ namespace pp::watch {
 
 struct DbReportOptions {
   bool json = false, summary = false, mce_only = false;
+  // Text: each harvested record's kernel-log line as read ("raw_line"),
+  // on a line of its own; JSON always has it among the fields.
+  bool verbose = false;
   // "2026-12-03T14:05:00Z", "2026-12-03" (00:00:00 UTC), or a duration
   // before now: "90m", "24h", "7d" (parse_db_time).
   std::string since, until;
