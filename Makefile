@@ -3,8 +3,9 @@
 #   make              build $(BUILD)/perf-persistent
 #   make test         build and run every test (unit, command line, real kernel)
 #   make check-root   only the real-kernel tests (root or CAP_PERFMON)
-#   make asan         unit and command-line tests under ASan + UBSan
-#   make fuzz         each libFuzzer target for FUZZ_SECONDS (clang)
+#   make asan         unit and command-line tests under ASan + UBSan (clang,
+#                     in $(BUILD)/san)
+#   make fuzz         each libFuzzer target for FUZZ_SECONDS (the same tree)
 #   make doc          man pages from Documentation/perf-persistent*.txt
 #   make lint         clang-format check and clang-tidy
 #   make layers       check every #include against the allowed module graph
@@ -13,16 +14,23 @@
 #   make uninstall    remove what install installed (an edited config stays)
 #   make deb          the Debian package into $(BUILD)/deb/ (dpkg-buildpackage)
 #   make check-completion  the bash completion against the built program
-#   make ci           everything CI runs: layers, check-binary, lint, doc,
-#                     check-completion, asan, fuzz, check-mce, check-pstore, check-systemd,
-#                     bench-smoke, test
+#   make ci           everything CI runs, as steps side by side under -j (each
+#                     logged to $(BUILD)/ci/, timed): layers, the -O2 build
+#                     with warnings as errors, check-binary, lint, doc,
+#                     check-completion, the sanitizer build, asan, fuzz,
+#                     check-mce, check-pstore, check-systemd (with deb),
+#                     bench-smoke, check-root (each tree compiled once per
+#                     configuration, the unit tests run once, under the
+#                     sanitizers)
 #   make bench        benchmarks against perf itself (by hand; not in ci)
 #   make bench-smoke  the short form of every benchmark (in ci: a benchmark
 #                     that breaks is seen; measures nothing, asserts no time)
-#   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel)
+#   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel
+#                     into /var/cache/perf-persistent/qemu, QEMU_CACHE, once)
 #   make check-pstore a fatal MCE that resets a QEMU guest, harvested from pstore by watch
 #   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
-#                     restarts that keep samples, removal (builds a Debian rootfs)
+#                     restarts that keep samples, removal (builds a Debian rootfs
+#                     into the same cache, once)
 #   V=1               show full commands
 #
 # Sources are found by directory: every <module>/*.cpp is library code (one
@@ -134,7 +142,7 @@ KERNEL_OBJS := $(call obj,$(BUILD),$(KERNEL_SRCS))
 ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_OBJS) \
 	$(KERNEL_OBJS)
 
-.PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build doc \
+.PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build fuzz-bins fuzz-run doc \
 	lint format install uninstall deb ci bench bench-smoke check-mce check-pstore check-systemd check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
@@ -233,37 +241,56 @@ test: $(UNIT) $(KERNEL) $(BIN)
 	$(quiet) TEST "real-kernel tests"
 	$(Q)$(RUN_KERNEL)
 
-# Sanitizers: a separate tree, so the normal build is untouched. GCC 12 reports
-# false maybe-uninitialized warnings inside libstdc++ under ASan: not ours.
+# The sanitizer tree, $(BUILD)/san: clang with ASan + UBSan and libFuzzer's
+# coverage instrumentation (-fsanitize=fuzzer-no-link), so one compile of the
+# libraries serves both the unit tests (make asan) and the fuzz targets (make
+# fuzz). libFuzzer's main is linked into the fuzzers only; the unit tests and
+# the program of this tree run on the sanitizer runtime's weak defaults for
+# the coverage callbacks. The command-line tests of `make asan` run this
+# tree's program (PP_BINARY), so it runs under the sanitizers too.
+# The unit tests' own objects are compiled at -O0 there: the code under
+# test is the libraries' (at -O1, as the fuzzers need it), clang's warnings
+# do not depend on the optimisation level, and a test file compiles in
+# about 60 % of the time. (UNIT_OPTFLAGS, when set, are the OPTFLAGS of the
+# unit tests' objects.)
+SAN_BUILD = $(BUILD)/san
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined,fuzzer-no-link -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+SAN_MAKE = $(MAKE) --no-print-directory BUILD=$(SAN_BUILD) CXX='$(CLANGXX)' \
+	OPTFLAGS='$(SAN_FLAGS)' UNIT_OPTFLAGS='$(subst -O1,-O0,$(SAN_FLAGS))' BIN_LDFLAGS= \
+	FEATURES='$(FEATURES) asan ubsan'
+ifneq ($(UNIT_OPTFLAGS),)
+$(UNIT_OBJS): override OPTFLAGS = $(UNIT_OPTFLAGS)
+endif
+
 asan:
-	$(MAKE) --no-print-directory BUILD=$(BUILD)/asan \
-		OPTFLAGS='-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -Wno-maybe-uninitialized' \
-		BIN_LDFLAGS= FEATURES='$(FEATURES) asan ubsan' unit
+	+$(Q)$(SAN_MAKE) unit
 
-# libFuzzer: clang builds the library and each target in its own tree.
-FUZZ_FLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
-FUZZ_BINS := $(patsubst %_fuzzer.cpp,$(BUILD)/fuzz/bin/%_fuzzer,$(FUZZ_SRCS))
-FUZZ_LIB_OBJS := $(call obj,$(BUILD)/fuzz,$(LIB_SRCS))
+# The libFuzzer targets, linked in the tree they are built in (make fuzz
+# builds them in $(SAN_BUILD)): the target's object, libFuzzer's main
+# (-fsanitize=fuzzer) and the module archives.
+FUZZ_BINS := $(patsubst %_fuzzer.cpp,$(BUILD)/fuzz/%_fuzzer,$(FUZZ_SRCS))
+FUZZ_OBJS := $(call obj,$(BUILD),$(FUZZ_SRCS))
+# Kept between runs: make would delete these intermediates after each link.
+.SECONDARY: $(FUZZ_OBJS)
 
-$(BUILD)/fuzz/obj/%.o: %.cpp | $(BUILD_INFO)
-	@mkdir -p $(dir $@)
-	$(quiet) CLANG $<
-	$(Q)$(CLANGXX) $(CXXSTD) $(FUZZ_FLAGS) $(WARNINGS) $(CPPFLAGS_ALL) -MMD -MP -c $< -o $@
-
-$(BUILD)/fuzz/bin/%_fuzzer: $(BUILD)/fuzz/obj/%_fuzzer.o $(FUZZ_LIB_OBJS)
+$(BUILD)/fuzz/%_fuzzer: $(BUILD)/obj/%_fuzzer.o $(PROGRAM_LIBS)
 	@mkdir -p $(dir $@)
 	$(quiet) LINK $@
-	$(Q)$(CLANGXX) $(CXXSTD) $(FUZZ_FLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
+	$(Q)$(CXX) $(CXXFLAGS_ALL) -fsanitize=fuzzer -o $@ $< $(PROGRAM_LIBS) $(LDLIBS_ALL)
 
-# Kept between runs: make would delete these intermediates after each link.
-.SECONDARY: $(FUZZ_LIB_OBJS) $(patsubst %.cpp,$(BUILD)/fuzz/obj/%.o,$(FUZZ_SRCS))
-
-fuzz-build: $(FUZZ_BINS)
+fuzz-bins: $(FUZZ_BINS)
 
 # Each target runs FUZZ_SECONDS from its checked-in seed corpus,
 # tests/fuzz/corpus/<target>/, copied to scratch so the tree stays clean.
-fuzz: $(FUZZ_BINS)
+fuzz-run: $(FUZZ_BINS)
 	$(Q)tests/fuzz/run $(FUZZ_SECONDS) $(BUILD)/fuzz $(FUZZ_BINS)
+
+fuzz-build:
+	+$(Q)$(SAN_MAKE) fuzz-bins
+
+fuzz:
+	+$(Q)$(SAN_MAKE) fuzz-run
 
 # Man pages (asciidoctor, manpage backend).
 MAN_PAGES := $(patsubst Documentation/%.txt,$(BUILD)/doc/%.1,$(DOC_SRCS))
@@ -287,8 +314,11 @@ LINT_SRCS = $(wildcard $(addsuffix /*.cpp,$(LINT_DIRS)) $(addsuffix /*.h,$(LINT_
 TIDY_SRCS = $(foreach l,$(LIBRARIES),$(call lib_srcs,$(l))) $(CMD_SRCS)
 TIDY_HEADERS = $(foreach h,$(wildcard $(addsuffix /*.h,$(LIBRARIES) cmd)),\
 	$(if $(wildcard $(h:.h=.cpp)),,$(h)))
-TIDY = xargs -P $(shell nproc) -n 8 sh -c 'clang-tidy --quiet "$$@" -- $(CXXSTD) $(CPPFLAGS_ALL) \
-	$(GTEST_CFLAGS) $(1) 2>/dev/null' clang-tidy
+# TIDY_CACHE: a folder where scripts/tidy-cached remembers the files that
+# passed (make ci keeps it outside the clone); empty, every file is checked.
+TIDY_CACHE ?=
+TIDY = xargs -P $(shell nproc) -n 8 sh -c 'scripts/tidy-cached "$(TIDY_CACHE)" $(1) "$$@" -- \
+	$(CXXSTD) $(CPPFLAGS_ALL) $(GTEST_CFLAGS)' tidy-cached
 
 lint: | $(BUILD_INFO)
 	$(quiet) LINT "every source is in a linted folder"
@@ -379,22 +409,76 @@ deb: $(BIN) doc
 	$(Q)mv $(foreach e,deb ddeb buildinfo changes,../perf-persistent*_$(PP_VERSION)_*.$(e)) $(BUILD)/deb/ 2>/dev/null; \
 		ls $(BUILD)/deb/*.deb >/dev/null
 
-# Steps one after the other (each builds with the -j it was given), the tests
-# last so the output ends with the test runner's summary.
+# make ci: every check CI runs, each a step (a ci-<step> target) that make
+# runs beside another where the -j it was given allows (make -j2 ci: two at
+# a time, a step's own compiles sharing the same two job slots). A step's
+# output goes to $(CI_DIR)/<step>.log; the console shows when each step
+# starts and ends and how long it took; a step that fails prints its log
+# and fails ci; the end is a table of every step's start, end and duration.
+# Each tree is compiled once per configuration: gcc -O2 with warnings as
+# errors ($(BUILD): the program, the real-kernel tests, the benchmarks) and
+# clang with the sanitizers ($(SAN_BUILD): the unit tests, run once, and the
+# fuzz targets). The order below is the order make starts what is ready:
+# the -O2 build first, then the longest step that needs it (the package and
+# the systemd guest) beside the sanitizer build, the other checks as slots
+# free, lint (clang-tidy, which keeps both cores busy by itself) last.
+CI_DIR = $(BUILD)/ci
+CI_STEP = scripts/ci-step $(CI_DIR)
+CI_STEPS := layers build doc check-systemd san-build check-mce check-pstore check-binary \
+	check-completion asan fuzz bench-smoke check-root lint
+.PHONY: $(addprefix ci-,$(CI_STEPS))
+
+# What a CI run keeps for the next on the same machine, outside the clone
+# (a clean clone has no build/): the guest kernels and root file systems
+# (tests/qemu/lib.sh), the compiler cache and the files clang-tidy passed.
+# A change is compiled and checked again; what did not change is not.
+CI_CACHE ?= /var/cache/perf-persistent
+CI_CCACHE := $(if $(shell command -v ccache),ccache )
+CI_ENV = QEMU_CACHE=$(CI_CACHE)/qemu CCACHE_DIR=$(CI_CACHE)/ccache CCACHE_BASEDIR=$(CURDIR) \
+	CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=4G CXX='$(CI_CCACHE)$(CXX)' \
+	CLANGXX='$(CI_CCACHE)$(CLANGXX)' TIDY_CACHE=$(CI_CACHE)/clang-tidy
+
 ci:
-	$(Q)$(MAKE) --no-print-directory layers
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)$(MAKE) --no-print-directory check-binary
-	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory doc
-	$(Q)$(MAKE) --no-print-directory check-completion
-	$(Q)$(MAKE) --no-print-directory asan
-	$(Q)$(MAKE) --no-print-directory fuzz
-	$(Q)$(MAKE) --no-print-directory check-mce
-	$(Q)$(MAKE) --no-print-directory check-pstore
-	$(Q)$(MAKE) --no-print-directory check-systemd
-	$(Q)$(MAKE) --no-print-directory bench-smoke
-	$(Q)$(MAKE) --no-print-directory test
+	$(Q)scripts/ci-step --start $(CI_DIR)
+	$(Q)$(if $(CI_CCACHE),,echo 'ci: no ccache, every tree compiles from scratch (scripts/setup --test installs it)';)
+	$(Q)env $(CI_ENV) $(MAKE) --no-print-directory $(addprefix ci-,$(CI_STEPS))
+	$(Q)scripts/ci-step --summary $(CI_DIR)
+
+ci-layers:
+	$(Q)$(CI_STEP) layers $(MAKE) --no-print-directory layers
+# The program, the real-kernel tests and every library the benchmarks link.
+ci-build: ci-layers
+	$(Q)$(CI_STEP) build $(MAKE) --no-print-directory $(BIN) $(KERNEL)
+ci-doc:
+	$(Q)$(CI_STEP) doc $(MAKE) --no-print-directory doc
+# Builds the package (make deb) and boots it.
+ci-check-systemd: ci-build ci-doc
+	$(Q)$(CI_STEP) check-systemd $(MAKE) --no-print-directory check-systemd
+ci-check-mce: ci-build
+	$(Q)$(CI_STEP) check-mce $(MAKE) --no-print-directory check-mce
+ci-check-pstore: ci-build
+	$(Q)$(CI_STEP) check-pstore $(MAKE) --no-print-directory check-pstore
+ci-check-binary: ci-build
+	$(Q)$(CI_STEP) check-binary $(MAKE) --no-print-directory check-binary
+ci-check-completion: ci-build
+	$(Q)$(CI_STEP) check-completion $(MAKE) --no-print-directory check-completion
+# The unit tests, the program they run and the fuzz targets, in $(SAN_BUILD);
+# after the -O2 build, which then has both cores, so the steps that need it
+# (the QEMU guests among them) start early, beside this one.
+ci-san-build: ci-build
+	+$(Q)$(CI_STEP) san-build $(SAN_MAKE) $(SAN_BUILD)/unit_tests $(SAN_BUILD)/perf-persistent fuzz-bins
+ci-asan: ci-san-build
+	$(Q)$(CI_STEP) asan $(MAKE) --no-print-directory asan
+ci-fuzz: ci-san-build
+	$(Q)$(CI_STEP) fuzz $(MAKE) --no-print-directory fuzz
+ci-bench-smoke: ci-build
+	$(Q)$(CI_STEP) bench-smoke $(MAKE) --no-print-directory bench-smoke
+# After the benchmarks, not beside them: both load the real kernel's perf
+# events, and the real-kernel tests count samples.
+ci-check-root: ci-build ci-bench-smoke
+	$(Q)$(CI_STEP) check-root $(MAKE) --no-print-directory check-root
+ci-lint: ci-layers
+	$(Q)$(CI_STEP) lint $(MAKE) --no-print-directory lint
 
 bench: $(BIN)
 	$(TEST_ENV) bench/run
@@ -410,8 +494,10 @@ check-completion: $(BIN)
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/completion-test
 
 # A real machine check under QEMU, end to end (root; downloads a Debian
-# kernel into $(BUILD)/qemu/ on its first run): the product's first promise,
-# so ci runs it.
+# kernel into /var/cache/perf-persistent/qemu/ on its first run, and again
+# for a new version of the package): the product's first promise, so ci
+# runs it. The QEMU tests keep their files apart in $(BUILD)/qemu/, so they
+# can run side by side.
 check-mce: $(BIN)
 	$(quiet) TEST "a real machine check under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/mce-test
@@ -423,8 +509,8 @@ check-pstore: $(BIN)
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/pstore-test
 
 # The package as an ops team runs it (root; on its first run builds a Debian
-# root file system with mmdebstrap into $(BUILD)/qemu/, and downloads the
-# kernel as check-mce does): dpkg -i in a guest whose PID 1 is Debian's
+# root file system with mmdebstrap into /var/cache/perf-persistent/qemu/,
+# and downloads the kernel as check-mce does): dpkg -i in a guest whose PID 1 is Debian's
 # systemd, the broker started at boot, samples and a machine check kept
 # across systemctl restart and kill -9, dpkg -r, reinstall, purge.
 check-systemd: deb
@@ -438,4 +524,4 @@ setup:
 clean:
 	rm -rf $(BUILD)
 
--include $(ALL_OBJS:.o=.d) $(FUZZ_LIB_OBJS:.o=.d)
+-include $(ALL_OBJS:.o=.d) $(FUZZ_OBJS:.o=.d)

@@ -124,14 +124,100 @@ Json with_valid_utf8(const Json& value) {
   return value;
 }
 
+// Whether every key of `value`, at any depth, is valid UTF-8.
+template <typename Json>
+bool keys_valid_utf8(const Json& value) {
+  if (value.is_array()) {
+    for (const Json& element : value)
+      if (!keys_valid_utf8(element))
+        return false;
+  } else if (value.is_object()) {
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      const std::string& key = it.key();
+      for (size_t i = 0; i < key.size();) {
+        size_t n = utf8_sequence(key, i);
+        if (n == 0)
+          return false;
+        i += n;
+      }
+      if (!keys_valid_utf8(it.value()))
+        return false;
+    }
+  }
+  return true;
+}
+
+// with_valid_utf8(value).dump() written straight into `out`, without the
+// copy of the tree: strings by append_json_string() (the same escapes, and
+// \xNN for bytes that are not UTF-8), integers by to_chars (nlohmann's
+// digits), other scalars (floats, booleans, null, binary) by nlohmann itself.
+// Keys are written as they are: the caller has checked keys_valid_utf8().
+template <typename Json>
+void append_compact(std::string& out, const Json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::object: {
+      out += '{';
+      bool first = true;
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (!first)
+          out += ',';
+        first = false;
+        append_json_string(out, it.key());
+        out += ':';
+        append_compact(out, it.value());
+      }
+      out += '}';
+      return;
+    }
+    case nlohmann::json::value_t::array: {
+      out += '[';
+      bool first = true;
+      for (const Json& element : value) {
+        if (!first)
+          out += ',';
+        first = false;
+        append_compact(out, element);
+      }
+      out += ']';
+      return;
+    }
+    case nlohmann::json::value_t::string:
+      append_json_string(out, value.template get_ref<const std::string&>());
+      return;
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_integer: {
+      char buf[24];
+      char* end = value.is_number_unsigned()
+                      ? std::to_chars(buf, buf + sizeof(buf), value.template get<uint64_t>()).ptr
+                      : std::to_chars(buf, buf + sizeof(buf), value.template get<int64_t>()).ptr;
+      out.append(buf, size_t(end - buf));
+      return;
+    }
+    default:
+      out += value.dump();
+      return;
+  }
+}
+
+template <typename Json>
+std::string dump(const Json& value, int indent) {
+  // A key that is not UTF-8 takes the tree's copy: two keys could escape
+  // to the same text, and the copy keeps one of them, as before.
+  if (indent >= 0 || !keys_valid_utf8(value))
+    return with_valid_utf8(value).dump(indent);
+  std::string out;
+  append_compact(out, value);
+  return out;
+}
+
 }  // namespace
 
 std::string dump_json(const json& value, int indent) {
-  return with_valid_utf8(value).dump(indent);
+  return dump(value, indent);
 }
 
 std::string dump_json(const ordered_json& value, int indent) {
-  return with_valid_utf8(value).dump(indent);
+  return dump(value, indent);
 }
 
 std::string escape_invalid_utf8(std::string_view text) {

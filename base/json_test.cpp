@@ -1,6 +1,7 @@
 #include "base/json.h"
 
 #include <gtest/gtest.h>
+#include <limits>
 
 namespace pp {
 namespace {
@@ -103,6 +104,91 @@ TEST(JsonParse, DuplicateKeysAreRefusedAtAnyDepth) {
   auto siblings = parse_json(R"({"a":{"b":1},"c":{"b":2},"d":[{"b":1},{"b":2}]})", "x");
   ASSERT_TRUE(siblings.ok()) << siblings.error().message();
   EXPECT_EQ((*siblings)["c"]["b"], 2);
+}
+
+// dump_json() as it was: every string and key through escape_invalid_utf8()
+// in a copy of the tree, then nlohmann's dump. The compact form is now
+// written without the copy and must give the same bytes.
+template <typename Json>
+Json reference_copy(const Json& value) {
+  if (value.is_string())
+    return escape_invalid_utf8(value.template get_ref<const std::string&>());
+  if (value.is_array()) {
+    Json out = Json::array();
+    for (const Json& element : value)
+      out.push_back(reference_copy(element));
+    return out;
+  }
+  if (value.is_object()) {
+    Json out = Json::object();
+    for (auto it = value.begin(); it != value.end(); ++it)
+      out[escape_invalid_utf8(it.key())] = reference_copy(it.value());
+    return out;
+  }
+  return value;
+}
+
+// A random value of every JSON kind, strings of any bytes, `depth` deep.
+template <typename Json>
+Json random_value(uint64_t& state, int depth, bool odd_keys) {
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  auto text = [&] {
+    std::string out(next() % 12, ' ');
+    for (char& c : out)
+      c = next() % 3 ? char(0x20 + next() % 95) : char(next() % 256);
+    return out;
+  };
+  switch (depth > 0 ? next() % 10 : next() % 8) {
+    case 0:
+      return Json(text());
+    case 1:
+      return Json(uint64_t(next()) << (next() % 32));
+    case 2:
+      return Json(-int64_t(next() % 100000) - 1);
+    case 3:
+      return Json(double(int64_t(next() % 20000) - 10000) / 8.0 * (next() % 2 ? 1e-300 : 1e10));
+    case 4:
+      return Json(next() % 2 == 0);
+    case 5:
+      return Json(nullptr);
+    case 6:
+      return Json(UINT64_MAX);
+    case 7:
+      return Json(INT64_MIN);
+    case 8: {
+      Json out = Json::array();
+      for (uint64_t i = next() % 4; i > 0; i--)
+        out.push_back(random_value<Json>(state, depth - 1, odd_keys));
+      return out;
+    }
+    default: {
+      Json out = Json::object();
+      for (uint64_t i = next() % 4; i > 0; i--) {
+        std::string key = odd_keys ? text() : "k" + std::to_string(next() % 50);
+        out[key] = random_value<Json>(state, depth - 1, odd_keys);
+      }
+      return out;
+    }
+  }
+}
+
+TEST(JsonWriter, CompactDumpIsTheCopyAndDumpOfBefore) {
+  uint64_t state = 30;
+  for (int i = 0; i < 20000; i++) {
+    bool odd_keys = i % 4 == 0;
+    json value = random_value<json>(state, 4, odd_keys);
+    ASSERT_EQ(dump_json(value), reference_copy(value).dump()) << i;
+    ordered_json ordered = random_value<ordered_json>(state, 4, odd_keys);
+    ASSERT_EQ(dump_json(ordered), reference_copy(ordered).dump()) << i;
+  }
+  // Two keys that escape to the same text: one of them stays, as before.
+  ordered_json twins = {{"\\xff", 1}, {"\xff", 2}};
+  EXPECT_EQ(dump_json(twins), reference_copy(twins).dump());
+  EXPECT_EQ(dump_json(json(-0.0)), "-0.0");
+  EXPECT_EQ(dump_json(json(std::numeric_limits<double>::quiet_NaN())), "null");
 }
 
 }  // namespace

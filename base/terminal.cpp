@@ -24,6 +24,18 @@ void append_terminal_safe(std::string& out, std::string_view text) {
   }
 }
 
+bool is_terminal_safe(std::string_view text) {
+  for (size_t i = 0; i < text.size(); i++) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      return false;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(text[i + 1]) <= 0x9f)
+      return false;
+  }
+  return true;
+}
+
 std::string terminal_safe(std::string_view text) {
   std::string out;
   out.reserve(text.size());

@@ -13,6 +13,9 @@ namespace pp {
 // A task named "\e]0;PWN\a" then shows as "\x1b]0;PWN\x07" and cannot
 // set the window title. For text printed for a reader, never for JSON.
 void append_terminal_safe(std::string& out, std::string_view text);
+// Whether `text` has nothing append_terminal_safe() would escape (the common
+// case, checked without allocating).
+bool is_terminal_safe(std::string_view text);
 std::string terminal_safe(std::string_view text);
 
 }  // namespace pp

@@ -16,6 +16,9 @@ TEST(TerminalSafe, EscapesWhatATerminalWouldActOn) {
             "kworker/0:1 \xc3\xa9t\xc3\xa9 \xc2\xa0")
       << "printable UTF-8 as it is";
   EXPECT_EQ(terminal_safe(std::string_view("a\0b", 3)), "a\\x00b");
+  EXPECT_TRUE(is_terminal_safe("kworker/0:1\t\xc3\xa9"));
+  EXPECT_FALSE(is_terminal_safe("\x1b[2J"));
+  EXPECT_FALSE(is_terminal_safe("\xc2\x9b"));
 }
 
 }  // namespace

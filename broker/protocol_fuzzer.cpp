@@ -25,7 +25,7 @@
 #include "persistent/run_dir.h"
 #include "sys/unix_socket.h"
 
-using namespace pp::persistent;
+using namespace pp;
 
 namespace {
 
@@ -129,7 +129,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto state = persistent::decode_state(text, "fuzz");
   if (state.ok())
     (void)persistent::decode_state(persistent::encode_state(*state), "fuzz");
-  (void)parse_config(text, "fuzz");
+  (void)broker::parse_config(text, "fuzz");
 
   // Duplicate keys: the payload with its first key repeated is never a
   // request, whatever the payload was.

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pp;
-  using namespace pp::report;
+  using namespace pp::mce;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   MceLog log = parse_mce_log(text);
   for (const MceLogEntry& entry : log.entries) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <bit>
 #include <cstdarg>
 #include <cstdio>
@@ -45,6 +46,18 @@ Error PerfDataReader::malformed(const char* format, ...) const {
 }
 
 Result<PerfDataReader> PerfDataReader::read_file(const std::string& path) {
+  PP_ASSIGN_OR_RETURN(std::optional<sys::FileMap> map, sys::FileMap::open(path));
+  if (map) {
+    if (map->bytes().size() > kMaxFileSize)
+      return errorf(EFBIG, "%s is larger than %llu bytes", path.c_str(),
+                    static_cast<unsigned long long>(kMaxFileSize));
+    PerfDataReader r;
+    r.name_ = path;
+    r.mapped_ = std::move(*map);
+    r.bytes_ = r.mapped_.bytes();
+    PP_RETURN_IF_ERROR(r.parse_bytes());
+    return r;
+  }
   sys::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!fd)
     return error_from_errno(errno, "cannot open " + path);
@@ -70,28 +83,48 @@ Result<PerfDataReader> PerfDataReader::read_file(const std::string& path) {
 Result<PerfDataReader> PerfDataReader::parse(Bytes bytes, std::string name) {
   PerfDataReader r;
   r.name_ = std::move(name);
-  r.bytes_ = std::move(bytes);
-  if (r.bytes_.size() < sizeof(PipeHeader))
-    return r.malformed("%zu bytes is shorter than any perf.data header", r.bytes_.size());
-  uint64_t magic = u64_at(r.bytes_, 0);
-  if (std::memcmp(r.bytes_.data(), "PERFFILE", 8) == 0)
-    return r.malformed("it is the legacy PERFFILE format, which this reader does not read");
-  if (magic == kPerfMagicSwapped)
-    return r.malformed("it was written on a host of the other byte order");
-  if (magic != kPerfMagic)
-    return r.malformed("it does not start with PERFILE2");
-  uint64_t size = u64_at(r.bytes_, 8);
-  if (size == sizeof(PipeHeader)) {
-    r.pipe_ = true;
-    PP_RETURN_IF_ERROR(r.parse_pipe());
-  } else if (size == sizeof(FileHeader)) {
-    PP_RETURN_IF_ERROR(r.parse_file());
-  } else {
-    return r.malformed("header size %llu is neither 104 (file) nor 16 (pipe)",
-                       static_cast<unsigned long long>(size));
-  }
-  PP_RETURN_IF_ERROR(r.read_event_names());
+  r.owned_ = std::move(bytes);
+  r.bytes_ = r.owned_;
+  PP_RETURN_IF_ERROR(r.parse_bytes());
   return r;
+}
+
+Status PerfDataReader::parse_bytes() {
+  if (bytes_.size() < sizeof(PipeHeader))
+    return malformed("%zu bytes is shorter than any perf.data header", bytes_.size());
+  uint64_t magic = u64_at(bytes_, 0);
+  if (std::memcmp(bytes_.data(), "PERFFILE", 8) == 0)
+    return malformed("it is the legacy PERFFILE format, which this reader does not read");
+  if (magic == kPerfMagicSwapped)
+    return malformed("it was written on a host of the other byte order");
+  if (magic != kPerfMagic)
+    return malformed("it does not start with PERFILE2");
+  uint64_t size = u64_at(bytes_, 8);
+  if (size == sizeof(PipeHeader)) {
+    pipe_ = true;
+    PP_RETURN_IF_ERROR(parse_pipe());
+  } else if (size == sizeof(FileHeader)) {
+    PP_RETURN_IF_ERROR(parse_file());
+  } else {
+    return malformed("header size %llu is neither 104 (file) nor 16 (pipe)",
+                     static_cast<unsigned long long>(size));
+  }
+  PP_RETURN_IF_ERROR(read_event_names());
+  index_events();
+  return ok_status();
+}
+
+void PerfDataReader::index_events() {
+  layouts_.clear();
+  event_of_id_.clear();
+  for (size_t i = 0; i < events_.size(); i++) {
+    layouts_.emplace_back(events_[i].attr.attr);
+    for (uint64_t id : events_[i].ids)
+      event_of_id_.emplace_back(id, uint32_t(i));
+  }
+  // The first event that lists an id is its event (event_for_id()'s order).
+  std::stable_sort(event_of_id_.begin(), event_of_id_.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
 }
 
 Status PerfDataReader::parse_file() {
@@ -332,26 +365,34 @@ const EventDesc* PerfDataReader::event_for_id(uint64_t id) const {
 }
 
 Result<Sample> PerfDataReader::sample(const PerfDataRecord& record) const {
+  Sample s;
+  PP_RETURN_IF_ERROR(decode_sample(record, s));
+  return s;
+}
+
+Status PerfDataReader::decode_sample(const PerfDataRecord& record, Sample& out) const {
   if (record.type != PERF_RECORD_SAMPLE)
     return errorf(EINVAL, "record at %llu is not a sample (type %u)",
                   static_cast<unsigned long long>(record.offset), record.type);
-  const EventDesc* event = &events_.front();
-  if (events_.size() > 1 && (event->attr.attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
+  size_t event = 0;
+  if (events_.size() > 1 && (events_.front().attr.attr.sample_type & PERF_SAMPLE_IDENTIFIER)) {
     if (record.bytes.size() < 16)
       return malformed("the sample at %llu has no IDENTIFIER",
                        static_cast<unsigned long long>(record.offset));
     uint64_t id = u64_at(record.bytes, 8);
-    event = event_for_id(id);
-    if (!event)
+    auto at = std::lower_bound(event_of_id_.begin(), event_of_id_.end(), id,
+                               [](const auto& entry, uint64_t v) { return entry.first < v; });
+    if (at == event_of_id_.end() || at->first != id)
       return malformed("the sample at %llu has id %llu, which no event has",
                        static_cast<unsigned long long>(record.offset),
                        static_cast<unsigned long long>(id));
+    event = at->second;
   }
-  auto sample = sys::decode_sample(event->attr.attr, record.bytes);
-  if (!sample.ok())
-    return std::move(sample).error().with_context(name_ + ": sample at " +
-                                                  std::to_string(record.offset));
-  return sample;
+  Status decoded = layouts_[event].decode(record.bytes, out);
+  if (!decoded.ok())
+    return std::move(decoded).error().with_context(name_ + ": sample at " +
+                                                   std::to_string(record.offset));
+  return ok_status();
 }
 
 }  // namespace pp::report

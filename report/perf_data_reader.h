@@ -15,7 +15,8 @@
 // the file, every record's size is at least its header and fits in its
 // section, ids and attrs are whole. A malformed file is an EINVAL that says
 // what is wrong and where; the reader never reads outside its input.
-// The whole file is held in memory.
+// A regular file is mapped (sys/file_map.h: it must not shrink while it is
+// read); a pipe or a FIFO is read into memory whole.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,7 @@
 #include "report/features.h"
 #include "report/perf_data_format.h"
 #include "report/tracing_data.h"
+#include "sys/file_map.h"
 #include "sys/perf_abi_sample.h"
 
 namespace pp::report {
@@ -85,13 +87,20 @@ class PerfDataReader {
   // Decodes a PERF_RECORD_SAMPLE with its event's attr (found by the
   // sample's IDENTIFIER when the events have one, else the first event's).
   Result<Sample> sample(const PerfDataRecord& record) const;
+  // The same into `out`, for readers of every sample of a file: each
+  // event's layout is worked out once (sys::SampleLayout), ids are found in
+  // a sorted table.
+  Status decode_sample(const PerfDataRecord& record, Sample& out) const;
 
  private:
   PerfDataReader() = default;
 
+  Status parse_bytes();
   Status parse_file();
   Status parse_pipe();
   Status read_event_names();
+  // The layouts and the id table, once the events are known.
+  void index_events();
   // Validates the records in [begin, end) and adds them as one data range.
   Status add_data_range(uint64_t begin, uint64_t end);
   std::span<const uint8_t> span(uint64_t offset, uint64_t size) const {
@@ -100,7 +109,9 @@ class PerfDataReader {
   Error malformed(const char* format, ...) const __attribute__((format(printf, 2, 3)));
 
   std::string name_;
-  Bytes bytes_;
+  Bytes owned_;                     // parse()'s bytes, or a pipe's
+  sys::FileMap mapped_;             // read_file()'s regular file
+  std::span<const uint8_t> bytes_;  // the input: owned_'s or mapped_'s
   bool pipe_ = false;
   FileHeader header_;
   uint32_t attr_size_ = 0;
@@ -108,6 +119,8 @@ class PerfDataReader {
   std::map<int, FileSection> features_;  // offsets into bytes_
   std::vector<FileSection> data_ranges_;
   size_t record_count_ = 0;
+  std::vector<sys::SampleLayout> layouts_;                  // by event
+  std::vector<std::pair<uint64_t, uint32_t>> event_of_id_;  // sorted: id, event index
 };
 
 }  // namespace pp::report

@@ -690,7 +690,8 @@ TEST(PerfDataWriter, ClockDataAsGivenAndOneClockPerFile) {
   // A pair of another clock than the events' is the caller's mistake.
   WriterConfig other = config;
   other.clock->pair.clockid = CLOCK_MONOTONIC;
-  auto mismatched = PerfDataWriter::create(std::make_unique<testing::MemoryOutput>(UINT64_MAX, true), other);
+  auto mismatched =
+      PerfDataWriter::create(std::make_unique<testing::MemoryOutput>(UINT64_MAX, true), other);
   ASSERT_FALSE(mismatched.ok());
   EXPECT_EQ(mismatched.error().kind(), ErrorKind::kInternal);
 

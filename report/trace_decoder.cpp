@@ -6,6 +6,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include "base/json.h"
 #include "base/strings.h"
 
 namespace pp::report {
@@ -172,10 +173,29 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
       field.element_size = f->elementsize ? f->elementsize : 1;
       field.relative = f->flags & TEP_FIELD_IS_RELATIVE;
       field.tep = f;
+      append_json_string(field.json_key, field.name);
+      field.json_key += ':';
       end = std::max(end, field.offset + field.size);
       te->fields.push_back(std::move(field));
     }
     te->min_size = end;
+    append_json_string(te->json_name, te->name);
+    te->is_mce = te->name == "mce:mce_record";
+    for (size_t i = 0; i < te->fields.size(); i++)
+      if (te->fields[i].kind == FieldKind::kDynString || te->fields[i].kind == FieldKind::kDynArray)
+        te->dynamic_fields.push_back(uint16_t(i));
+    if (!te->print_ok) {
+      te->print_note = "libtraceevent could not parse its print format";
+    } else if (data.big_endian != bool(tep_is_bigendian())) {
+      te->print_note = "it was recorded on a host of the other byte order";
+    } else {
+      auto compiled =
+          PrintFormat::compile(*event, data.long_size ? data.long_size : int(sizeof(long)));
+      if (compiled.ok())
+        te->print_format = std::move(*compiled);
+      else
+        te->print_note = compiled.error().message();
+    }
     if (event->id >= 0 && uint64_t(event->id) < kMaxTableId) {
       if (d->by_id_.size() <= size_t(event->id))
         d->by_id_.resize(size_t(event->id) + 1, nullptr);
@@ -220,9 +240,8 @@ Status TraceDecoder::check(const TraceEvent& event, std::span<const uint8_t> raw
   if (raw.size() < event.min_size)
     return errorf(EINVAL, "its %s payload has %zu bytes, but the format's fields need %u",
                   event.name.c_str(), raw.size(), event.min_size);
-  for (const TraceField& f : event.fields) {
-    if (f.kind != FieldKind::kDynString && f.kind != FieldKind::kDynArray)
-      continue;
+  for (uint16_t index : event.dynamic_fields) {
+    const TraceField& f = event.fields[index];
     uint32_t loc = uint32_t(read_unsigned(raw.data() + f.offset, 4));
     uint64_t offset = loc & 0xffff, length = loc >> 16;
     if (f.relative)
@@ -290,6 +309,15 @@ std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event, std::span<
 
 void TraceDecoder::print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                              std::string& out) const {
+  if (event.print_format && event.pure_print) {
+    event.print_format->render(raw, out);
+    return;
+  }
+  print_fmt_libtraceevent(event, raw, cpu, out);
+}
+
+void TraceDecoder::print_fmt_libtraceevent(const TraceEvent& event, std::span<const uint8_t> raw,
+                                           int cpu, std::string& out) const {
   if (!event.print_ok) {
     append_raw_fields(event, raw, out);
     return;

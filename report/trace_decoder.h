@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "base/result.h"
+#include "report/print_format.h"
 #include "report/tracing_data.h"
 
 struct tep_handle;
@@ -56,6 +57,7 @@ struct TraceField {
   uint32_t size = 0;          // bytes in the record (4 for __data_loc)
   uint32_t element_size = 0;  // arrays
   bool relative = false;      // __rel_loc: offsets from the end of the field
+  std::string json_key;       // the name as a JSON key, written once: "\"prev_pid\":"
   tep_format_field* tep = nullptr;
 };
 
@@ -72,12 +74,19 @@ struct FieldValue {
 struct TraceEvent {
   int id = 0;
   std::string name;                // "sched:sched_switch"
+  std::string json_name;           // the name as a JSON string: "\"sched:sched_switch\""
   std::vector<TraceField> fields;  // the event's own, in format order (common_* left out)
   uint32_t min_size = 0;           // bytes the fixed part of the record needs
   bool print_ok = true;            // libtraceevent parsed the print format
-  // The rendering depends on the payload alone (no plugin handler, which
-  // may look at the CPU or at other records): it may be cached by payload.
+  // No plugin handler prints it (a handler may look at the CPU or at other
+  // records, and is libtraceevent's to run).
   bool pure_print = true;
+  // The print format compiled (report/print_format.h), when it compiles;
+  // else `print_note` says why and libtraceevent prints it.
+  std::optional<PrintFormat> print_format;
+  std::string print_note;
+  bool is_mce = false;                   // mce:mce_record
+  std::vector<uint16_t> dynamic_fields;  // indices of the __data_loc fields
   tep_event* tep = nullptr;
 
   const TraceField* field(std::string_view name) const;
@@ -114,9 +123,14 @@ class TraceDecoder {
 
   // Appends the print-format rendering of a record check() accepted to
   // `out`, as perf script shows it; "name=value" for each field when the
-  // print format is one libtraceevent could not parse.
+  // print format is one libtraceevent could not parse. The compiled format
+  // when there is one, else libtraceevent's printer.
   void print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                  std::string& out) const;
+  // The same, always through libtraceevent: what the compiled formats are
+  // compared with.
+  void print_fmt_libtraceevent(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
+                               std::string& out) const;
 
   // The command name the tracing data's saved_cmdlines give `pid`, or "".
   std::string_view saved_comm(int32_t pid) const;

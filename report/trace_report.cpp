@@ -21,18 +21,21 @@
 #include "base/wall_time.h"
 #include "mce/tally.h"
 #include "report/perf_data_reader.h"
+#include "report/time_order.h"
 
 namespace pp::report {
 namespace {
 
+using namespace std::string_view_literals;
+
 constexpr std::string_view kSortKeys[] = {"time", "cpu",   "pid",  "tid",
                                           "comm", "event", "bank", "severity"};
 static_assert(std::size(kSortKeys) == size_t(SortKey::kSeverity) + 1);
-constexpr std::string_view kMceEvent = "mce:mce_record";
 // Output is handed to the stream in pieces of about this size.
-constexpr size_t kFlushSize = 1 << 16;
-// Distinct payloads whose rendering is kept (about 10 MB of text at most).
-constexpr size_t kRenderCacheSize = 1 << 16;
+constexpr size_t kFlushSize = 1 << 20;
+// The longest line that is not a machine check's, about: the buffer is
+// reserved with this much room past kFlushSize, so it never grows.
+constexpr size_t kLineRoom = 1 << 16;
 
 void append_u64(std::string& out, uint64_t v) {
   char buf[24];
@@ -43,13 +46,21 @@ void append_u64(std::string& out, uint64_t v) {
 
 // `v` right-aligned in `width` columns, zero-padded when `zero`.
 void append_padded(std::string& out, uint64_t v, size_t width, char pad) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);
-  (void)ec;
-  size_t n = size_t(end - buf);
-  if (n < width)
-    out.append(width - n, pad);
-  out.append(buf, n);
+  // Digits written from the right into a buffer filled with `pad`: one
+  // append for the whole padded number.
+  char buf[32];
+  char* end = buf + sizeof(buf);
+  char* at = end;
+  do {
+    *--at = char('0' + v % 10);
+    v /= 10;
+  } while (v);
+  size_t n = size_t(end - at);
+  if (n < width && width <= sizeof(buf)) {
+    std::memset(end - width, pad, width - n);
+    at = end - width;
+  }
+  out.append(at, size_t(end - at));
 }
 
 // perf script's seconds.microseconds.
@@ -102,6 +113,52 @@ void render_field(Out& w, const TraceField& f, std::span<const uint8_t> raw) {
     }
   }
 }
+
+// render_field()'s JsonWriter calls straight into a string: the value's
+// JSON text, as the writer would lay it out, with no writer state.
+class JsonTextOut {
+ public:
+  explicit JsonTextOut(std::string& out) : out_(out) {}
+  void hex(uint64_t v) {
+    comma();
+    char buf[24] = {'"', '0', 'x'};
+    char* end = std::to_chars(buf + 3, buf + sizeof(buf) - 1, v, 16).ptr;
+    *end++ = '"';
+    out_.append(buf, size_t(end - buf));
+  }
+  void number(uint64_t v) {
+    comma();
+    append_u64(out_, v);
+  }
+  void signed_number(int64_t v) {
+    comma();
+    char buf[24];
+    char* end = std::to_chars(buf, buf + sizeof(buf), v).ptr;
+    out_.append(buf, size_t(end - buf));
+  }
+  void string(std::string_view v) {
+    comma();
+    append_json_string(out_, v);
+  }
+  void begin_array() {
+    out_ += '[';
+    first_ = true;
+    in_array_ = true;
+  }
+  void end_array() {
+    out_ += ']';
+    in_array_ = false;
+  }
+
+ private:
+  void comma() {
+    if (in_array_ && !first_)
+      out_ += ',';
+    first_ = false;
+  }
+  std::string& out_;
+  bool in_array_ = false, first_ = true;
+};
 
 // The JsonWriter calls render_field() makes, building one nlohmann value.
 class JsonValueOut {
@@ -227,9 +284,7 @@ Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
 
 TraceReport::TraceReport(const ReportOptions& options, const TraceDecoder& decoder,
                          std::ostream& out, std::ostream& err)
-    : options_(options), decoder_(decoder), out_(out), err_(err) {
-  buffer_.reserve(kFlushSize * 2);
-}
+    : options_(options), decoder_(decoder), out_(out), err_(err) {}
 
 Status TraceReport::start(std::optional<sys::ClockPair> wall) {
   wall_ = wall;
@@ -253,6 +308,7 @@ uint32_t TraceReport::intern_comm(std::string_view name) {
 }
 
 void TraceReport::comm(uint32_t tid, uint64_t time, std::string_view name) {
+  last_tid_ = UINT32_MAX;  // comm_at()'s thread may change
   CommHistory& history = comm_of_tid_[tid];
   auto at = std::upper_bound(history.begin(), history.end(), time,
                              [](uint64_t t, const auto& entry) { return t < entry.first; });
@@ -268,6 +324,7 @@ void TraceReport::apply_fork(uint32_t tid, uint32_t parent_tid, uint64_t time) {
   uint32_t parent = comm_at(int32_t(parent_tid), time);
   if (parent == 0)
     return;
+  last_tid_ = UINT32_MAX;  // comm_at()'s thread may change
   CommHistory& history = comm_of_tid_[tid];
   // The inherited name holds until the child's own COMM.
   if (history.empty() || history.front().first > time)
@@ -276,9 +333,19 @@ void TraceReport::apply_fork(uint32_t tid, uint32_t parent_tid, uint64_t time) {
 
 uint32_t TraceReport::comm_at(int32_t signed_tid, uint64_t time) {
   auto tid = uint32_t(signed_tid);
-  auto it = comm_of_tid_.find(tid);
-  if (it != comm_of_tid_.end() && !it->second.empty()) {
-    const CommHistory& history = it->second;
+  const CommHistory* known = nullptr;
+  if (tid == last_tid_) {
+    known = last_history_;
+  } else {
+    auto it = comm_of_tid_.find(tid);
+    if (it != comm_of_tid_.end() && !it->second.empty()) {
+      known = &it->second;
+      last_tid_ = tid;
+      last_history_ = known;
+    }
+  }
+  if (known) {
+    const CommHistory& history = *known;
     auto at = std::upper_bound(history.begin(), history.end(), time,
                                [](uint64_t t, const auto& entry) { return t < entry.first; });
     // Before its first COMM a thread is known by that first name, as perf
@@ -329,19 +396,50 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
     return;
   }
   stats_.records++;
-  Entry e{s.time, event, s.raw, s.cpu, int32_t(s.pid), int32_t(s.tid)};
+  Entry e{s.time, event,          s.raw.data(),  uint32_t(s.raw.size()),
+          s.cpu,  int32_t(s.pid), int32_t(s.tid)};
   if (!wanted(e))
     return;
-  if (event->name == kMceEvent) {
+  if (event->is_mce) {
     mce::MceDecoded d = mce::decode_mce(mce_registers(*event, s.raw));
     if (!options_.severities.empty() &&
         std::find(options_.severities.begin(), options_.severities.end(), d.severity) ==
             options_.severities.end())
       return;
-    e.mce = int32_t(mces_.size());
-    mces_.push_back(std::move(d));
+    if (options_.summary) {
+      machine_checks_.add(d, e.cpu);
+    } else {
+      e.mce = int32_t(mces_.size());
+      mces_.push_back(std::move(d));
+    }
   }
-  entries_.push_back(e);
+  if (options_.summary)
+    count(e);
+  else
+    entries_.push_back(e);
+}
+
+void TraceReport::reserve(size_t samples) {
+  if (!options_.summary)
+    entries_.reserve(entries_.size() + samples);
+}
+
+void TraceReport::count(const Entry& e) {
+  shown_++;
+  if (last_count_ < counts_.size() && counts_[last_count_].event == e.event &&
+      counts_[last_count_].cpu == e.cpu) {
+    counts_[last_count_].count++;
+    return;
+  }
+  for (size_t i = 0; i < counts_.size(); i++) {
+    if (counts_[i].event == e.event && counts_[i].cpu == e.cpu) {
+      counts_[i].count++;
+      last_count_ = i;
+      return;
+    }
+  }
+  last_count_ = counts_.size();
+  counts_.push_back({e.event, e.cpu, 1});
 }
 
 bool TraceReport::wanted(const Entry& e) const {
@@ -350,15 +448,22 @@ bool TraceReport::wanted(const Entry& e) const {
   if (options_.cpus &&
       std::find(options_.cpus->begin(), options_.cpus->end(), int(e.cpu)) == options_.cpus->end())
     return false;
-  if ((options_.mce_only || !options_.severities.empty()) && e.event->name != kMceEvent)
+  if ((options_.mce_only || !options_.severities.empty()) && !e.event->is_mce)
     return false;
   return true;
 }
 
 void TraceReport::sort_entries() {
+  order_.resize(entries_.size());
+  for (size_t i = 0; i < order_.size(); i++)
+    order_[i] = uint32_t(i);
   std::vector<SortKey> keys = options_.sort;
   if (keys.empty() || keys.back() != SortKey::kTime)
     keys.push_back(SortKey::kTime);  // ties in file order of time
+  if (keys.size() == 1) {
+    sort_by_time();
+    return;
+  }
   // Machine checks first, by bank (or severity, lowest first), then the rest.
   auto mce_rank = [&](const Entry& x, SortKey k) -> uint64_t {
     if (x.mce < 0)
@@ -388,7 +493,9 @@ void TraceReport::sort_entries() {
     }
     return 0;
   };
-  std::stable_sort(entries_.begin(), entries_.end(), [&](const Entry& a, const Entry& b) {
+  std::stable_sort(order_.begin(), order_.end(), [&](uint32_t x, uint32_t y) {
+    const Entry& a = entries_[x];
+    const Entry& b = entries_[y];
     for (SortKey k : keys) {
       if (int c = compare(a, b, k); c != 0)
         return c < 0;
@@ -397,58 +504,55 @@ void TraceReport::sort_entries() {
   });
 }
 
+void TraceReport::sort_by_time() {
+  std::vector<uint64_t> times(entries_.size());
+  for (size_t i = 0; i < entries_.size(); i++)
+    times[i] = entries_[i].time;
+  order_by_time(times, order_);
+}
+
 void TraceReport::print_text(const Entry& e) {
   std::string_view shown = comms_[e.comm];
   char tid[16];
-  auto [tid_end, ec] = std::to_chars(tid, tid + sizeof(tid), e.tid);
-  (void)ec;
-  std::string_view tid_text(tid, size_t(tid_end - tid));
-  std::string unknown;
+  char* tid_end = std::to_chars(tid + 1, tid + sizeof(tid), e.tid).ptr;
+  std::string_view tid_text(tid + 1, size_t(tid_end - tid - 1));
   if (e.comm == 0) {
-    unknown = ":" + std::string(tid_text);
-    shown = unknown;
+    tid[0] = ':';
+    shown = std::string_view(tid, size_t(tid_end - tid));
   }
   // Task names and string fields are what any process chose: escaped, so
   // that none can move the cursor or retitle the reader's terminal.
-  std::string safe_comm = terminal_safe(shown);
-  if (safe_comm.size() < 16)
-    buffer_.append(16 - safe_comm.size(), ' ');
-  buffer_ += safe_comm;
+  std::string safe_comm;
+  if (!is_terminal_safe(shown)) {
+    safe_comm = terminal_safe(shown);
+    shown = safe_comm;
+  }
+  if (shown.size() < 16)
+    buffer_.append(16 - shown.size(), ' ');
+  buffer_ += shown;
   buffer_ += ' ';
   if (tid_text.size() < 5)
     buffer_.append(5 - tid_text.size(), ' ');
   buffer_ += tid_text;
-  buffer_ += " [";
+  buffer_ += " ["sv;
   append_padded(buffer_, e.cpu, 3, '0');
-  buffer_ += "] ";
+  buffer_ += "] "sv;
   append_perf_time(buffer_, e.time);
-  buffer_ += ": ";
+  buffer_ += ": "sv;
   if (wall_) {
     buffer_ += format_wall_time(wall_->to_wall(e.time));
     buffer_ += ' ';
   }
   buffer_ += e.event->name;
-  buffer_ += ": ";
-  if (!e.event->pure_print) {
-    std::string text;
-    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), text);
-    append_terminal_safe(buffer_, text);
-    stats_.rendered++;
-    buffer_ += '\n';
-    print_mce_text_of(e);
-    return;
+  buffer_ += ": "sv;
+  // The print format's output holds string fields any process chose.
+  size_t printed_from = buffer_.size();
+  decoder_.print_fmt(*e.event, e.payload(), int(e.cpu), buffer_);
+  if (!is_terminal_safe(std::string_view(buffer_).substr(printed_from))) {
+    std::string printed = buffer_.substr(printed_from);
+    buffer_.resize(printed_from);
+    append_terminal_safe(buffer_, printed);
   }
-  std::string_view key(reinterpret_cast<const char*>(e.raw.data()), e.raw.size());
-  auto it = rendered_.find(key);
-  if (it == rendered_.end()) {
-    if (rendered_.size() >= kRenderCacheSize)
-      rendered_.clear();
-    std::string text;
-    decoder_.print_fmt(*e.event, e.raw, int(e.cpu), text);
-    stats_.rendered++;
-    it = rendered_.emplace(key, terminal_safe(text)).first;
-  }
-  buffer_ += it->second;
   buffer_ += '\n';
   print_mce_text_of(e);
 }
@@ -462,49 +566,41 @@ void TraceReport::print_mce_text_of(const Entry& e) {
 }
 
 void TraceReport::print_json(const Entry& e) {
-  JsonWriter w(buffer_);
-  w.begin_object();
-  w.key("time");
-  w.number(e.time);
+  // The object JsonWriter would write, with the keys each event's fields
+  // have written once (TraceField::json_key).
+  buffer_ += "{\"time\":"sv;
+  append_u64(buffer_, e.time);
   if (wall_) {
-    w.key("wall_time");
-    w.string(format_wall_time(wall_->to_wall(e.time)));
+    buffer_ += ",\"wall_time\":"sv;
+    append_json_string(buffer_, format_wall_time(wall_->to_wall(e.time)));
   }
-  w.key("cpu");
-  w.number(e.cpu);
-  w.key("pid");
-  w.signed_number(e.pid);
-  w.key("tid");
-  w.signed_number(e.tid);
+  buffer_ += ",\"cpu\":"sv;
+  append_u64(buffer_, e.cpu);
+  char buf[16];
+  buffer_ += ",\"pid\":"sv;
+  buffer_.append(buf, size_t(std::to_chars(buf, buf + sizeof(buf), e.pid).ptr - buf));
+  buffer_ += ",\"tid\":"sv;
+  buffer_.append(buf, size_t(std::to_chars(buf, buf + sizeof(buf), e.tid).ptr - buf));
   if (e.comm != 0) {
-    w.key("comm");
-    w.string(comms_[e.comm]);
+    buffer_ += ",\"comm\":"sv;
+    append_json_string(buffer_, comms_[e.comm]);
   }
-  w.key("event");
-  w.string(e.event->name);
-  w.key("fields");
-  w.begin_object();
-  for (const TraceField& f : e.event->fields) {
-    w.key(f.name);
-    render_field(w, f, e.raw);
-  }
-  w.end_object();
+  buffer_ += ",\"event\":"sv;
+  buffer_ += e.event->json_name;
+  buffer_ += ",\"fields\":"sv;
+  append_fields_json(*e.event, e.payload(), buffer_);
   if (e.mce >= 0) {
-    w.key("mce");
-    w.raw(dump_json(mce::mce_json(mces_[size_t(e.mce)])));
+    buffer_ += ",\"mce\":"sv;
+    buffer_ += dump_json(mce::mce_json(mces_[size_t(e.mce)]));
   }
-  w.end_object();
-  buffer_ += '\n';
+  buffer_ += "}\n"sv;
 }
 
 void TraceReport::print_summary() {
   std::map<std::pair<std::string, uint32_t>, uint64_t> counts;
-  mce::MceTally machine_checks;
-  for (const Entry& e : entries_) {
-    counts[{e.event->name, e.cpu}]++;
-    if (e.mce >= 0)
-      machine_checks.add(mces_[size_t(e.mce)], e.cpu);
-  }
+  for (const Count& c : counts_)
+    counts[{c.event->name, c.cpu}] += c.count;
+  const mce::MceTally& machine_checks = machine_checks_;
   if (options_.json) {
     JsonWriter w(buffer_);
     w.begin_object();
@@ -513,7 +609,7 @@ void TraceReport::print_summary() {
     w.key("records");
     w.number(stats_.records);
     w.key("shown");
-    w.number(entries_.size());
+    w.number(shown_);
     w.key("bad_records");
     w.number(stats_.bad);
     w.key("events");
@@ -549,7 +645,7 @@ void TraceReport::print_summary() {
   }
   mce::print_mce_tally_text(machine_checks, mce::MceTallyLayout::kBlocks, buffer_);
   buffer_ += "#\n# ";
-  append_u64(buffer_, entries_.size());
+  append_u64(buffer_, shown_);
   buffer_ += " records shown of ";
   append_u64(buffer_, stats_.records);
   buffer_ += " decoded; ";
@@ -580,7 +676,9 @@ Status TraceReport::finish() {
     for (Entry& e : entries_)
       e.comm = comm_at(e.tid, e.time);
     sort_entries();
-    for (const Entry& e : entries_) {
+    buffer_.reserve(kFlushSize + kLineRoom);
+    for (uint32_t index : order_) {
+      const Entry& e = entries_[index];
       if (options_.json)
         print_json(e);
       else
@@ -643,13 +741,15 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
 
   TraceReport report(options, *decoder, out, err);
   PP_RETURN_IF_ERROR(report.start(wall));
+  report.reserve(data.record_count());
+  sys::Sample sample;
   PP_RETURN_IF_ERROR(data.for_each_record([&](const PerfDataRecord& r) -> Status {
     if (r.type == PERF_RECORD_SAMPLE) {
-      auto sample = data.sample(r);
-      if (!sample.ok())
-        report.bad_record(path, r.offset, sample.error());
+      Status decoded = data.decode_sample(r, sample);
+      if (!decoded.ok())
+        report.bad_record(path, r.offset, decoded.error());
       else
-        report.sample(*sample, path, r.offset);
+        report.sample(sample, path, r.offset);
     } else if (r.type == PERF_RECORD_COMM && r.bytes.size() > 16) {
       // header, u32 pid, u32 tid, char comm[] (NUL-padded), sample_id
       uint32_t tid;
@@ -675,6 +775,20 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
   }));
   PP_RETURN_IF_ERROR(report.finish());
   return report.stats();
+}
+
+void append_fields_json(const TraceEvent& event, std::span<const uint8_t> raw, std::string& out) {
+  out += '{';
+  bool first = true;
+  for (const TraceField& f : event.fields) {
+    if (!first)
+      out += ',';
+    first = false;
+    out += f.json_key;
+    JsonTextOut value(out);
+    render_field(value, f, raw);
+  }
+  out += '}';
 }
 
 nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw) {

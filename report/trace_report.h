@@ -35,6 +35,7 @@
 
 #include "base/result.h"
 #include "mce/decode.h"
+#include "mce/tally.h"
 #include "report/bytes.h"
 #include "report/trace_decoder.h"
 #include "sys/clock.h"
@@ -73,6 +74,9 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
 // "fields" object (the same rules: integers as numbers, u64 and pointers as
 // "0x..." strings, strings as strings, arrays as arrays): watch's records.
 nlohmann::ordered_json fields_json(const TraceEvent& event, std::span<const uint8_t> raw);
+// The same object's JSON text appended to `out`, written as it is read
+// (the streaming writer's layout: what dump_json(fields_json(...)) gives).
+void append_fields_json(const TraceEvent& event, std::span<const uint8_t> raw, std::string& out);
 
 // A --since/--until TIME (base/time_arg.h: an ISO 8601 time, a date, a
 // duration before `now_wall_ns`, or perf's seconds.fraction) on the
@@ -84,11 +88,10 @@ Result<uint64_t> parse_report_time(std::string_view text, uint64_t now_wall_ns,
 
 // What a report saw.
 struct ReportStats {
-  uint64_t records = 0;   // tracepoint samples decoded
-  uint64_t printed = 0;   // after the filters
-  uint64_t bad = 0;       // records that could not be decoded (reported, skipped)
-  uint64_t other = 0;     // samples without tracepoint data, side-band records
-  uint64_t rendered = 0;  // text lines whose print format was rendered (not cached)
+  uint64_t records = 0;  // tracepoint samples decoded
+  uint64_t printed = 0;  // after the filters
+  uint64_t bad = 0;      // records that could not be decoded (reported, skipped)
+  uint64_t other = 0;    // samples without tracepoint data, side-band records
 };
 
 // The error a report that ran ends with: records could not be decoded
@@ -113,6 +116,9 @@ class TraceReport {
   // A PERF_RECORD_FORK: `tid` starts with the name `parent_tid` has at `time`.
   void fork(uint32_t tid, uint32_t parent_tid, uint64_t time);
 
+  // Room for `samples` more samples (what the file says it holds).
+  void reserve(size_t samples);
+
   // A sample that sys::decode_sample() decoded from a record at `offset` of
   // `where` ("perf.data", "persistent/mce/ CPU 2"). Its bytes must stay
   // valid until finish(). A sample with no PERF_SAMPLE_RAW is counted and
@@ -132,12 +138,21 @@ class TraceReport {
   struct Entry {
     uint64_t time;
     const TraceEvent* event;
-    std::span<const uint8_t> raw;
+    const uint8_t* raw;  // the tracepoint's record, raw_size bytes
+    uint32_t raw_size;
     uint32_t cpu;
     int32_t pid;  // -1 for the idle task's context, as perf shows it
     int32_t tid;
     int32_t mce = -1;   // index into mces_ for a machine check
     uint32_t comm = 0;  // index into comms_ of the thread's name then (finish() sets it)
+
+    std::span<const uint8_t> payload() const { return {raw, raw_size}; }
+  };
+  // --summary's count of one event on one CPU.
+  struct Count {
+    const TraceEvent* event;
+    uint32_t cpu;
+    uint64_t count;
   };
   struct Fork {
     uint64_t time;
@@ -147,7 +162,10 @@ class TraceReport {
   using CommHistory = std::vector<std::pair<uint64_t, uint32_t>>;
 
   bool wanted(const Entry& e) const;
+  // order_: entries_'s indices in printing order.
   void sort_entries();
+  void sort_by_time();
+  void count(const Entry& e);
   void print_text(const Entry& e);
   void print_json(const Entry& e);
   // A machine check's decoding, indented under its line.
@@ -167,17 +185,21 @@ class TraceReport {
   std::optional<sys::ClockPair> wall_;
   uint64_t since_ = 0, until_ = UINT64_MAX;
   std::vector<Entry> entries_;
+  std::vector<uint32_t> order_;
   std::vector<mce::MceDecoded> mces_;
+  // --summary: counts kept as records come (no entries are kept then).
+  std::vector<Count> counts_;
+  size_t last_count_ = 0;  // the count the previous record went to
+  uint64_t shown_ = 0;
+  mce::MceTally machine_checks_;
   std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;
   std::unordered_map<uint32_t, CommHistory> comm_of_tid_;
+  // The last thread comm_at() found, and its names.
+  uint32_t last_tid_ = UINT32_MAX;
+  const CommHistory* last_history_ = nullptr;
   std::string buffer_;
-  // The print format's rendering by the exact payload it was rendered from:
-  // libtraceevent's printer interprets the format anew for every record,
-  // and traces repeat themselves (the same tasks switch, the same bank
-  // reports). Keys view the records, which live until finish() returns.
-  std::unordered_map<std::string_view, std::string> rendered_;
   ReportStats stats_;
 };
 

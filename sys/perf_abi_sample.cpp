@@ -409,6 +409,127 @@ Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_
   return s;
 }
 
+SampleLayout::SampleLayout(const perf_event_attr& attr) : attr_(attr) {
+  constexpr uint64_t kFixed = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+                              PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |
+                              PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+                              PERF_SAMPLE_READ | PERF_SAMPLE_RAW;
+  const uint64_t type = attr.sample_type;
+  if ((type & ~kFixed) || ((type & PERF_SAMPLE_READ) && (attr.read_format & PERF_FORMAT_GROUP)))
+    return;
+  size_t at = sizeof(perf_event_header);
+  for (const SampleField& f : kSampleFields) {
+    if (!(type & f.bits))
+      continue;
+    uint16_t here = uint16_t(at);
+    switch (f.bits) {
+      case PERF_SAMPLE_IDENTIFIER:
+        identifier_ = here;
+        break;
+      case PERF_SAMPLE_IP:
+        ip_ = here;
+        break;
+      case PERF_SAMPLE_TID:
+        tid_ = here;
+        break;
+      case PERF_SAMPLE_TIME:
+        time_ = here;
+        break;
+      case PERF_SAMPLE_ADDR:
+        addr_ = here;
+        break;
+      case PERF_SAMPLE_ID:
+        id_ = here;
+        break;
+      case PERF_SAMPLE_STREAM_ID:
+        stream_id_ = here;
+        break;
+      case PERF_SAMPLE_CPU:
+        cpu_ = here;
+        break;
+      case PERF_SAMPLE_PERIOD:
+        period_ = here;
+        break;
+      case PERF_SAMPLE_READ: {
+        const uint64_t rf = attr.read_format;
+        read_ = here;
+        read_size_ =
+            uint16_t(8 + ((rf & PERF_FORMAT_ID) ? 8 : 0) + ((rf & PERF_FORMAT_LOST) ? 8 : 0) +
+                     ((rf & PERF_FORMAT_TOTAL_TIME_ENABLED) ? 8 : 0) +
+                     ((rf & PERF_FORMAT_TOTAL_TIME_RUNNING) ? 8 : 0));
+        at += read_size_;
+        continue;
+      }
+      case PERF_SAMPLE_RAW:
+        raw_ = here;
+        at += 4;
+        continue;
+      default:
+        return;  // not a fixed field: the table's way
+    }
+    at += 8;
+  }
+  end_ = uint16_t(at);
+  fixed_ = true;
+}
+
+Status SampleLayout::decode(std::span<const uint8_t> record, Sample& out) const {
+  auto slow = [&]() -> Status {
+    PP_ASSIGN_OR_RETURN(out, decode_sample(attr_, record));
+    return ok_status();
+  };
+  if (!fixed_ || record.size() < end_)
+    return slow();
+  const uint8_t* p = record.data();
+  auto u64 = [p](uint16_t at) {
+    uint64_t v;
+    std::memcpy(&v, p + at, sizeof(v));
+    return v;
+  };
+  auto u32 = [p](size_t at) {
+    uint32_t v;
+    std::memcpy(&v, p + at, sizeof(v));
+    return v;
+  };
+  uint32_t raw_size = 0;
+  if (raw_ != kAbsent) {
+    raw_size = u32(raw_);
+    if (raw_size > record.size() - end_)
+      return slow();  // says which field and why
+  }
+  out = Sample{};
+  if (identifier_ != kAbsent)
+    out.identifier = u64(identifier_);
+  if (id_ != kAbsent) {
+    out.id = u64(id_);
+    if (identifier_ != kAbsent && out.id != out.identifier)
+      return slow();
+  }
+  if (identifier_ != kAbsent)
+    out.id = out.identifier;
+  if (ip_ != kAbsent)
+    out.ip = u64(ip_);
+  if (tid_ != kAbsent) {
+    out.pid = u32(tid_);
+    out.tid = u32(tid_ + 4u);
+  }
+  if (time_ != kAbsent)
+    out.time = u64(time_);
+  if (addr_ != kAbsent)
+    out.addr = u64(addr_);
+  if (stream_id_ != kAbsent)
+    out.stream_id = u64(stream_id_);
+  if (cpu_ != kAbsent)
+    out.cpu = u32(cpu_);
+  if (period_ != kAbsent)
+    out.period = u64(period_);
+  if (read_ != kAbsent)
+    out.read = record.subspan(read_, read_size_);
+  if (raw_ != kAbsent)
+    out.raw = record.subspan(end_, raw_size);
+  return ok_status();
+}
+
 SampleFill sample_fill(const perf_event_attr& attr, int cpu, uint64_t id) {
   return {.id = id, .cpu = uint32_t(cpu), .period = attr.freq ? 1 : attr.sample_period};
 }

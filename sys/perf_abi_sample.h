@@ -181,6 +181,33 @@ std::vector<uint8_t> pad_raw(std::span<const uint8_t> payload);
 // the result point into `record`.
 Result<Sample> decode_sample(const perf_event_attr& attr, std::span<const uint8_t> record);
 
+// decode_sample() for the many samples of one event, with the layout
+// worked out once: when every field up to RAW has a fixed size and none
+// follows it (what tracepoint and software events sample: IDENTIFIER, IP,
+// TID, TIME, ADDR, ID, STREAM_ID, CPU, PERIOD, READ without GROUP, RAW),
+// each field is read at its offset; any other sample_type, a record of
+// another shape, or one decode_sample() refuses goes to decode_sample().
+// The result is always decode_sample()'s, errors and their messages
+// included (a test compares the two on every sample_type bit).
+class SampleLayout {
+ public:
+  explicit SampleLayout(const perf_event_attr& attr);
+
+  // Decodes `record` (whole, header included) into `out`.
+  Status decode(std::span<const uint8_t> record, Sample& out) const;
+
+ private:
+  static constexpr uint16_t kAbsent = 0xffff;
+  perf_event_attr attr_;
+  bool fixed_ = false;  // the fast path applies to this sample_type
+  // Byte offsets in the record (header included), kAbsent when not sampled.
+  uint16_t identifier_ = kAbsent, ip_ = kAbsent, tid_ = kAbsent, time_ = kAbsent, addr_ = kAbsent,
+           id_ = kAbsent, stream_id_ = kAbsent, cpu_ = kAbsent, period_ = kAbsent, read_ = kAbsent,
+           raw_ = kAbsent;
+  uint16_t read_size_ = 0;
+  uint16_t end_ = 0;  // where the fixed fields end (RAW's u32 size included)
+};
+
 // Where the fields of a sample laid out for `attr` end in `record`, without
 // allocating (the ring reader tries it on many candidate records); nothing
 // when they do not fit. A record the kernel wrote ends exactly there.

@@ -710,3 +710,127 @@ TEST(Relayout, ARecordThatWouldOutgrowU16IsRefused) {
 
 }  // namespace
 }  // namespace pp::sys
+
+namespace pp::sys {
+namespace {
+
+// Every member of two samples, spans by where they point and how long.
+void expect_same_sample(const Sample& a, const Sample& b) {
+  auto span_eq = [](std::span<const uint8_t> x, std::span<const uint8_t> y) {
+    return x.data() == y.data() && x.size() == y.size();
+  };
+  EXPECT_EQ(a.identifier, b.identifier);
+  EXPECT_EQ(a.ip, b.ip);
+  EXPECT_EQ(a.pid, b.pid);
+  EXPECT_EQ(a.tid, b.tid);
+  EXPECT_EQ(a.time, b.time);
+  EXPECT_EQ(a.addr, b.addr);
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.stream_id, b.stream_id);
+  EXPECT_EQ(a.cpu, b.cpu);
+  EXPECT_EQ(a.period, b.period);
+  EXPECT_TRUE(span_eq(a.read, b.read));
+  EXPECT_TRUE(span_eq(a.callchain, b.callchain));
+  EXPECT_TRUE(span_eq(a.raw, b.raw));
+  EXPECT_EQ(a.branch_hw_index, b.branch_hw_index);
+  EXPECT_TRUE(span_eq(a.branches, b.branches));
+  EXPECT_EQ(a.regs_user_abi, b.regs_user_abi);
+  EXPECT_TRUE(span_eq(a.regs_user, b.regs_user));
+  EXPECT_TRUE(span_eq(a.stack_user, b.stack_user));
+  EXPECT_EQ(a.stack_user_dyn_size, b.stack_user_dyn_size);
+  EXPECT_EQ(a.weight, b.weight);
+  EXPECT_EQ(a.data_src, b.data_src);
+  EXPECT_EQ(a.transaction, b.transaction);
+  EXPECT_EQ(a.regs_intr_abi, b.regs_intr_abi);
+  EXPECT_TRUE(span_eq(a.regs_intr, b.regs_intr));
+  EXPECT_EQ(a.phys_addr, b.phys_addr);
+  EXPECT_EQ(a.cgroup, b.cgroup);
+  EXPECT_EQ(a.data_page_size, b.data_page_size);
+  EXPECT_EQ(a.code_page_size, b.code_page_size);
+  EXPECT_TRUE(span_eq(a.aux, b.aux));
+}
+
+// SampleLayout::decode() and decode_sample() on one record: the same
+// sample, or the same error.
+void expect_same_decoding(const perf_event_attr& attr, std::span<const uint8_t> record) {
+  SampleLayout layout(attr);
+  Sample fast;
+  fast.ip = 0xdead;  // whatever was there before is overwritten
+  Status got = layout.decode(record, fast);
+  auto want = decode_sample(attr, record);
+  ASSERT_EQ(got.ok(), want.ok()) << record.size() << " bytes";
+  if (!want.ok()) {
+    EXPECT_EQ(got.error().message(), want.error().message());
+    return;
+  }
+  expect_same_sample(fast, *want);
+}
+
+// Every sample_type a tracepoint or software event uses, each known bit
+// alone, a few of the variable ones around RAW, READ with and without
+// GROUP; each record whole, cut at every length, with a RAW size that runs
+// past the end, and with IDENTIFIER and ID apart.
+TEST(SampleLayout, DecodesAsDecodeSampleDoes) {
+  std::vector<uint64_t> types = {
+      kTracepointSampleType,
+      kTracepointSampleType & ~uint64_t(PERF_SAMPLE_IDENTIFIER),
+      PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW,
+      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW,
+      PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+          PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
+          PERF_SAMPLE_PERIOD | PERF_SAMPLE_READ | PERF_SAMPLE_RAW,
+      kTracepointSampleType | PERF_SAMPLE_CALLCHAIN,
+      kTracepointSampleType | PERF_SAMPLE_BRANCH_STACK,
+      kTracepointSampleType | PERF_SAMPLE_WEIGHT,
+      0,
+  };
+  for (const SampleField& f : sample_fields())
+    for (uint64_t bit = 1; bit; bit <<= 1)
+      if (f.bits & bit)
+        types.push_back(bit);
+  for (uint64_t type : types) {
+    for (uint64_t read_format :
+         {uint64_t(PERF_FORMAT_TOTAL_TIME_ENABLED),
+          uint64_t(PERF_FORMAT_ID | PERF_FORMAT_LOST | PERF_FORMAT_TOTAL_TIME_RUNNING),
+          uint64_t(PERF_FORMAT_GROUP | PERF_FORMAT_ID)}) {
+      SCOPED_TRACE(std::to_string(type) + " read_format " + std::to_string(read_format));
+      perf_event_attr attr = attr_with(type);
+      attr.read_format = read_format;
+      FullSample full(attr);
+      Bytes record;
+      encode_sample(attr, full.sample, 0, record);
+      expect_same_decoding(attr, record);
+      for (size_t n = 0; n < record.size(); n++)
+        expect_same_decoding(attr, std::span<const uint8_t>(record).first(n));
+      // Bytes after the last field are allowed.
+      Bytes longer = record;
+      longer.resize(record.size() + 16, 0x5a);
+      expect_same_decoding(attr, longer);
+      if (type & PERF_SAMPLE_RAW) {
+        // A RAW size past the end: find the u32 by its value (5 bytes + pad).
+        Bytes bad = record;
+        uint32_t raw_size = uint32_t(full.raw.size());
+        for (size_t at = 8; at + 4 <= bad.size(); at += 4) {
+          uint32_t v;
+          std::memcpy(&v, bad.data() + at, 4);
+          if (v == raw_size) {
+            uint32_t huge = 0x10000;
+            std::memcpy(bad.data() + at, &huge, 4);
+            break;
+          }
+        }
+        expect_same_decoding(attr, bad);
+      }
+      if ((type & PERF_SAMPLE_IDENTIFIER) && (type & PERF_SAMPLE_ID)) {
+        Sample apart = full.sample;
+        apart.id = apart.identifier + 1;
+        Bytes bad;
+        encode_sample(attr, apart, 0, bad);
+        expect_same_decoding(attr, bad);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pp::sys

@@ -3,7 +3,14 @@
 #
 # Before sourcing, a test sets nothing; after, it has:
 #   root        the repository root (the current directory from then on)
-#   work        the work directory, absolute ($QEMU_WORK, default build/qemu)
+#   work        the work directory, absolute ($QEMU_WORK, default build/qemu):
+#               a run's files, each test's named apart (console logs,
+#               monitor sockets, initramfs), so tests can run side by side
+#   cache       what the guests boot, kept outside the tree so that a clean
+#               clone finds it ($QEMU_CACHE, default
+#               /var/cache/perf-persistent/qemu): the kernel package and its
+#               unpacked tree, keyed by the package's version, and
+#               systemd-test's root file system image
 #   start_time  when the test started (date +%s); elapsed() counts from it
 #   qemu_pid    the pid of the QEMU it started (set it), killed on exit
 #   monitor     the QEMU monitor's Unix socket path (set it), removed on exit
@@ -16,13 +23,20 @@
 #   installed PKG        whether the Debian package is installed
 #   need_tools CMD:PKG...  apt-get installs PKG for each CMD not on PATH (or
 #                        each PKG not installed, when CMD is "-")
-#   fetch_kernel         Debian's 6.1 kernel, downloaded once into $work/deb
-#                        and unpacked into $work/kernel-VERSION; sets
-#                        kernel_version, kernel_dir, kernel (the vmlinuz) and
-#                        kernel_modules (its lib/modules/VERSION/kernel)
+#   fetch_kernel         Debian's 6.1 kernel package, downloaded into
+#                        $cache/deb and unpacked into $cache/kernel/ once per
+#                        package version: again when apt's candidate version
+#                        (the host's package lists) differs from the cached
+#                        one; sets kernel_version, kernel_deb, kernel_dir,
+#                        kernel (the vmlinuz) and kernel_modules (its
+#                        lib/modules/VERSION/kernel)
+#   cache_lock, cache_unlock  hold the cache's lock ($cache/lock) while
+#                        filling it, so tests run side by side download and
+#                        build once
 #   monitor_cmd CMD      sends CMD to the QEMU monitor; fails on an error reply
 #
-# Environment: QEMU_WORK (build/qemu), MCE_KERNEL (6.1.0-57-amd64; the
+# Environment: QEMU_WORK (build/qemu), QEMU_CACHE
+# (/var/cache/perf-persistent/qemu), MCE_KERNEL (6.1.0-57-amd64; the
 # newest linux-image-6.1*-amd64 left on the mirror when it is gone).
 
 start_time=$(date +%s)
@@ -32,6 +46,8 @@ cd "$root" || exit 1
 work=${QEMU_WORK:-build/qemu}
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+cache=${QEMU_CACHE:-/var/cache/perf-persistent/qemu}
+test_name=$(basename "$0")
 console=
 monitor=
 qemu_pid=
@@ -91,48 +107,100 @@ need_tools() {
   echo "installing:$need"
   apt_update
   # shellcheck disable=SC2086  # $need is a word list
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >"$work/apt.log" 2>&1 ||
-    fail "apt-get install$need failed: see $work/apt.log"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >"$work/$test_name-apt.log" 2>&1 ||
+    fail "apt-get install$need failed: see $work/$test_name-apt.log"
+}
+
+cache_lock() {
+  mkdir -p "$cache" || fail "cannot create the cache directory $cache (QEMU_CACHE)"
+  exec 9>"$cache/lock"
+  if ! flock -n 9; then
+    echo "waiting for the cache's lock ($cache/lock: another test fills the cache)"
+    flock -w 1800 9 || fail "$cache/lock still held after 30 minutes"
+  fi
+}
+
+cache_unlock() {
+  exec 9>&-
 }
 
 # The cached package of linux-image-$1, if any.
 cached_kernel_deb() {
-  for f in "$work"/deb/linux-image-"$1"_*.deb; do
+  for f in "$cache"/deb/linux-image-"$1"_*.deb; do
     [ -f "$f" ] && echo "$f" && return 0
   done
   return 0
 }
 
+# Downloads package $1 into $cache/deb (through a scratch directory, so an
+# interrupted download leaves nothing that looks cached) and removes the
+# other versions of it there.
+download_deb() {
+  rm -rf "$cache/download"
+  mkdir -p "$cache/download" "$cache/deb"
+  (cd "$cache/download" && apt-get download "$1" >"$cache/download.log" 2>&1) || return 1
+  for f in "$cache/download/$1"_*.deb; do
+    [ -f "$f" ] || return 1
+    rm -f "$cache/deb/$1"_*.deb
+    mv "$f" "$cache/deb/"
+  done
+  rm -rf "$cache/download"
+}
+
+# The version apt would download for package $1, from the host's package
+# lists (no network); empty when apt does not know it.
+candidate_version() {
+  v=$(apt-cache policy "$1" 2>/dev/null | sed -n 's/^ *Candidate: //p' | head -n 1)
+  [ "$v" = "(none)" ] || echo "$v"
+}
+
 fetch_kernel() {
   kernel_version=${MCE_KERNEL:-6.1.0-57-amd64}
-  mkdir -p "$work/deb"
+  cache_lock
   kernel_deb=$(cached_kernel_deb "$kernel_version")
-  if [ -z "$kernel_deb" ]; then
-    (cd "$work/deb" && apt-get download "linux-image-$kernel_version" >"$work/download.log" 2>&1) ||
-      {
-        apt_update
-        (cd "$work/deb" && apt-get download "linux-image-$kernel_version" >"$work/download.log" 2>&1) || {
-          # That exact version left the mirror: the newest plain 6.1 image.
-          newest=$(apt-cache pkgnames linux-image-6.1 |
-            grep -E '^linux-image-6\.1\.[0-9]+-[0-9]+-amd64$' | sort -V | tail -n 1)
-          [ -n "$newest" ] || fail "no linux-image-6.1*-amd64 on the mirror (see $work/download.log)"
-          kernel_version=${newest#linux-image-}
-          echo "note: linux-image-${MCE_KERNEL:-6.1.0-57-amd64} is gone from the mirror; using $newest"
-          [ -n "$(cached_kernel_deb "$kernel_version")" ] ||
-            (cd "$work/deb" && apt-get download "$newest" >"$work/download.log" 2>&1) ||
-            fail "apt-get download $newest failed: see $work/download.log"
-        }
-      }
-    kernel_deb=$(cached_kernel_deb "$kernel_version")
-    [ -n "$kernel_deb" ] || fail "apt-get download left no linux-image-${kernel_version}_*.deb in $work/deb"
+  if [ -n "$kernel_deb" ]; then
+    want=$(candidate_version "linux-image-$kernel_version")
+    have=$(dpkg-deb -f "$kernel_deb" Version 2>/dev/null || true)
+    if [ -n "$want" ] && [ "$have" != "$want" ]; then
+      echo "kernel: the cached $(basename "$kernel_deb") is not apt's candidate $want: downloading that"
+      kernel_deb=
+    fi
   fi
-  kernel_dir="$work/kernel-$kernel_version"
+  if [ -z "$kernel_deb" ]; then
+    echo "kernel: downloading linux-image-$kernel_version into $cache/deb"
+    download_deb "linux-image-$kernel_version" || {
+      apt_update
+      download_deb "linux-image-$kernel_version" || {
+        # That exact version left the mirror: the newest plain 6.1 image.
+        newest=$(apt-cache pkgnames linux-image-6.1 |
+          grep -E '^linux-image-6\.1\.[0-9]+-[0-9]+-amd64$' | sort -V | tail -n 1)
+        [ -n "$newest" ] || fail "no linux-image-6.1*-amd64 on the mirror (see $cache/download.log)"
+        kernel_version=${newest#linux-image-}
+        echo "note: linux-image-${MCE_KERNEL:-6.1.0-57-amd64} is gone from the mirror; using $newest"
+        [ -n "$(cached_kernel_deb "$kernel_version")" ] || download_deb "$newest" ||
+          fail "apt-get download $newest failed: see $cache/download.log"
+      }
+    }
+    kernel_deb=$(cached_kernel_deb "$kernel_version")
+    [ -n "$kernel_deb" ] || fail "apt-get download left no linux-image-${kernel_version}_*.deb in $cache/deb"
+  fi
+  # The unpacked tree is named for the package file, so a new version of
+  # the package is a new tree; the others go.
+  kernel_dir="$cache/kernel/$(basename "$kernel_deb" .deb)"
   kernel="$kernel_dir/boot/vmlinuz-$kernel_version"
   if [ ! -f "$kernel" ]; then
-    rm -rf "$kernel_dir"
-    dpkg-deb -x "$kernel_deb" "$kernel_dir" || fail "dpkg-deb -x $kernel_deb failed"
-    [ -f "$kernel" ] || fail "$kernel_deb holds no boot/vmlinuz-$kernel_version"
+    echo "kernel: unpacking $(basename "$kernel_deb")"
+    rm -rf "$kernel_dir" "$kernel_dir.tmp"
+    mkdir -p "$cache/kernel"
+    dpkg-deb -x "$kernel_deb" "$kernel_dir.tmp" || fail "dpkg-deb -x $kernel_deb failed"
+    [ -f "$kernel_dir.tmp/boot/vmlinuz-$kernel_version" ] ||
+      fail "$kernel_deb holds no boot/vmlinuz-$kernel_version"
+    mv "$kernel_dir.tmp" "$kernel_dir"
   fi
+  for d in "$cache"/kernel/linux-image-"$kernel_version"_*; do
+    [ "$d" = "$kernel_dir" ] || rm -rf "$d"
+  done
+  cache_unlock
   # shellcheck disable=SC2034  # for the tests that source this file
   kernel_modules="$kernel_dir/lib/modules/$kernel_version/kernel"
   echo "kernel: $kernel"

@@ -1,0 +1,124 @@
+// A tracepoint's print format compiled once into a small program that
+// renders a record without reading the format text again, without
+// allocating and without libtraceevent's per-argument printf: the
+// "print fmt:" line of a format file as libtraceevent parsed it, e.g.
+//
+//   print fmt: "prev_comm=%s prev_pid=%d ... prev_state=%s%s ==> ...", REC->prev_comm,
+//              REC->prev_pid, ..., (REC->prev_state & ((((0x0 | 0x1 ...) + 1) << 1) - 1)) ?
+//              __print_flags(REC->prev_state & (...), "|", { 0x1, "S" }, ...) : "R", ...
+//
+// The output is libtraceevent 1.7's own (tep_print_event(..., "%s",
+// TEP_PRINT_INFO), what perf script prints), byte for byte: compile()
+// takes only what it reproduces exactly and refuses anything else with the
+// reason; TraceDecoder then prints that event through libtraceevent, as
+// before. report/print_format_test.cpp compares both on every event of the
+// tracefs fixtures with random records, report/print_format_fuzzer.cpp on
+// any record of a table of formats, and tests/kernel/
+// report_print_format_test.cpp on every event of the running kernel.
+//
+// What compiles, with libtraceevent's meaning (which is not always C's):
+// - text, with the escapes \n \t \r \\ (a backslash before any other
+//   character is dropped) and %%; a conversion libtraceevent does not know
+//   (%c, %e, a '+' or ' ' flag) prints ">c<" and takes no argument;
+// - %d %i %u %x %X %o with no length, h, hh, l, ll, L or z, the flags
+//   - 0 #, a width and a precision: the value cast as the length says;
+// - %s of a char array (up to its first NUL), of a string literal, of
+//   __get_str() (nothing when its length is 0), __print_flags() (the flags
+//   that are all set, by the delimiter, then any bits left as 0x...),
+//   __print_symbolic() (0x... when no value matches), and of ?: of those;
+//   of a field of the size of a long that is no array, its value in hex;
+// - %p (glibc's: "(nil)" or 0x...), %ps %pS %pf %pF (no kernel symbols
+//   are loaded into libtraceevent: the address, 0x...);
+// - numbers: fields (common fields first, as libtraceevent looks them up)
+//   read as unsigned of their size (an odd size reads 0), integer
+//   literals (strtoull), casts (u8..u32, s8..s32, char, short and int mask
+//   to their width; other types keep the value), __get_dynamic_array_len(),
+//   and the operators ! ~ unary - and +, * / % (by a non-zero constant),
+//   + - << >> (by a constant below 64), < <= > >= == != & | && || and ?:,
+//   all on unsigned 64-bit values.
+// Refused: '*' widths, %pM %pI %pU %ph, __print_hex(), __print_array(),
+// bitmasks, cpumasks, function calls, array subscripts, flag and symbol
+// values that are names, '^', a format libtraceevent marked failed, and
+// events printed by a plugin or as ftrace's own (bprint) events.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+
+struct tep_event;
+struct tep_print_arg;
+
+namespace pp::report {
+
+class PrintFormat {
+ public:
+  // Compiles `event`'s print format; `long_size` is the recording host's
+  // sizeof(long). EOPNOTSUPP names what it uses that is not compiled.
+  static Result<PrintFormat> compile(const tep_event& event, int long_size);
+
+  // Appends the rendering of `raw`, a record of the event whose fixed
+  // fields are all inside it and whose __data_loc fields point inside it
+  // (TraceDecoder::check()).
+  void render(std::span<const uint8_t> raw, std::string& out) const;
+
+ private:
+  // A number, evaluated as libtraceevent evaluates it: unsigned 64 bits.
+  struct Expr {
+    enum Kind : uint8_t { kConst, kField, kMask, kNot, kComplement, kBinary, kCond, kDynLen };
+    Kind kind = kConst;
+    uint8_t op = 0;                  // kBinary: a BinaryOp
+    uint8_t size = 0;                // kField: bytes
+    uint32_t offset = 0;             // kField, kDynLen
+    uint64_t value = 0;              // kConst: the value; kMask: the mask
+    int32_t a = -1, b = -1, c = -1;  // operands (indices into exprs_)
+  };
+  // What a %s prints.
+  struct Str {
+    enum Kind : uint8_t { kNothing, kText, kChars, kLongHex, kDynString, kFlags, kSymbol, kCond };
+    Kind kind = kNothing;
+    uint32_t offset = 0, size = 0;       // kText: in text_; kChars: the field; kDynString: its loc
+    bool relative = false;               // kDynString: __rel_loc
+    bool has_delim = false;              // kFlags: a delimiter was given
+    int32_t expr = -1;                   // kFlags, kSymbol: the value; kCond: the condition
+    uint32_t first = 0, count = 0;       // kFlags, kSymbol: in names_
+    uint32_t delim = 0, delim_size = 0;  // kFlags: in text_
+    int32_t then = -1, otherwise = -1;   // kCond: indices into strs_
+  };
+  struct Name {
+    int64_t value;          // the flag's or symbol's value as libtraceevent reads it
+    uint32_t offset, size;  // in text_, NUL-terminated there
+  };
+  // One step of the output.
+  struct Op {
+    enum Kind : uint8_t { kText, kNumber, kPointer, kFunction, kString };
+    Kind kind = kText;
+    char conversion = 0;            // kNumber: d i u x X o
+    int8_t length = 0;              // kNumber: libtraceevent's ls: -2 hh, -1 h, 0, 1 l, 2 ll
+    bool plain = true;              // kNumber, kString: no flags, width or precision
+    uint32_t offset = 0, size = 0;  // kText: in text_; else the printf spec, NUL-terminated
+    int32_t arg = -1;               // kNumber, kPointer, kFunction: exprs_; kString: strs_
+  };
+
+  class Compiler;
+  friend class Compiler;
+
+  uint64_t eval(int32_t index, const uint8_t* data, size_t size) const;
+  void render_str(const Op& op, int32_t index, const uint8_t* data, size_t size,
+                  std::string& out) const;
+  // One string as print_str_to_seq() prints it: `text` through the op's
+  // spec (as is when plain).
+  void put_string(const Op& op, std::string_view text, std::string& out) const;
+  const char* spec(const Op& op) const { return text_.data() + op.offset; }
+
+  std::vector<Expr> exprs_;
+  std::vector<Str> strs_;
+  std::vector<Name> names_;
+  std::vector<Op> ops_;
+  std::string text_;
+};
+
+}  // namespace pp::report

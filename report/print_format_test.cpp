@@ -1,0 +1,211 @@
+// The compiled print formats against libtraceevent's printer, which is what
+// they replace: every event of the tracefs fixtures (a 6.18 kernel's
+// sched, syscalls, irq, block, kmem... and Debian 6.1's RAS events) and a
+// table of made-up formats that reach each rule of report/print_format.h,
+// each with thousands of random records; the two renderings must be the
+// same bytes. Which events compile is pinned too, so that a change that
+// quietly sends sched_switch back to libtraceevent fails here.
+#include "report/print_format.h"
+
+#include <gtest/gtest.h>
+#include <set>
+
+#include "report/testing/synthetic_trace.h"
+#include "report/trace_decoder.h"
+#include "report/tracing_data.h"
+#include "tests/support/test_env.h"
+
+namespace pp::report {
+namespace {
+
+constexpr int kRecordsPerEvent = 3000;
+
+std::unique_ptr<TraceDecoder> fixture_decoder(const std::string& root,
+                                              const std::vector<Tracepoint>& wanted) {
+  sys::Tree tree(root);
+  std::vector<Tracepoint> tps;
+  for (Tracepoint tp : wanted) {
+    auto text = tree.read("events/" + tp.system + "/" + tp.name + "/id", 64);
+    EXPECT_TRUE(text.ok());
+    tp.id = std::stoull(*text);
+    tps.push_back(tp);
+  }
+  auto built = build_tracing_data(tree, tps, 4096);
+  EXPECT_TRUE(built.ok()) << built.error().message();
+  auto parsed = parse_tracing_data(*built);
+  EXPECT_TRUE(parsed.ok()) << parsed.error().message();
+  auto d = TraceDecoder::create(*parsed, /*plugins=*/false);
+  EXPECT_TRUE(d.ok()) << d.error().message();
+  return std::move(*d);
+}
+
+// Both printers on `records` random records of each compiled event; the
+// number of records compared.
+size_t compare_with_libtraceevent(const TraceDecoder& d, int records) {
+  size_t compared = 0;
+  for (const auto& event : d.events()) {
+    if (!event->print_format)
+      continue;
+    for (int i = 0; i < records; i++) {
+      Bytes raw = testing::synthetic_payload(uint64_t(event->id) * 100003 + uint64_t(i), *event,
+                                             int32_t(i));
+      // libtraceevent reads a __get_str() to its NUL, past the record if
+      // need be; the compiled format stops at the record's end. A NUL
+      // after the record makes both stop at the same place.
+      Bytes padded = raw;
+      padded.push_back(0);
+      std::span<const uint8_t> view(padded.data(), raw.size());
+      EXPECT_TRUE(d.check(*event, view).ok()) << event->name;
+      std::string compiled, reference;
+      d.print_fmt(*event, view, 1, compiled);
+      d.print_fmt_libtraceevent(*event, view, 1, reference);
+      EXPECT_EQ(compiled, reference) << event->name << " record " << i;
+      if (compiled != reference)
+        return compared;  // one is enough to read
+      compared++;
+    }
+  }
+  return compared;
+}
+
+TEST(PrintFormat, WhichFixtureEventsCompile) {
+  auto d = fixture_decoder(pp::testing::fixtures_dir() + "/tracefs-6.18",
+                           testing::fixture_6_18_tracepoints());
+  std::set<std::string> compiled, refused;
+  for (const auto& e : d->events())
+    (e->print_format ? compiled : refused)
+        .insert(e->name + (e->print_format ? "" : ": " + e->print_note));
+  // Both name enum values the kernel left unresolved (IOPRIO_CLASS_NONE,
+  // HRTIMER_MODE_ABS): libtraceevent reads a name as -1 unless it is one of
+  // a few it knows, a list that may change with its version.
+  EXPECT_EQ(refused, (std::set<std::string>{
+                         "block:block_rq_issue: a flag or symbol whose value is a name",
+                         "timer:hrtimer_start: a flag or symbol whose value is a name",
+                     }));
+  EXPECT_EQ(compiled.size(), 15u);
+  EXPECT_TRUE(compiled.count("sched:sched_switch"));
+  EXPECT_TRUE(compiled.count("syscalls:sys_enter_getppid"));
+}
+
+TEST(PrintFormat, SameAsLibtraceeventOnEveryFixtureEvent) {
+  auto recent = fixture_decoder(pp::testing::fixtures_dir() + "/tracefs-6.18",
+                                testing::fixture_6_18_tracepoints());
+  EXPECT_EQ(compare_with_libtraceevent(*recent, kRecordsPerEvent), 15u * kRecordsPerEvent);
+  auto debian = fixture_decoder(pp::testing::fixtures_dir() + "/tracefs-debian-6.1",
+                                {{"mce", "mce_record", 0},
+                                 {"ras", "mc_event", 0},
+                                 {"ras", "aer_event", 0},
+                                 {"ras", "memory_failure_event", 0},
+                                 {"ras", "arm_event", 0}});
+  EXPECT_GT(compare_with_libtraceevent(*debian, kRecordsPerEvent), 0u);
+  EXPECT_TRUE(debian->events().front()->print_format) << debian->events().front()->print_note;
+}
+
+// The fields every made-up format below may use.
+constexpr const char* kFields =
+    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+    "\tfield:s8 sc;\toffset:8;\tsize:1;\tsigned:1;\n"
+    "\tfield:u16 us;\toffset:10;\tsize:2;\tsigned:0;\n"
+    "\tfield:int si;\toffset:12;\tsize:4;\tsigned:1;\n"
+    "\tfield:u64 ul;\toffset:16;\tsize:8;\tsigned:0;\n"
+    "\tfield:long sl;\toffset:24;\tsize:8;\tsigned:1;\n"
+    "\tfield:char name[16];\toffset:32;\tsize:16;\tsigned:0;\n"
+    "\tfield:__data_loc char[] str;\toffset:48;\tsize:4;\tsigned:0;\n"
+    "\tfield:__data_loc u8[] arr;\toffset:52;\tsize:4;\tsigned:0;\n"
+    "\tfield:unsigned long addr;\toffset:56;\tsize:8;\tsigned:0;\n"
+    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n\n";
+
+// Each reaches a rule of report/print_format.h; each must compile.
+const char* const kFormats[] = {
+    R"("%d %i %u %x %X %o", REC->si, REC->si, REC->si, REC->si, REC->si, REC->si)",
+    R"("%d %u %x|%d %u %x", REC->sc, REC->sc, REC->sc, REC->us, REC->us, REC->us)",
+    R"("%hhd %hhu %hd %hu %ld %lu %lld %llu %Lx %zu %zd", REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl, REC->sl)",
+    R"("%08x|%-5d|%5u|%#x|%.3d|%#o|%016Lx|%-3hhx|%03d", REC->si, REC->si, REC->us, REC->ul, REC->sc, REC->si, REC->ul, REC->sl, REC->si)",
+    R"("%c %+d % d %e %% %5%", REC->si, REC->si, REC->si)",
+    R"("a\n\tb\r\\c\qd %d", REC->si)",
+    R"("[%s] [%s] [%s] [%-20s] [%.3s] [%5s]", REC->name, __get_str(str), "lit", REC->name, __get_str(str), "ab")",
+    R"("%s %s", REC->si ? "yes" : "no", REC->sc > 3 ? __get_str(str) : REC->name)",
+    R"("%s|%s", __print_flags(REC->si, "|", { 1, "A" }, { 2, "B" }, { 0x30, "CD" }), __print_flags(REC->sc, "", { 0, "ZERO" }, { 4, "F" }))",
+    R"("%s|%s", __print_flags(REC->ul, ",", { 0x8000000000000000, "TOP" }, { 1, "ONE" }), __print_flags(REC->us, NULL, { 3, "X" }))",
+    R"("%s %s", __print_symbolic(REC->sc, { 0, "zero" }, { 1, "one" }, { 255, "ff" }), __print_symbolic(REC->si, { 2, "two" }))",
+    R"("%d %d %d %d %d %u", (u8)REC->si, (s16)REC->si, (unsigned char)REC->si, (int)REC->sl, (long)REC->sc, (unsigned int)REC->sl)",
+    R"("%llx %llx %llx", (void *)REC->ul, (struct foo *)REC->ul, (signed char)REC->si)",
+    R"("%d %d %d %d", !REC->si, ~REC->si, -REC->si, +REC->si)",
+    R"("%lu %lu %lu %lu %llu", REC->ul / 3, REC->ul % 7, REC->ul << 2, REC->ul >> 1, REC->si * 3 + 1 - 4)",
+    R"("%d %d %d %d %d %d %d %d", REC->si < REC->sc, REC->si <= REC->sc, REC->si > REC->sc, REC->si >= REC->sc, REC->si == REC->sc, REC->si != REC->sc, REC->si && REC->sc, REC->si || REC->sc)",
+    R"("%d %d %lx", REC->si ? REC->sc : REC->us, (REC->si & 3) ? 7 : 9, REC->ul & ~0xffUL)",
+    R"("%p %p %ps %pS %pf %pF %pB", REC->addr, REC->fn, REC->fn, REC->fn, REC->addr, REC->addr, REC->addr)",
+    R"("%s %s", REC->addr, REC->sl)",
+    R"("%d %u", __get_dynamic_array_len(arr), __get_dynamic_array_len(str))",
+    R"("%d %d", REC->common_pid, REC->common_flags)",
+    R"("only text")",
+    R"("")",
+    R"("trailing %d %", REC->si)",
+    R"("%u%u%u", 0x10, 010, 18446744073709551615)",
+};
+
+TEST(PrintFormat, MadeUpFormatsAsLibtraceeventPrintsThem) {
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 100;
+  for (const char* print : kFormats) {
+    system.formats.push_back("name: t" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_EQ((*d)->events().size(), std::size(kFormats));
+  for (const auto& e : (*d)->events()) {
+    SCOPED_TRACE(e->name + ": " + kFormats[e->id - 100]);
+    ASSERT_TRUE(e->print_ok);
+    EXPECT_TRUE(e->print_format) << e->print_note;
+  }
+  EXPECT_EQ(compare_with_libtraceevent(**d, 1000), std::size(kFormats) * 1000);
+}
+
+// What must not compile goes to libtraceevent, with the reason.
+TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
+  const std::pair<const char*, const char*> kRefused[] = {
+      {R"("%*d", REC->si, REC->si)", "'*'"},
+      {R"("%pM", REC->name)", "%pM"},
+      {R"("%s", __print_hex(REC->name, 4))", "kind not compiled"},
+      {R"("%d", REC->si / REC->sc)", "division"},
+      {R"("%d", REC->si << REC->sc)", "shift"},
+      {R"("%d", REC->si ^ 3)", "operator ^"},
+      {R"("%s", __print_symbolic(REC->si, { FOO, "foo" }))", "is a name"},
+      {R"("%s", __print_symbolic(REC->si, { -1, "minus" }))", "is a name"},
+      {R"("%Zd", REC->si)", "unusual length"},
+      {R"("%ls", REC->name)", "string conversion"},
+  };
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 200;
+  for (const auto& [print, why] : kRefused) {
+    system.formats.push_back("name: r" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  for (const auto& e : (*d)->events()) {
+    const auto& [print, why] = kRefused[e->id - 200];
+    SCOPED_TRACE(print);
+    EXPECT_FALSE(e->print_format);
+    EXPECT_NE(e->print_note.find(why), std::string::npos) << e->print_note;
+  }
+}
+
+}  // namespace
+}  // namespace pp::report

@@ -1,0 +1,97 @@
+// The compiled print formats (report/print_format.h) on every tracepoint of
+// the running kernel: each event whose format compiles must render random
+// records exactly as libtraceevent's printer does, which is what report
+// printed before the formats were compiled and what perf script prints.
+// The unit tests hold the compiler to the checked-in fixtures; this holds
+// it to whatever kernel CI runs on.
+#include <dirent.h>
+
+#include <gtest/gtest.h>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "report/testing/synthetic_trace.h"
+#include "report/trace_decoder.h"
+#include "report/tracing_data.h"
+#include "sys/tree.h"
+#include "tests/kernel/kernel_env.h"
+
+namespace pp::testing {
+namespace {
+
+// Records compared per compiled event: enough for each branch of a
+// format's ?: and flags on random values, few enough for ~2000 events.
+constexpr int kRecordsPerEvent = 40;
+
+std::vector<std::string> entries(const std::string& dir) {
+  std::vector<std::string> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (!d)
+    return out;
+  while (const dirent* e = ::readdir(d)) {
+    std::string name = e->d_name;
+    if (name != "." && name != "..")
+      out.push_back(name);
+  }
+  ::closedir(d);
+  return out;
+}
+
+TEST(ReportPrintFormat, EveryEventOfThisKernelAsLibtraceeventPrintsIt) {
+  std::string root = tracefs_root();
+  PP_SKIP_UNLESS(!root.empty(), "no tracefs with events/ is mounted");
+  sys::Tree tree(root);
+  std::vector<report::Tracepoint> tracepoints;
+  for (const std::string& system : entries(root + "/events")) {
+    for (const std::string& name : entries(root + "/events/" + system)) {
+      auto id = tree.read("events/" + system + "/" + name + "/id", 64);
+      if (id.ok())
+        tracepoints.push_back({system, name, std::stoull(*id)});
+    }
+  }
+  ASSERT_GT(tracepoints.size(), 100u) << "tracefs at " << root << " lists too few events";
+  auto built = report::build_tracing_data(tree, tracepoints, 4096);
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  auto parsed = report::parse_tracing_data(*built);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  auto decoder = report::TraceDecoder::create(*parsed, /*plugins=*/false);
+  ASSERT_TRUE(decoder.ok()) << decoder.error().message();
+
+  size_t compiled_events = 0, compared = 0;
+  for (const auto& event : (*decoder)->events()) {
+    if (!event->print_format)
+      continue;
+    compiled_events++;
+    for (int i = 0; i < kRecordsPerEvent; i++) {
+      report::Bytes raw = report::testing::synthetic_payload(
+          uint64_t(event->id) * 7919 + uint64_t(i), *event, int32_t(i));
+      // libtraceevent reads a __get_str() to its NUL, past the record if
+      // need be; a NUL after the record makes both stop at its end.
+      report::Bytes padded = raw;
+      padded.push_back(0);
+      std::span<const uint8_t> view(padded.data(), raw.size());
+      ASSERT_TRUE((*decoder)->check(*event, view).ok()) << event->name;
+      std::string mine, reference;
+      (*decoder)->print_fmt(*event, view, 0, mine);
+      (*decoder)->print_fmt_libtraceevent(*event, view, 0, reference);
+      ASSERT_EQ(mine, reference) << event->name << ", record " << i;
+      compared++;
+    }
+  }
+  // On 6.1 and 6.18 most events compile (sched_switch among them); fewer
+  // than half would mean the compiler refuses what kernels write.
+  EXPECT_GT(compiled_events * 2, (*decoder)->events().size())
+      << compiled_events << " of " << (*decoder)->events().size() << " events compiled";
+  const report::TraceEvent* sched_switch = nullptr;
+  for (const auto& event : (*decoder)->events())
+    if (event->name == "sched:sched_switch")
+      sched_switch = event.get();
+  ASSERT_NE(sched_switch, nullptr);
+  EXPECT_TRUE(sched_switch->print_format) << sched_switch->print_note;
+  std::cout << "[ info ] " << compiled_events << " of " << (*decoder)->events().size()
+            << " events compiled; " << compared << " records compared\n";
+}
+
+}  // namespace
+}  // namespace pp::testing
