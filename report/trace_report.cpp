@@ -545,13 +545,20 @@ void TraceReport::print_text(const Entry& e) {
   }
   buffer_ += e.event->name;
   buffer_ += ": "sv;
-  // The print format's output holds string fields any process chose.
+  // The print format's output holds string fields any process chose:
+  // escaped, but for the newlines a format ends with (perf prints them).
   size_t printed_from = buffer_.size();
   decoder_.print_fmt(*e.event, e.payload(), int(e.cpu), buffer_);
-  if (!is_terminal_safe(std::string_view(buffer_).substr(printed_from))) {
-    std::string printed = buffer_.substr(printed_from);
+  size_t printed_end = buffer_.size();
+  while (printed_end > printed_from && buffer_[printed_end - 1] == '\n')
+    printed_end--;
+  std::string_view printed(buffer_.data() + printed_from, printed_end - printed_from);
+  if (!is_terminal_safe(printed)) {
+    std::string text(printed);
+    std::string tail = buffer_.substr(printed_end);
     buffer_.resize(printed_from);
-    append_terminal_safe(buffer_, printed);
+    append_terminal_safe(buffer_, text);
+    buffer_ += tail;
   }
   buffer_ += '\n';
   print_mce_text_of(e);
