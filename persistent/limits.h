@@ -43,7 +43,7 @@ inline constexpr int kStallTimeoutMs = 10 * 1000;
 // are read (the credential checks happen on arrival). A client never needs
 // more than one request ahead; one with more than this many bytes of
 // requests not yet answered is closed.
-inline constexpr size_t kMaxUnansweredRequestBytes = 2 * (64 * 1024 + 12);
+inline constexpr size_t kMaxUnansweredRequestBytes = size_t(2) * (64 * 1024 + 12);
 // A handover (daemon --replace) freezes the registry and stops accepts
 // until the new broker holds the lock; one not complete this long after its
 // first request is abandoned, and the broker serves on.
