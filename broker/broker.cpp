@@ -22,6 +22,7 @@
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
 #include "sys/explain.h"
+#include "sys/process.h"
 
 namespace pp::broker {
 
@@ -54,7 +55,7 @@ Broker::~Broker() {
   // The listening socket lives on in systemd's fd store, or in the broker
   // that took over: its file stays for them.
   if (listener_stored_ || handover_done_)
-    listener_.keep_path();
+    listener_.keep_path();  // the lock, and so the socket's path, is the new broker's
   if (lock_ && !handover_done_) {
     if (Status s = dir_.unpublish_all(); !s.ok())
       log("cannot remove the published events: " + s.error().message());
@@ -107,6 +108,23 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   }
   broker->lock_.emplace(std::move(*lock));
   PP_RETURN_IF_ERROR(dir.remove_temporaries());  // a killed broker's half-written files
+  // The listening socket of the broker this one replaces: handed over only
+  // now that the lock is this broker's.
+  if (broker->config_.take_listener) {
+    auto listener = broker->config_.take_listener();
+    if (listener.ok()) {
+      std::vector<sys::NamedFd> named;
+      named.push_back({kListenerFdName, std::move(*listener)});
+      broker->inherited_.add(std::move(named), false);
+    } else {
+      broker->log("the broker replaced did not hand its listening socket over (" +
+                  listener.error().message() + "); listening anew");
+    }
+  }
+  // What a broker that replaces this one must show (daemon --replace).
+  PP_ASSIGN_OR_RETURN(broker->handover_token_, sys::random_hex(16));
+  PP_RETURN_IF_ERROR(
+      sys::write_file_atomically(dir.handover_token(), broker->handover_token_ + "\n", 0600));
   // What systemd's fd store gives back, and what a predecessor handed over.
   if (broker->notifying()) {
     auto stored = broker->config_.systemd->take_listen_fds();
@@ -268,12 +286,21 @@ persistent::CreateContext Broker::create_context() const {
           .existing = [this]() -> Result<std::vector<persistent::EventInfo>> { return infos(); }};
 }
 
+Result<persistent::OpenedEvent> Broker::open_guarded(const sys::EventAttr& attr,
+                                                     const std::vector<int>& cpus, uint32_t pages,
+                                                     const std::string& filter,
+                                                     const std::string& what) {
+  // A kernel before 6.0 refuses PERF_FORMAT_LOST: open_per_cpu() opens
+  // without it then.
+  return persistent::open_per_cpu(*config_.kernel, guarded_attr(attr), cpus, pages, filter, what,
+                                  explain_env());
+}
+
 Status Broker::open_buffers(LiveEvent& event, const persistent::CreatePlan& plan,
                             std::string* note) {
   std::string filter = guarded_filter(plan.attr, plan.filter);
   PP_ASSIGN_OR_RETURN(persistent::OpenedEvent opened,
-                      persistent::open_per_cpu(*config_.kernel, guarded_attr(plan.attr), plan.cpus,
-                                               plan.pages, filter, plan.event, explain_env()));
+                      open_guarded(plan.attr, plan.cpus, plan.pages, filter, plan.event));
   event.broker_filter = !filter.empty();
   event.guard.assign(opened.buffers.size(), GuardState{});
   event.guard_schedule = {};
@@ -456,8 +483,9 @@ Status Broker::open_context(LiveEvent& context) {
   sys::EventAttr attr = persistent::context_attr(persistent::key_of_context(context.info.attr),
                                                  persistent::Layout::kBackward);
   PP_ASSIGN_OR_RETURN(persistent::OpenedEvent opened,
-                      persistent::open_per_cpu(*config_.kernel, attr, cpus, context.info.pages, "",
-                                               context.info.name, explain_env()));
+                      open_guarded(attr, cpus, context.info.pages, "", context.info.name));
+  context.guard.assign(opened.buffers.size(), GuardState{});
+  context.guard_schedule = {};
   context.info.attr = opened.attr;
   context.info.layout = opened.layout;
   context.info.cpus = cpus;
@@ -519,22 +547,33 @@ bool Broker::kept(uint64_t id) const {
   });
 }
 
-std::string Broker::holders_of(uint64_t id) const {
-  // The keeper maps read-only and never touches an event: no suspect.
+std::string Broker::holders_text(const GuardState& state) {
   std::string out;
-  for (const auto& client : clients_)
-    if (!client->keeper && client->opened.count(id))
-      out += (out.empty() ? "" : ", ") + describe_peer(client->peer);
+  for (const GuardHolder& h : state.holders)
+    out += (out.empty() ? "" : ", ") + h.who;
   return out;
 }
 
-void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what) {
+GuardHolder Broker::holder_of(const Client& client, std::string_view role) const {
+  const sys::PeerCredentials& who =
+      client.request_senders.empty() ? client.peer : client.request_senders.back().creds;
+  std::string text = describe_peer(who);
+  if (!role.empty())
+    text.insert(text.size() - 1, ", " + std::string(role));  // "uid 0 (pid 42, the keeper)"
+  return {.who = std::move(text), .pid = who.pid};
+}
+
+void Broker::record_tampering(LiveEvent& event, size_t index, const std::string& what) {
   persistent::EventInfo& info = event.info;
+  int cpu = index < event.buffers.size() ? event.buffers[index].cpu : -1;
   persistent::Tampering entry{
-      .time = now(), .cpu = cpu, .what = what, .holders = holders_of(info.id)};
+      .time = now(),
+      .cpu = cpu,
+      .what = what,
+      .holders = index < event.guard.size() ? holders_text(event.guard[index]) : std::string()};
   log("event " + std::to_string(info.id) + " '" + info.name + "' on CPU " + std::to_string(cpu) +
       " was tampered with: " + what +
-      (entry.holders.empty() ? "" : "; its fds were held by " + entry.holders));
+      (entry.holders.empty() ? "" : "; its fd was held by " + entry.holders));
   info.tampered.push_back(std::move(entry));
   if (info.tampered.size() > persistent::kMaxTamperings)
     info.tampered.erase(info.tampered.begin());
@@ -542,16 +581,25 @@ void Broker::record_tampering(LiveEvent& event, int cpu, const std::string& what
   event.json = dump_json(persistent::event_to_json(info));
 }
 
-void Broker::guard_from_now(LiveEvent& event, size_t index) {
-  // Context streams the broker opened itself have no guard state: unguarded.
+void Broker::guard_from_now(LiveEvent& event, size_t index, GuardHolder holder) {
   if (index >= event.buffers.size() || index >= event.guard.size())
     return;
   int64_t now_ns = sys::monotonic_ns();
   GuardState& state = event.guard[index];
   if (!state.handed_out) {
-    state = GuardState{.handed_out = true};
+    state = GuardState{};
+    state.handed_out = true;
     (void)check_buffer(*config_.kernel, event.buffers[index], event.info.attr, event.info.layout,
-                       event.broker_filter, state, now_ns);
+                       event.broker_filter, event.info.is_context, state, now_ns);
+  }
+  // The same process again (a reader's second open) is named once.
+  auto same = std::find_if(state.holders.begin(), state.holders.end(), [&](const GuardHolder& h) {
+    return h.pid == holder.pid && h.who == holder.who;
+  });
+  if (same == state.holders.end()) {
+    state.holders.push_back(std::move(holder));
+    if (state.holders.size() > kMaxGuardHolders)
+      state.holders.erase(state.holders.begin());
   }
   event.guard_schedule.tighten(now_ns / 1'000'000, config_.guard_interval_ms);
 }
@@ -563,15 +611,19 @@ void Broker::guard_events(int64_t now_ns) {
       continue;
     bool found = false;
     for (size_t i = 0; i < event.buffers.size() && i < event.guard.size(); i++) {
-      if (!event.guard[i].handed_out)
+      GuardState& state = event.guard[i];
+      if (!state.handed_out)
         continue;
-      const persistent::CpuBuffer& buffer = event.buffers[i];
       for (const std::string& what :
-           check_buffer(*config_.kernel, buffer, event.info.attr, event.info.layout,
-                        event.broker_filter, event.guard[i], now_ns)) {
-        record_tampering(event, buffer.cpu, what);
+           check_buffer(*config_.kernel, event.buffers[i], event.info.attr, event.info.layout,
+                        event.broker_filter, event.info.is_context, state, now_ns)) {
+        record_tampering(event, i, what);
         found = true;
       }
+      // A holder that has exited can change nothing from now on (its fds
+      // closed with it); it was named in what this check found.
+      std::erase_if(state.holders,
+                    [](const GuardHolder& h) { return h.pid > 0 && !sys::process_exists(h.pid); });
     }
     if (found)
       event.guard_schedule.tighten(now_ms, config_.guard_interval_ms);
@@ -610,36 +662,53 @@ std::vector<persistent::EventInfo> Broker::infos() const {
   return out;
 }
 
+std::string Broker::judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const {
+  if (who.pid <= 0)
+    return "the kernel passed no sender process with the request";
+  auto status = sys::read_process_status(proc_, who.pid);
+  if (!status.ok())
+    return "cannot read its capabilities: " + status.error().message();
+  auto namespaces = sys::user_namespace_difference(proc_, who.pid);
+  if (!namespaces.ok())
+    return "cannot read its user namespace: " + namespaces.error().message();
+  // Read first, then ask the pidfd: a live process still owns the pid, so
+  // the readings were its own.
+  if (pidfd.valid() && !sys::pidfd_alive(pidfd.get()))
+    return "it exited before its request was checked";
+  if (status->real_uid != who.uid)
+    return "pid " + std::to_string(who.pid) + " now belongs to another user";
+  if (!namespaces->empty())
+    return *namespaces;
+  // A set-user-ID program's capabilities are the file owner's, not its
+  // caller's: one exec'd after sending would speak with them.
+  if (status->set_user_id())
+    return "it runs a set-user-ID program (real uid " + std::to_string(status->real_uid) +
+           ", effective " + std::to_string(status->effective_uid) + ", saved " +
+           std::to_string(status->saved_uid) + "), whose rights are not its caller's";
+  if (!status->perfmon_capable())
+    return who.uid == 0 ? "it is root, but without CAP_PERFMON and CAP_SYS_ADMIN in its effective "
+                          "capabilities"
+                        : "it has neither CAP_PERFMON nor CAP_SYS_ADMIN";
+  return "";
+}
+
 Status Broker::authorise(const Client& client, std::string_view what) const {
   auto refuse = [&](const sys::PeerCredentials& who, const std::string& why) {
     log_from(who, "refused to " + std::string(what) + " for " + describe_peer(who) + ": " + why);
     return errorf(EACCES,
                   "%s may not %.*s persistent events: only a process with CAP_PERFMON or "
-                  "CAP_SYS_ADMIN in its effective set may create, kill or open them (%s)",
+                  "CAP_SYS_ADMIN in its effective set, in the initial user namespace, may create, "
+                  "kill or open them (%s)",
                   describe_peer(who).c_str(), int(what.size()), what.data(), why.c_str());
   };
-  if (client.senders.empty())
+  if (client.request_senders.empty())
     return refuse(client.peer, "the request came with no sender credentials");
-  // Every process whose bytes make up the request: a socket handed to a
-  // child, or kept across an exec, speaks with the rights of whoever writes.
-  for (const Sender& sender : client.senders) {
-    const sys::PeerCredentials& who = sender.creds;
-    if (who.pid <= 0)
-      return refuse(who, "the kernel passed no sender process with the request");
-    auto status = sys::read_process_status(proc_, who.pid);
-    if (!status.ok())
-      return refuse(who, "cannot read its capabilities: " + status.error().message());
-    // Read first, then ask the pidfd: a live process still owns the pid, so
-    // the status read was its own.
-    if (sender.pidfd.valid() && !sys::pidfd_alive(sender.pidfd.get()))
-      return refuse(who, "it exited before its request was checked");
-    if (status->real_uid != who.uid)
-      return refuse(who, "pid " + std::to_string(who.pid) + " now belongs to another user");
-    if (!status->perfmon_capable())
-      return refuse(who, who.uid == 0 ? "it is root, but without CAP_PERFMON and CAP_SYS_ADMIN in "
-                                        "its effective capabilities"
-                                      : "it has neither CAP_PERFMON nor CAP_SYS_ADMIN");
-  }
+  // Every process whose bytes make up the request, as it was when its bytes
+  // arrived: a socket handed to a child, or kept across an exec, speaks with
+  // the rights of whoever wrote.
+  for (const Sender& sender : client.request_senders)
+    if (!sender.refused.empty())
+      return refuse(sender.creds, sender.refused);
   return ok_status();
 }
 
@@ -689,6 +758,7 @@ const Broker::Operation Broker::kOperations[] = {
     {persistent::Op::kReload, Privilege::kPerfmon, &Broker::handle_reload},
     {persistent::Op::kHandover, Privilege::kPerfmon, &Broker::handle_handover},
     {persistent::Op::kHandoverDone, Privilege::kPerfmon, &Broker::handle_handover_done},
+    {persistent::Op::kHandoverListener, Privilege::kPerfmon, &Broker::handle_handover_listener},
 };
 
 void Broker::handle_request(Client& client, std::string_view payload) {
@@ -772,7 +842,7 @@ Result<Broker::Answer> Broker::handle_create(Client& client, const persistent::R
   PP_RETURN_IF_ERROR(check_not_frozen("create"));
   std::string note;
   const sys::PeerCredentials& creator =
-      client.senders.empty() ? client.peer : client.senders.back().creds;
+      client.request_senders.empty() ? client.peer : client.request_senders.back().creds;
   auto created = create_event(request.create, creator, &note);
   if (!created.ok()) {
     log_from(client.peer, "create '" + request.create.event.substr(0, 200) + "' for " +
@@ -810,11 +880,11 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
-  // The keeper maps read-only and never touches an event (holders_of): its
-  // opens leave the guard asleep, which the packaged setup would otherwise
-  // wake for every event at every start.
-  if (!request.keep && !client.keeper)
-    guard_from_now(event, size_t(buffer - event.buffers.begin()));
+  // Every fd that leaves is guarded from now, the keeper's too: "keep" is
+  // any perfmon client's to claim, and nothing shows what its holder does.
+  bool keeping = request.keep || client.keeper;
+  guard_from_now(event, size_t(buffer - event.buffers.begin()),
+                 holder_of(client, keeping ? "the keeper" : ""));
   client.opened.insert(event.info.id);
   if (request.keep && !client.keeper) {
     client.keeper = true;
@@ -831,6 +901,7 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
 
 void Broker::handle_frames(Client& client) {
   while (client.socket.valid() && client.out.empty()) {
+    uint64_t begin = client.reader.consumed();
     auto frame = client.reader.next();
     if (!frame.ok()) {
       log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
@@ -847,6 +918,14 @@ void Broker::handle_frames(Client& client) {
       return;
     }
     client.stalled_since_ms = -1;
+    // The senders of this request's bytes; those of later bytes stay.
+    uint64_t end = client.reader.consumed();
+    client.request_senders.clear();
+    for (const Sender& sender : client.senders)
+      if (sender.begin < end && sender.end > begin)
+        client.request_senders.push_back(sender);
+    while (!client.senders.empty() && client.senders.front().end <= end)
+      client.senders.pop_front();
     handle_request(client, **frame);
   }
 }
@@ -867,20 +946,31 @@ void Broker::read_from(Client& client) {
                          sys::kMaxFdsPerMessage);
     log_from(client.peer,
              "closing the connection of " + describe_peer(client.peer) + ": " + error.message());
+    if (!client.out.empty()) {
+      client.socket.close();
+      return;
+    }
     client.close_after_reply = true;
     reply(client, persistent::encode_error_reply(error));
     return;
   }
-  if (client.reader.pending() == 0)
-    client.senders.clear();
+  // Judged now, on arrival: what the sender may do is what it was when its
+  // bytes came, whenever the request is carried out.
   Sender sender{.creds = message->sender.value_or(sys::PeerCredentials{}),
-                .pidfd = std::move(message->sender_pidfd)};
-  bool known = std::any_of(client.senders.begin(), client.senders.end(), [&](const Sender& s) {
-    return s.creds.pid == sender.creds.pid && s.creds.uid == sender.creds.uid;
-  });
-  if (!known)
-    client.senders.push_back(std::move(sender));
+                .begin = client.reader.received(),
+                .end = client.reader.received() + message->bytes,
+                .refused = ""};
+  sender.refused = judge(sender.creds, message->sender_pidfd);
+  client.senders.push_back(std::move(sender));
   client.reader.append(std::span<const uint8_t>(buf, message->bytes));
+  if (client.reader.pending() > persistent::kMaxUnansweredRequestBytes) {
+    log_from(client.peer, "closing the connection of " + describe_peer(client.peer) + ": " +
+                              std::to_string(client.reader.pending()) +
+                              " bytes of requests ahead of the replies it has not read (at most " +
+                              std::to_string(persistent::kMaxUnansweredRequestBytes) + ")");
+    client.socket.close();
+    return;
+  }
   handle_frames(client);
 }
 
@@ -962,8 +1052,7 @@ void Broker::accept_clients() {
     if (!peer.ok() || !socket->set_nonblocking(true).ok())
       continue;
     (void)socket->pass_credentials();  // inherited from the listener; made sure of
-    auto status = sys::read_process_status(proc_, peer->pid);
-    bool privileged = status.ok() && status->perfmon_capable();
+    bool privileged = judge(*peer, sys::Fd()).empty();
     if (Status room = admit(*peer, privileged); !room.ok()) {
       log_from(*peer, "turning away " + describe_peer(*peer) + ": " + room.error().message());
       std::string frame = persistent::encode_frame(persistent::FrameKind::kReply,
@@ -991,7 +1080,9 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   bool any_stalled = false;
   int64_t next_idle_ms = -1;  // when the next idle connection times out
   for (const auto& client : clients_) {
-    fds.push_back({client->socket.fd(), short(client->out.empty() ? POLLIN : POLLOUT), 0});
+    // Read at once, also while a reply is under way: the sender's rights are
+    // judged when its bytes arrive, so the client must not choose when.
+    fds.push_back({client->socket.fd(), short(client->out.empty() ? POLLIN : POLLIN | POLLOUT), 0});
     any_stalled |= client->stalled_since_ms >= 0;
     if (idle(*client)) {
       int64_t at = client->last_active_ms + config_.idle_timeout_ms;
@@ -1007,6 +1098,8 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
     wake_by(500);
   if (!accepting && !handover_client_ && !handover_done_)
     wake_by(accept_paused_until_ms_ - start_ms);
+  if (handover_client_ && !handover_complete_)
+    wake_by(handover_deadline_ms_ - start_ms);
   // The watchdog: never longer than half its interval between two pings.
   if (watchdog_interval_ms_ > 0)
     wake_by(next_watchdog_ms_ - start_ms);
@@ -1028,12 +1121,12 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   for (size_t i = 0; i < clients_.size(); i++) {
     Client& client = *clients_[i];
     short revents = fds[i + 2].revents;
-    if (!client.out.empty() && (revents & (POLLOUT | POLLERR | POLLHUP))) {
+    if (!client.out.empty() && (revents & (POLLOUT | POLLERR | POLLHUP)))
       flush(client);
-      handle_frames(client);
-    } else if (client.out.empty() && (revents & (POLLIN | POLLERR | POLLHUP))) {
-      read_from(client);
-    }
+    if (client.socket.valid() && (revents & (POLLIN | POLLERR | POLLHUP)))
+      read_from(client);  // and handles what it can
+    else if (client.socket.valid())
+      handle_frames(client);  // requests that waited for a reply to go out
   }
   if (accepting && (fds[1].revents & POLLIN))
     accept_clients();
@@ -1053,18 +1146,24 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
       client->socket.close();
     }
   }
-  // A handover whose new broker went away before it finished: carry on.
-  if (handover_client_ && !handover_done_ &&
-      std::none_of(clients_.begin(), clients_.end(), [&](const auto& c) {
-        return c.get() == handover_client_ && c->socket.valid();
-      })) {
-    log("the handover was abandoned (the new broker closed its connection); serving on");
-    handover_client_ = nullptr;
-    handover_fds_.clear();
-    handover_sizes_.clear();
+  // A handover whose new broker went away, or did not finish in time:
+  // carry on (or, when the lock is another's by now, leave).
+  if (handover_client_ && !handover_complete_) {
+    bool gone = std::none_of(clients_.begin(), clients_.end(), [&](const auto& c) {
+      return c.get() == handover_client_ && c->socket.valid();
+    });
+    if (gone || now_ms >= handover_deadline_ms_) {
+      for (auto& c : clients_)
+        if (c.get() == handover_client_)
+          c->socket.close();
+      if (!abandon_handover(gone ? "the new broker closed its connection"
+                                 : "it did not complete within " +
+                                       std::to_string(config_.handover_timeout_ms) + " ms"))
+        return false;
+    }
   }
   std::erase_if(clients_, [](const auto& c) { return !c->socket.valid(); });
-  if (handover_done_ &&
+  if (handover_complete_ &&
       std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
   guard_events(now_ns);

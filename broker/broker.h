@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -96,6 +97,10 @@ struct BrokerConfig {
   // How long to wait for the run directory's lock, for a replacing broker
   // whose predecessor is exiting; 0: fail at once (EBUSY).
   int lock_wait_ms = 0;
+  // A replacing broker's: called once the lock is this broker's, it asks the
+  // broker it replaces for the listening socket (handover-listener), which
+  // that broker hands only to the lock's holder. May be empty.
+  std::function<Result<sys::Fd>()> take_listener;
   sys::Kernel* kernel = nullptr;                  // required
   persistent::EventResolver* resolver = nullptr;  // required
   std::function<int64_t()> clock;                 // unix seconds; the system clock when empty
@@ -113,6 +118,9 @@ struct BrokerConfig {
   int accept_backoff_ms = persistent::kAcceptBackoffMs;
   size_t list_page_bytes = persistent::kListPageBytes;
   size_t max_events = persistent::kMaxEvents;
+  // A handover (daemon --replace) not complete this long after its first
+  // request is abandoned: the broker serves on (persistent/limits.h).
+  int handover_timeout_ms = persistent::kHandoverTimeoutMs;
   // The guard's intervals (persistent/guard.h), changeable for tests.
   int guard_interval_ms = kGuardIntervalMs;         // after a hand-out or a finding
   int guard_max_interval_ms = kGuardMaxIntervalMs;  // after clean checks
@@ -169,9 +177,10 @@ class Broker {
   // parsed changes nothing: its error (kind kConfig).
   Result<ReloadReport> reload();
 
-  // True once a handover completed: the daemon exits, leaving the run
-  // directory to the broker that took over.
-  bool handed_over() const { return handover_done_; }
+  // True once a handover completed (the listening socket went to the new
+  // broker, which holds the lock): the daemon exits, leaving the run
+  // directory to it.
+  bool handed_over() const { return handover_complete_; }
 
  private:
   struct LiveEvent {
@@ -185,17 +194,23 @@ class Broker {
     bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
     GuardSchedule guard_schedule;   // inactive while nothing was handed out
   };
-  // Who sent the bytes of a request (sys::ReceivedMessage).
+  // Who sent bytes of the stream (sys::ReceivedMessage), judged when the
+  // broker received them: the rights a request is carried out with are the
+  // sender's at that moment, which the broker, not the client, chooses (it
+  // reads every connection as soon as bytes arrive).
   struct Sender {
-    sys::PeerCredentials creds;  // pid 0 when the kernel passed none
-    sys::Fd pidfd;
+    sys::PeerCredentials creds;   // pid 0 when the kernel passed none
+    uint64_t begin = 0, end = 0;  // its bytes' offsets in the stream (FrameReader)
+    std::string refused;          // why it may not create, kill or open; "" when it may
   };
   struct Client {
     sys::UnixSocket socket;
     sys::PeerCredentials peer;  // who connected: for limits and messages only
     bool privileged = false;    // perfmon-capable when it connected: never turned away for room
-    // The senders of the bytes not yet answered: every one must be allowed.
-    std::vector<Sender> senders;
+    // The senders of the bytes not yet cut into requests, and those of the
+    // request being handled: every one of those must be allowed.
+    std::deque<Sender> senders;
+    std::vector<Sender> request_senders;
     int64_t last_active_ms = 0;
     persistent::FrameReader reader{persistent::FrameKind::kRequest, persistent::kMaxRequestPayload};
     std::string out;  // the reply being sent
@@ -303,6 +318,14 @@ class Broker {
   Result<Answer> handle_reload(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover_done(Client& client, const persistent::Request& request);
+  Result<Answer> handle_handover_listener(Client& client, const persistent::Request& request);
+  // Whether the senders of `client`'s request could be the broker itself:
+  // the broker's uid, the same program, and the run directory's token.
+  Status check_successor(const Client& client, const std::string& token) const;
+  // Ends a handover that will not complete (its client went away, or its
+  // deadline passed): serves on, taking the lock back if it was released.
+  // False when the lock is another's now: the broker must exit.
+  bool abandon_handover(const std::string& why);
   // While a handover is under way the registry is frozen: a change is
   // refused with EAGAIN, to be tried again once the new broker serves.
   Status check_not_frozen(std::string_view what) const;
@@ -312,6 +335,10 @@ class Broker {
   void reply(Client& client, const std::string& payload, std::vector<sys::Fd> fds = {});
   void flush(Client& client);
   Status authorise(const Client& client, std::string_view what) const;
+  // Why the process `who` may not create, kill or open events, read from
+  // /proc now: "" when it may. `pidfd` (invalid without one) proves the pid
+  // was not reused between the message and the reading.
+  std::string judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const;
   // Room for one more connection from `peer`, or the error to turn it away with.
   Status admit(const sys::PeerCredentials& peer, bool privileged);
   bool idle(const Client& client) const;
@@ -319,14 +346,16 @@ class Broker {
   const LiveEvent* same_event(const persistent::CreateRequest& request) const;
   int readers_of(uint64_t id) const;  // the keeper not counted
   bool kept(uint64_t id) const;       // a keeper holds its fds
-  // Who holds fds of event `id` now: "uid 0 (pid 42), uid 0 (pid 43)".
-  std::string holders_of(uint64_t id) const;
+  // What a finding names as the holders of one buffer's fd.
+  static std::string holders_text(const GuardState& state);
+  // Who a hand-out goes to: the sender of the request, and its role.
+  GuardHolder holder_of(const Client& client, std::string_view role) const;
   // Buffer `index` of `event` leaves the broker (its fd is handed out to a
-  // reader, not the keeper, or came back from where it may have been): from
-  // now on the guard checks it, at its shortest interval for a start. The
-  // first time, its baseline is taken again: until now nobody but the broker
-  // could change it.
-  void guard_from_now(LiveEvent& event, size_t index);
+  // reader, the keeper or a new broker, or came back from where it may have
+  // been): from now on the guard checks it, at its shortest interval for a
+  // start, and names `holder` in what it finds. The first time, its baseline
+  // is taken again: until now nobody but the broker could change it.
+  void guard_from_now(LiveEvent& event, size_t index, GuardHolder holder);
   // The check of every event that is due (persistent/guard.h), which is only
   // ever one with fds handed out: repairs, records and logs what a holder
   // changed, and sets when each is checked next. `now_ns`: the serving
@@ -334,7 +363,11 @@ class Broker {
   void guard_events(int64_t now_ns);
   // When the next check is due (monotonic ms), or -1 for none.
   int64_t next_guard_ms() const;
-  void record_tampering(LiveEvent& event, int cpu, const std::string& what);
+  void record_tampering(LiveEvent& event, size_t index, const std::string& what);
+  // Opens `attr` per CPU as the guard wants it (guarded_attr).
+  Result<persistent::OpenedEvent> open_guarded(const sys::EventAttr& attr,
+                                               const std::vector<int>& cpus, uint32_t pages,
+                                               const std::string& filter, const std::string& what);
 
   BrokerConfig config_;
   persistent::RunDir dir_;
@@ -353,11 +386,18 @@ class Broker {
   int64_t watchdog_interval_ms_ = 0;    // half WATCHDOG_USEC; 0 for no watchdog
   int64_t next_watchdog_ms_ = 0;
   // The handover (daemon --replace): the client taking over, and the fds
-  // being handed to it, page by page.
+  // being handed to it, page by page (each duplicated only for its page).
   const Client* handover_client_ = nullptr;
-  std::vector<std::pair<std::string, sys::Fd>> handover_fds_;
-  std::vector<uint64_t> handover_sizes_;
-  bool handover_done_ = false;
+  struct HandedFd {
+    std::string name;
+    int fd = -1;  // the broker's own, valid while the registry is frozen
+    uint64_t mmap_bytes = 0;
+  };
+  std::vector<HandedFd> handover_fds_;
+  int64_t handover_deadline_ms_ = 0;  // monotonic
+  bool handover_done_ = false;        // the lock is released for the new broker
+  bool handover_complete_ = false;    // the listener went to the lock's new holder
+  std::string handover_token_;        // what a successor shows (RunDir::handover_token)
 };
 
 }  // namespace pp::broker

@@ -9,6 +9,7 @@
 #include "broker/broker.h"
 #include "persistent/event_json.h"
 #include "sys/clock.h"
+#include "sys/process.h"
 #include "sys/ring.h"
 
 namespace pp::broker {
@@ -128,9 +129,10 @@ Result<Broker::Adoption> Broker::adopt(LiveEvent& event) {
         "meanwhile (no keeper, no reader)";
   }
   // The broker before this one may have handed these fds out: guarded from
-  // the start (context streams are not guarded, as when first opened).
-  for (size_t i = 0; i < event.buffers.size() && !info.is_context; i++)
-    guard_from_now(event, i);
+  // the start, context streams too.
+  for (size_t i = 0; i < event.buffers.size(); i++)
+    guard_from_now(
+        event, i, {.who = "a reader of the broker before this one (restarted: unknown)", .pid = 0});
   if (notifying()) {
     for (const std::string& name : stale_names)
       (void)config_.systemd->remove_fds(name);
@@ -170,6 +172,65 @@ Status Broker::check_not_frozen(std::string_view what) const {
                 int(what.size()), what.data());
 }
 
+Status Broker::check_successor(const Client& client, const std::string& token) const {
+  // Only what could be the broker itself may take its events and its socket
+  // over: a process of the broker's uid (root), running the broker's
+  // program, that read the token in the run directory (mode 0600, in a
+  // directory only the broker's uid may enter).
+  auto refuse = [&](const sys::PeerCredentials& who, const std::string& why) {
+    log_from(who, "refused a handover to " + describe_peer(who) + ": " + why);
+    return errorf(EACCES,
+                  "%s may not take this broker over: only a new broker (perf persistent daemon "
+                  "--replace, run as the broker's user) may (%s)",
+                  describe_peer(who).c_str(), why.c_str());
+  };
+  if (client.request_senders.empty())
+    return refuse(client.peer, "the request came with no sender credentials");
+  auto own = sys::executable_path(proc_, ::getpid());
+  for (const Sender& sender : client.request_senders) {
+    const sys::PeerCredentials& who = sender.creds;
+    if (who.uid != ::geteuid())
+      return refuse(who, "it runs as uid " + std::to_string(who.uid) + ", the broker as uid " +
+                             std::to_string(::geteuid()));
+    auto program = sys::executable_path(proc_, who.pid);
+    if (!own.ok() || !program.ok())
+      return refuse(who, "cannot tell which program it runs: " +
+                             (own.ok() ? program.error() : own.error()).message());
+    if (*program != *own)
+      return refuse(who, "it runs " + *program + ", not " + *own);
+  }
+  // Compared in constant time: the token is a secret.
+  unsigned char differ = token.size() != handover_token_.size();
+  for (size_t i = 0; i < token.size() && i < handover_token_.size(); i++)
+    differ |= static_cast<unsigned char>(token[i] ^ handover_token_[i]);
+  if (handover_token_.empty() || differ)
+    return refuse(client.request_senders.back().creds,
+                  "its token is not the one in " + dir_.handover_token());
+  return ok_status();
+}
+
+bool Broker::abandon_handover(const std::string& why) {
+  handover_client_ = nullptr;
+  handover_fds_.clear();
+  if (!handover_done_) {
+    log("the handover was abandoned (" + why + "); serving on");
+    return true;
+  }
+  // The lock was released for the new broker: take it back, unless the new
+  // broker holds it (then it serves, on a socket of its own).
+  auto lock = sys::LockFile::acquire(dir_.lock());
+  if (!lock.ok()) {
+    log("the handover was abandoned (" + why + ") after this broker released its lock, which " +
+        lock.error().message() + "; exiting, the new broker serves");
+    handover_complete_ = true;
+    return false;
+  }
+  lock_.emplace(std::move(*lock));
+  handover_done_ = false;
+  log("the handover was abandoned (" + why + "); the lock is taken back, serving on");
+  return true;
+}
+
 Result<Broker::Answer> Broker::handle_handover(Client& client, const persistent::Request& request) {
   if (handover_client_ && handover_client_ != &client)
     return Error(EBUSY, "another broker is taking over already");
@@ -182,27 +243,28 @@ Result<Broker::Answer> Broker::handle_handover(Client& client, const persistent:
                  "this broker runs under systemd, which would start another one when it exits: "
                  "restart it with 'systemctl restart perf-persistent' instead (the fd store and "
                  "the keeper keep its events and samples)");
+  PP_RETURN_IF_ERROR(check_successor(client, request.token));
   if (!handover_client_) {
     // From now on the registry is frozen and nothing new is accepted: the
-    // new broker takes exactly what state.json says.
+    // new broker takes exactly what state.json says. The listening socket is
+    // not among the fds: it goes only to the lock's next holder.
     handover_client_ = &client;
+    handover_deadline_ms_ = sys::monotonic_ms() + config_.handover_timeout_ms;
     handover_fds_.clear();
-    handover_sizes_.clear();
     size_t events = 0;
-    for (const auto& [id, event] : events_) {
+    for (auto& [id, event] : events_) {
       events += !event.buffers.empty();
-      for (const persistent::CpuBuffer& buffer : event.buffers) {
-        PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer.fd.get()));
-        handover_fds_.emplace_back(event_fd_name(id, buffer.cpu), std::move(copy));
-        handover_sizes_.push_back(buffer.mapping.size());
+      for (size_t i = 0; i < event.buffers.size(); i++) {
+        const persistent::CpuBuffer& buffer = event.buffers[i];
+        handover_fds_.push_back(
+            {event_fd_name(id, buffer.cpu), buffer.fd.get(), buffer.mapping.size()});
+        // Out of the broker now, whatever becomes of the handover.
+        guard_from_now(event, i, holder_of(client, "a new broker, daemon --replace"));
       }
     }
-    PP_ASSIGN_OR_RETURN(sys::Fd listener, sys::duplicate(listener_.fd()));
-    handover_fds_.emplace_back(kListenerFdName, std::move(listener));
-    handover_sizes_.push_back(0);
     log("handing " + std::to_string(events) + " event(s) and context stream(s) (" +
-        std::to_string(handover_fds_.size()) + " descriptors with the socket) over to " +
-        describe_peer(client.senders.empty() ? client.peer : client.senders.back().creds));
+        std::to_string(handover_fds_.size()) + " descriptors) over to " +
+        describe_peer(client.request_senders.back().creds));
   }
   if (request.after > handover_fds_.size())
     return usage_error("the handover has " + std::to_string(handover_fds_.size()) +
@@ -213,8 +275,8 @@ Result<Broker::Answer> Broker::handle_handover(Client& client, const persistent:
   answer.body["fds"] = json::array();
   for (size_t i = from; i < from + n; i++) {
     answer.body["fds"].push_back(
-        {{"name", handover_fds_[i].first}, {"mmap_bytes", handover_sizes_[i]}});
-    PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(handover_fds_[i].second.get()));
+        {{"name", handover_fds_[i].name}, {"mmap_bytes", handover_fds_[i].mmap_bytes}});
+    PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(handover_fds_[i].fd));
     answer.fds.push_back(std::move(copy));
   }
   answer.body["more"] = from + n < handover_fds_.size();
@@ -226,14 +288,39 @@ Result<Broker::Answer> Broker::handle_handover_done(Client& client,
                                                     const persistent::Request& /*request*/) {
   if (handover_client_ != &client)
     return usage_error("no handover is under way on this connection");
+  if (handover_done_)
+    return usage_error("the handover is done already; ask for the listening socket");
   handover_done_ = true;
   handover_fds_.clear();
-  // The lock goes now, so the new broker takes it while this one sends its
-  // last replies and exits.
+  // The lock goes now, so the new broker takes it; the listening socket
+  // follows when it asks as the lock's holder (handover-listener).
   lock_.reset();
-  log("handed over to " + describe_peer(client.peer) + "; exiting, the new broker serves " +
-      dir_.socket());
+  log("released the lock to " + describe_peer(client.peer) +
+      ", which takes the socket over once it holds it");
   return Answer{.body = {{"pid", ::getpid()}}};
+}
+
+Result<Broker::Answer> Broker::handle_handover_listener(Client& client,
+                                                        const persistent::Request& /*request*/) {
+  if (handover_client_ != &client || !handover_done_)
+    return usage_error("no handover is done on this connection");
+  // The socket goes to the lock's new holder alone.
+  auto holder = sys::LockFile::holder(dir_.lock());
+  const sys::PeerCredentials& who =
+      client.request_senders.empty() ? client.peer : client.request_senders.back().creds;
+  if (!holder.ok() || *holder != who.pid)
+    return errorf(EACCES,
+                  "%s asked for the listening socket, but does not hold %s (%s): it goes to the "
+                  "new broker once it holds the lock",
+                  describe_peer(who).c_str(), dir_.lock().c_str(),
+                  holder.ok() ? ("pid " + std::to_string(*holder) + " does").c_str()
+                              : holder.error().message().c_str());
+  PP_ASSIGN_OR_RETURN(sys::Fd listener, sys::duplicate(listener_.fd()));
+  handover_complete_ = true;
+  log("handed over to " + describe_peer(who) + "; exiting, the new broker serves " + dir_.socket());
+  Answer answer{.body = {{"pid", ::getpid()}}};
+  answer.fds.push_back(std::move(listener));
+  return answer;
 }
 
 }  // namespace pp::broker

@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "broker/broker.h"
 #include "broker/config_file.h"
 #include "broker/handover.h"
@@ -139,9 +141,16 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log) {
       handover.emplace(std::move(*received));
       PP_ASSIGN_OR_RETURN(int old_pid, handover->finish());
       log << "perf persistent daemon: took " << handover->events
-          << " buffer(s) over from the broker (pid " << old_pid << "), which exits now"
-          << std::endl;
+          << " buffer(s) over from the broker (pid " << old_pid
+          << "), which exits once this one holds the run directory" << std::endl;
       config.handed_over = &handover->fds;
+      // A broker from before handover-listener handed its socket with the
+      // events' fds; a newer one hands it once this one holds the lock.
+      bool has_listener =
+          std::any_of(handover->fds.begin(), handover->fds.end(),
+                      [](const sys::NamedFd& f) { return f.name == kListenerFdName; });
+      if (!has_listener)
+        config.take_listener = [&handover] { return handover->take_listener(); };
       config.lock_wait_ms = 10000;
     } else if (received.error().kind() == ErrorKind::kBrokerDown) {
       log << "perf persistent daemon: --replace: no broker runs for " << run_dir

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "sys/kernel.h"
 #include "sys/ring.h"
 
 namespace pp::broker {
@@ -51,32 +52,63 @@ std::string guarded_filter(const sys::EventAttr& attr, std::string_view filter) 
 sys::EventAttr guarded_attr(const sys::EventAttr& attr) {
   sys::EventAttr guarded = attr;
   if (!(attr.attr.sample_type & PERF_SAMPLE_READ))
-    guarded.attr.read_format |= PERF_FORMAT_TOTAL_TIME_ENABLED;
+    guarded.attr.read_format |=
+        PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_LOST;
   return guarded;
 }
 
+namespace {
+
+// Samples counted but not written, or written but not counted, that the
+// check lets pass: the count and data_head are two readings, and records
+// being written between them are counted in one and not the other.
+uint64_t sample_slack(uint64_t expected) {
+  return std::max<uint64_t>(8, expected / 4);
+}
+
+std::string ids_text(const std::vector<uint32_t>& ids) {
+  std::string out;
+  for (uint32_t id : ids)
+    out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::CpuBuffer& buffer,
                                       const sys::EventAttr& attr, persistent::Layout layout,
-                                      bool broker_filter, GuardState& state, int64_t now_ns) {
+                                      bool broker_filter, bool is_context, GuardState& state,
+                                      int64_t now_ns) {
   std::vector<std::string> found;
   int fd = buffer.fd.get();
-  auto reading = sys::read_event(kernel, fd, attr.attr.read_format);
-  if (!reading.ok())
-    return found;
+  const perf_event_attr& a = attr.attr;
+  bool tracepoint = a.type == PERF_TYPE_TRACEPOINT;
+  // The head first, then the count: every sample the head shows is counted.
   uint64_t head = buffer.mapping.valid()
                       ? sys::load_data_head(
                             reinterpret_cast<const perf_event_mmap_page*>(buffer.mapping.data()))
                       : 0;
+  auto reading = sys::read_event(kernel, fd, a.read_format);
+  if (!reading.ok())
+    return found;
   if (!state.seen) {
-    state = {.handed_out = state.handed_out,
-             .seen = true,
-             .count = reading->value,
-             .time_enabled = reading->time_enabled.value_or(0),
-             .head = head,
-             .when_ns = now_ns};
+    std::vector<uint32_t> programs;
+    if (tracepoint) {
+      if (auto ids = sys::attached_bpf_programs(kernel, fd); ids.ok())
+        programs = std::move(*ids);
+    }
+    state.seen = true;
+    state.count = reading->value;
+    state.time_enabled = reading->time_enabled.value_or(0);
+    state.lost = reading->lost.value_or(0);
+    state.head = head;
+    state.when_ns = now_ns;
+    state.bpf_known = std::move(programs);
     return found;
   }
   int64_t wall = now_ns - state.when_ns;
+  uint64_t period = std::max<uint64_t>(a.freq ? a.sample_freq : a.sample_period, 1);
+  bool sampling = a.freq ? a.sample_freq > 0 : a.sample_period > 0;
 
   if (!reading->time_enabled) {
     (void)sys::enable_event(kernel, fd);  // cannot tell: enable blindly, it is idempotent
@@ -88,20 +120,29 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
       // one's stands still.
       bool off = enabled == 0;
       if (!off) {
-        auto again = sys::read_event(kernel, fd, attr.attr.read_format);
+        auto again = sys::read_event(kernel, fd, a.read_format);
         off = again.ok() && again->time_enabled == reading->time_enabled;
       }
-      std::string how_long = missing > kEnabledSlackNs
-                                 ? " for about " + std::to_string(missing / 1000000) + " ms"
-                                 : "";
+      std::string how_long =
+          " for about " + std::to_string(std::max<int64_t>(missing, 0) / 1000000) + " ms";
       if (off)
-        found.push_back(with_error(
-            "disabled" + how_long + " (PERF_EVENT_IOC_DISABLE or a REFRESH limit); re-enabled",
-            sys::enable_event(kernel, fd)));
+        found.push_back(with_error("disabled" + how_long +
+                                       " (PERF_EVENT_IOC_DISABLE, or a PERF_EVENT_IOC_REFRESH "
+                                       "limit); re-enabled, its period set again",
+                                   sys::enable_event(kernel, fd)));
       else
         found.push_back("disabled" + how_long + ", then enabled again by a holder");
     }
   }
+
+  // Whatever was seen: output resumed and the period set back. A holder may
+  // have paused the output or raised the period so that some samples still
+  // come, and a REFRESH limit leaves an event that, enabled again, counts
+  // nothing until its period is set.
+  Status resumed = sys::resume_output(kernel, fd);
+  Status period_set = sampling ? sys::set_period(kernel, fd, period) : ok_status();
+
+  uint64_t lost = reading->lost.value_or(0) - std::min(reading->lost.value_or(0), state.lost);
 
   // The head, in the writer's direction of travel.
   uint64_t moved = layout == persistent::Layout::kBackward ? state.head - head : head - state.head;
@@ -111,21 +152,66 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
         "data_head overwritten through a writable mapping; readers resynchronise, and the kernel "
         "rewrites it with its next record");
 
+  sys::RingTally tally;
+  if (head_ok && buffer.mapping.valid()) {
+    std::span<const uint8_t> mapping(buffer.mapping.data(), buffer.mapping.size());
+    if (auto geometry = sys::ring_geometry(mapping, sys::page_size()); geometry.ok())
+      tally =
+          sys::tally_records(mapping, *geometry,
+                             layout == persistent::Layout::kBackward ? sys::RingLayout::kBackward
+                                                                     : sys::RingLayout::kForward,
+                             state.head, head);
+  }
+  lost = std::max(lost, tally.lost);
+  if (lost > 0)
+    found.push_back(with_error(std::to_string(lost) +
+                                   " samples dropped by the kernel while the buffer's output was "
+                                   "paused (PERF_EVENT_IOC_PAUSE_OUTPUT); output resumed",
+                               resumed));
+
   if (reading->value < state.count) {
     found.push_back("count reset (PERF_EVENT_IOC_RESET); the count cannot be restored");
-  } else if (head_ok && moved == 0 && !attr.attr.freq) {
-    uint64_t counted = reading->value - state.count;
-    uint64_t period = std::max<uint64_t>(attr.attr.sample_period, 1);
-    if (counted >= 2 * period) {
-      Status resumed = sys::resume_output(kernel, fd);
-      if (resumed.ok())
-        resumed = sys::set_period(kernel, fd, period);
-      found.push_back(
-          with_error(std::to_string(counted) +
-                         " events counted and no record written (PERF_EVENT_IOC_PAUSE_OUTPUT or "
-                         "PERF_EVENT_IOC_PERIOD); output resumed, period set back to " +
-                         std::to_string(period),
-                     resumed));
+  } else if (!is_context && sampling && !a.freq && head_ok &&
+             (tally.walked > 0 || tally.moved == 0) && tally.throttles == 0) {
+    // The samples written since the last check, those the walk could not
+    // reach (overwritten since) estimated at the rate of those it did.
+    uint64_t written = tally.samples;
+    if (tally.walked > 0 && tally.walked < tally.moved)
+      written = uint64_t(double(tally.samples) * double(tally.moved) / double(tally.walked));
+    uint64_t expected = (reading->value - state.count) / period;
+    if (written + lost + sample_slack(expected) < expected)
+      found.push_back(with_error(
+          std::to_string(expected - written - lost) + " of " + std::to_string(expected) +
+              " samples not written (PERF_EVENT_IOC_PERIOD raised, or output paused); period set "
+              "back to " +
+              std::to_string(period) + ", output resumed",
+          period_set.ok() ? resumed : period_set));
+    else if (written > expected + sample_slack(expected))
+      found.push_back(std::to_string(written - expected) + " more samples in the buffer than the " +
+                      "event made (" + std::to_string(expected) +
+                      "): another event's output goes into it (PERF_EVENT_IOC_SET_OUTPUT), and "
+                      "its records mix with the event's for every reader; the broker cannot "
+                      "stop it: kill the event and create it again");
+  }
+
+  if (tracepoint) {
+    if (auto ids = sys::attached_bpf_programs(kernel, fd); ids.ok()) {
+      std::vector<uint32_t> added;
+      for (uint32_t id : *ids)
+        if (std::find(state.bpf_known.begin(), state.bpf_known.end(), id) == state.bpf_known.end())
+          added.push_back(id);
+      if (!added.empty()) {
+        state.bpf_known.insert(state.bpf_known.end(), added.begin(), added.end());
+        found.push_back(
+            std::string(added.size() == 1 ? "a BPF program (id " : "BPF programs (ids ") +
+            ids_text(added) +
+            ") attached to the tracepoint (PERF_EVENT_IOC_SET_BPF through a handed-out fd, or "
+            "another tool on the same tracepoint): the samples it rejects are lost for every "
+            "perf event on the tracepoint, other users' included; the broker cannot detach it "
+            "(the kernel does when the event it was attached through is freed, which a holder's "
+            "fd prevents): kill the event once its holders have closed their fds, and create it "
+            "again");
+      }
     }
   }
 
@@ -141,6 +227,7 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
 
   state.count = reading->value;
   state.time_enabled = reading->time_enabled.value_or(0);
+  state.lost = reading->lost.value_or(0);
   if (head_ok)
     state.head = head;
   state.when_ns = now_ns;

@@ -7,9 +7,9 @@
 //
 //   at creation:  open guarded_attr(attr), set guarded_filter(attr, filter)
 //   at a hand-out: the CPU's baseline taken again (if its fd never left the
-//                 broker before), schedule.tighten(now)
+//                 broker before), its holder noted, schedule.tighten(now)
 //   when due:     for each CPU whose fd was handed out:
-//                   check_buffer(kernel, buffer, attr, state, now)
+//                   check_buffer(kernel, buffer, attr, ..., state, now)
 //                   -> what was found, one line each (already repaired)
 //                 schedule.tighten(now) after a finding, else relax(now)
 //
@@ -19,9 +19,13 @@
 // out, a buffer is checked for as long as the event lives, since nothing
 // shows when the last copy of an fd is closed.
 //
-// Measured on Linux 6.18 (2 CPUs): one check of one CPU (read(2) and at most
-// three ioctls) costs about 3.5 us; the filter probe 1.5-3 us.
+// Measured on Linux 6.18 (2 CPUs), before the resume, the period, the BPF
+// query and the walk of the record headers were added to it: one check of
+// one CPU (read(2) and at most three ioctls) cost about 3.5 us; the filter
+// probe 1.5-3 us. The check as it is now has not been measured again.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstdint>
 #include <string>
@@ -67,33 +71,67 @@ inline constexpr const char* kPassAllFilter = "common_pid != -1";
 // tracepoint event without one.
 std::string guarded_filter(const sys::EventAttr& attr, std::string_view filter);
 
-// `attr` with PERF_FORMAT_TOTAL_TIME_ENABLED in read_format, which lets the
-// check see a disabled event (time_enabled stops); unchanged when the
-// samples carry read values (PERF_SAMPLE_READ), whose layout it would change.
-// No record the buffer holds changes otherwise.
+// `attr` with PERF_FORMAT_TOTAL_TIME_ENABLED and TOTAL_TIME_RUNNING in
+// read_format, which let the check see a disabled event (time_enabled stops),
+// and PERF_FORMAT_LOST (Linux 6.0+; persistent::open_per_cpu() drops it
+// where the kernel refuses it), which counts the samples dropped while a
+// holder paused the output; unchanged when the samples carry read values
+// (PERF_SAMPLE_READ), whose layout it would change. No record the buffer
+// holds changes otherwise.
 sys::EventAttr guarded_attr(const sys::EventAttr& attr);
+
+// Who received a buffer's fd: what a finding names.
+struct GuardHolder {
+  std::string who;  // "uid 0 (pid 42)", "uid 0 (pid 42, the keeper)"
+  pid_t pid = 0;    // 0: unknown (a broker before this one)
+};
 
 // What the check keeps of one CPU's buffer between two checks.
 struct GuardState {
-  // Its fd left the broker (a reader's open, or a predecessor that may have
-  // handed it out): a holder may change it, so the broker checks it. Kept by
-  // check_buffer().
+  // Its fd left the broker (a reader's or the keeper's open, a handover, or
+  // a predecessor that may have handed it out): a holder may change it, so
+  // the broker checks it. Kept by check_buffer().
   bool handed_out = false;
   bool seen = false;
   uint64_t count = 0;
   uint64_t time_enabled = 0;
+  uint64_t lost = 0;
   uint64_t head = 0;    // the last data_head that looked like the kernel's
   int64_t when_ns = 0;  // the caller's monotonic clock
   bool filter_reported = false;
+  // BPF programs on the tracepoint when the fd first left (another tool's)
+  // and those reported since.
+  std::vector<uint32_t> bpf_known;
+  // Every process that received the fd and lived during the last interval,
+  // oldest first (at most kMaxGuardHolders): the broker keeps it, the check
+  // leaves it alone.
+  std::vector<GuardHolder> holders;
 };
 
+// The holders a buffer remembers; older ones are dropped first.
+inline constexpr size_t kMaxGuardHolders = 16;
+
 // Checks one CPU's buffer against what it was at the previous check and
-// repairs what it can:
+// repairs what it can. At every check, whatever was found, the event's
+// output is resumed (PERF_EVENT_IOC_PAUSE_OUTPUT 0) and its period set
+// (PERF_EVENT_IOC_PERIOD; for a sampling event): both idempotent, they undo
+// a paused output, a raised period and the throttle a REFRESH limit leaves
+// within one interval, whether or not the check could see them. Found:
 //   - disabled (PERF_EVENT_IOC_DISABLE, or a PERF_EVENT_IOC_REFRESH limit
-//     reached): time_enabled did not move; re-enabled. Disabled and enabled
-//     again between two checks: time_enabled fell behind the clock; noted.
-//   - events counted but no record written (PERF_EVENT_IOC_PAUSE_OUTPUT, or
-//     PERF_EVENT_IOC_PERIOD raised): output resumed, period set back.
+//     reached): time_enabled did not move; re-enabled, and so for how long.
+//     Disabled and enabled again between two checks: time_enabled fell
+//     behind the clock; noted.
+//   - samples the kernel dropped while the output was paused: PERF_FORMAT_LOST
+//     and the PERF_RECORD_LOST the kernel writes once it resumes.
+//   - fewer samples written than the count makes (a raised period): counted
+//     events over the broker's period against the samples walked in the
+//     buffer since the last check (sys::tally_records); more samples written
+//     than counted: another event's output goes into this buffer
+//     (PERF_EVENT_IOC_SET_OUTPUT), which cannot be undone here.
+//   - a BPF program attached to the tracepoint since the fd first left
+//     (PERF_EVENT_IOC_QUERY_BPF): it drops samples for every perf event on
+//     the tracepoint; the kernel detaches it only when the event it came
+//     through is freed, which its holder's fd prevents: reported once.
 //   - the count went down (PERF_EVENT_IOC_RESET): cannot be undone; noted.
 //   - a filter set although the broker set none (only where the event type
 //     takes filters but the broker could not set kPassAllFilter): cannot be
@@ -101,10 +139,12 @@ struct GuardState {
 //   - data_head moved against the layout, or by more than any writer could
 //     (a writable mapping scribbled on the control page): the kernel
 //     rewrites it with its next record; noted.
-// The first call only records the state. Returns one line per finding,
-// each saying what was done.
+// A context stream (`is_context`) has no samples to count: only its enabling
+// and output are checked. The first call only records the state. Returns
+// one line per finding, each saying what was done.
 std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::CpuBuffer& buffer,
                                       const sys::EventAttr& attr, persistent::Layout layout,
-                                      bool broker_filter, GuardState& state, int64_t now_ns);
+                                      bool broker_filter, bool is_context, GuardState& state,
+                                      int64_t now_ns);
 
 }  // namespace pp::broker

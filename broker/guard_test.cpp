@@ -39,7 +39,8 @@ class GuardTest : public ::testing::Test {
                       std::chrono::steady_clock::now().time_since_epoch())
                       .count() +
                   later_ms * 1000000;
-    return check_buffer(kernel_, buffer_, attr_, persistent::Layout::kBackward, true, state_, now);
+    return check_buffer(kernel_, buffer_, attr_, persistent::Layout::kBackward, true, false, state_,
+                        now);
   }
   void emit(int n) {
     for (int i = 0; i < n; i++)
@@ -103,11 +104,53 @@ TEST_F(GuardTest, PausedOutputIsResumed) {
   emit(5);
   std::vector<std::string> found = check();
   ASSERT_EQ(found.size(), 1u);
-  EXPECT_NE(found[0].find("no record written"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("5 samples dropped by the kernel while the buffer's output was paused"),
+            std::string::npos)
+      << found[0];
   auto* page = reinterpret_cast<const perf_event_mmap_page*>(buffer_.mapping.data());
   uint64_t head = sys::load_data_head(page);
   emit(1);
   EXPECT_NE(sys::load_data_head(page), head) << "records are written again";
+}
+
+// PERF_EVENT_IOC_PERIOD raised so that some samples still come: the count
+// against the samples written shows it, and the period is set back.
+TEST_F(GuardTest, ARaisedPeriodIsSeenAndSetBack) {
+  (void)check();
+  uint64_t raised = 50;
+  ASSERT_TRUE(kernel_.ioctl_ptr(buffer_.fd.get(), PERF_EVENT_IOC_PERIOD, &raised).ok());
+  emit(200);
+  std::vector<std::string> found = check();
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("196 of 200 samples not written"), std::string::npos) << found[0];
+  EXPECT_NE(found[0].find("period set back to 1"), std::string::npos) << found[0];
+  emit(10);
+  EXPECT_TRUE(check().empty()) << "every sample written again";
+}
+
+// A pause too short for a check to see the event stand still: output is
+// resumed at every check whatever it found, and the samples lost are said.
+TEST_F(GuardTest, OutputIsResumedAtEveryCheck) {
+  (void)check();
+  ASSERT_TRUE(kernel_.ioctl(buffer_.fd.get(), PERF_EVENT_IOC_PAUSE_OUTPUT, 1).ok());
+  (void)check();
+  auto* page = reinterpret_cast<const perf_event_mmap_page*>(buffer_.mapping.data());
+  uint64_t head = sys::load_data_head(page);
+  emit(1);
+  EXPECT_NE(sys::load_data_head(page), head) << "resumed by a check that found nothing";
+}
+
+// A context stream has no samples to count: no finding for it.
+TEST_F(GuardTest, AContextStreamIsCheckedForItsEnablingOnly) {
+  std::vector<std::string> found =
+      check_buffer(kernel_, buffer_, attr_, persistent::Layout::kBackward, true, true, state_, 1);
+  EXPECT_TRUE(found.empty());
+  ASSERT_TRUE(sys::disable_event(kernel_, buffer_.fd.get()).ok());
+  emit(5);
+  found = check_buffer(kernel_, buffer_, attr_, persistent::Layout::kBackward, true, true, state_,
+                       300'000'000);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_NE(found[0].find("re-enabled"), std::string::npos) << found[0];
 }
 
 TEST_F(GuardTest, ResetAndAScribbledHeadAreNoted) {

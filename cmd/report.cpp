@@ -19,6 +19,7 @@ int cmd_report(int argc, const char** argv) {
   std::vector<std::string> events;
   std::string cpus, sort, severity, run_dir, db;
   bool db_given = false, faults = false;
+  int verbose = 0;
   std::string sort_help = "order by these keys (";
   for (std::string_view key : report::sort_keys())
     sort_help += std::string(key) + (key == report::sort_keys().back() ? ")" : ",");
@@ -45,7 +46,9 @@ int cmd_report(int argc, const char** argv) {
              "only records at or after TIME (ISO 8601, a date, a duration before now such as "
              "24h, or seconds as shown)")
       .value(0, "until", "time", &options.until, "only records at or before TIME")
-      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp);
+      .value(0, "run-dir", "dir", &run_dir, kRunDirHelp)
+      .counter('v', "verbose", &verbose,
+               "with --db: show the kernel-log line each harvested record was read from");
   auto parsed = opts.parse(argc, argv);
   if (!parsed.ok())
     opts.salvage(argc, argv, "json");
@@ -111,6 +114,7 @@ int cmd_report(int argc, const char** argv) {
     d.summary = options.summary;
     d.faults = faults;
     d.mce_only = options.mce_only;
+    d.verbose = verbose > 0;
     d.since = options.since;
     d.until = options.until;
     d.severities = options.severities;

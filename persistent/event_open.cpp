@@ -63,6 +63,16 @@ Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr
         fd = std::move(retry);
       }
     }
+    if (!fd.ok() && fd.error().code() == EINVAL &&
+        (opened.attr.attr.read_format & PERF_FORMAT_LOST) && opened.buffers.empty()) {
+      sys::EventAttr without = opened.attr;  // PERF_FORMAT_LOST came in Linux 6.0
+      without.attr.read_format &= ~uint64_t(PERF_FORMAT_LOST);
+      auto retry = kernel.perf_event_open(without, -1, cpu, -1, 0);
+      if (retry.ok()) {
+        opened.attr = without;
+        fd = std::move(retry);
+      }
+    }
     if (!fd.ok())
       return kernel_refusal(fd.error(), call, env);
     PP_RETURN_IF_ERROR(apply_filter(kernel, fd->get(), filter, call, env));

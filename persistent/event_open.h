@@ -35,8 +35,9 @@ struct OpenedEvent {
 // (apply_filter()) and maps 1 + `pages` pages PROT_READ, so the kernel runs
 // the buffer in overwrite mode. When the kernel refuses write_backward with
 // EINVAL (before Linux 4.7) it opens forward-written buffers instead and says
-// so in `note`. `what` names the event in errors; a refusal is
-// kernel_refusal()'s. Unless `attr` chose a wakeup of its own, readers are
+// so in `note`; when it refuses PERF_FORMAT_LOST in read_format with EINVAL
+// (before Linux 6.0) it opens without it (`attr` says what was opened). `what` names the event in
+// errors; a refusal is kernel_refusal()'s. Unless `attr` chose a wakeup of its own, readers are
 // woken each time a quarter of the buffer is new (wakeup_watermark(); the
 // kernel's default is half).
 Result<OpenedEvent> open_per_cpu(sys::Kernel& kernel, const sys::EventAttr& attr,

@@ -38,6 +38,16 @@ inline constexpr size_t kMaxConnectionsPerUid = 32;
 // kStallTimeoutMs.
 inline constexpr int kIdleTimeoutMs = 60 * 1000;
 inline constexpr int kStallTimeoutMs = 10 * 1000;
+// The broker reads every connection as soon as bytes arrive, also while a
+// reply is still being sent, so that a client cannot choose when its rights
+// are read (the credential checks happen on arrival). A client never needs
+// more than one request ahead; one with more than this many bytes of
+// requests not yet answered is closed.
+inline constexpr size_t kMaxUnansweredRequestBytes = size_t(2) * (64 * 1024 + 12);
+// A handover (daemon --replace) freezes the registry and stops accepts
+// until the new broker holds the lock; one not complete this long after its
+// first request is abandoned, and the broker serves on.
+inline constexpr int kHandoverTimeoutMs = 10 * 1000;
 // Out of descriptors (EMFILE, ENFILE), the broker stops accepting for this
 // long instead of retrying at once.
 inline constexpr int kAcceptBackoffMs = 250;

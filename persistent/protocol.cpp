@@ -84,6 +84,7 @@ Result<std::optional<std::string>> FrameReader::next() {
     return std::optional<std::string>();
   std::string payload = buffer_.substr(offset_ + kFrameHeaderSize, length);
   offset_ += kFrameHeaderSize + length;
+  consumed_ += kFrameHeaderSize + length;
   if (offset_ == buffer_.size()) {
     buffer_.clear();
     offset_ = 0;
@@ -112,6 +113,8 @@ std::string_view op_name(Op op) {
       return "handover";
     case Op::kHandoverDone:
       return "handover-done";
+    case Op::kHandoverListener:
+      return "handover-listener";
   }
   return "?";
 }
@@ -146,9 +149,11 @@ std::string encode_request(const Request& r) {
       break;
     case Op::kReload:
     case Op::kHandoverDone:
+    case Op::kHandoverListener:
       break;
     case Op::kHandover:
       j["after"] = r.after;
+      j["token"] = r.token;
       break;
   }
   if (r.deadline_ms)
@@ -200,12 +205,17 @@ Result<Request> decode_request_fields(std::string_view payload) {
   } else if (op == "handover") {
     r.op = Op::kHandover;
     PP_ASSIGN_OR_RETURN(r.after, f.u64_or("after", 0));
+    PP_ASSIGN_OR_RETURN(r.token, f.str_or("token", ""));
+    if (r.token.size() > 128)
+      return Error(EINVAL, "the handover request: \"token\" is longer than 128 characters");
   } else if (op == "handover-done") {
     r.op = Op::kHandoverDone;
+  } else if (op == "handover-listener") {
+    r.op = Op::kHandoverListener;
   } else {
     return Error(EINVAL, "unknown request \"" + op.substr(0, 64) +
                              "\"; the broker knows ping, list, create, kill, open, reload, "
-                             "handover and handover-done");
+                             "handover, handover-done and handover-listener");
   }
   return r;
 }

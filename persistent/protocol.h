@@ -19,8 +19,11 @@
 //                 ("keep": true: the keeper's, which holds buffers mapped
 //                 across broker restarts and is no reader)
 //            {"op": "reload"}
-//            {"op": "handover", "after": 0}   (daemon --replace, page by page)
+//            {"op": "handover", "after": 0, "token": "<hex>"}
+//                 (daemon --replace, page by page; the token is the run
+//                 directory's handover.token)
 //            {"op": "handover-done"}
+//            {"op": "handover-listener"}   (once the new broker holds the lock)
 //            Any request may carry "deadline_ms": the wall-clock time (ms since
 //            the epoch) after which the client no longer waits; a broker that
 //            gets to it later answers ETIMEDOUT and does nothing.
@@ -75,15 +78,31 @@ class FrameReader {
   Result<std::optional<std::string>> next();
   // Bytes received and not yet returned as a frame.
   size_t pending() const { return buffer_.size() - offset_; }
+  // Offsets in the stream since the reader was made: the bytes appended so
+  // far, and the bytes returned as frames (headers included). The frame
+  // next() returns spans [consumed() before, consumed() after).
+  uint64_t received() const { return consumed_ + pending(); }
+  uint64_t consumed() const { return consumed_; }
 
  private:
   FrameKind expected_;
   uint32_t max_payload_;
   std::string buffer_;
   size_t offset_ = 0;
+  uint64_t consumed_ = 0;
 };
 
-enum class Op { kPing, kList, kCreate, kKill, kOpen, kReload, kHandover, kHandoverDone };
+enum class Op {
+  kPing,
+  kList,
+  kCreate,
+  kKill,
+  kOpen,
+  kReload,
+  kHandover,
+  kHandoverDone,
+  kHandoverListener
+};
 
 std::string_view op_name(Op op);
 
@@ -97,6 +116,7 @@ struct Request {
   uint64_t id = 0;          // open
   int cpu = 0;              // open
   bool keep = false;        // open: the keeper's (no reader)
+  std::string token;        // handover: the run directory's handover.token
 };
 
 // The JSON payload of a request.

@@ -47,6 +47,10 @@ class RunDir {
   std::string keeper_lock() const { return root_ + "/keeper.lock"; }
   std::string log() const { return root_ + "/broker.log"; }
   std::string state() const { return root_ + "/state.json"; }
+  // What a broker that replaces this one must show (daemon --replace): a
+  // random token the running broker writes at start, mode 0600, so only the
+  // run directory's owner reads it.
+  std::string handover_token() const { return root_ + "/handover.token"; }
   std::string pmu() const { return root_ + "/devices/persistent"; }
   std::string kernel_records() const { return root_ + "/kernel-events"; }
 

@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "report/format_bounds.h"
 
 namespace pp::report {
 namespace {
@@ -138,6 +139,14 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     d->plugins_ = tep_load_plugins(d->tep_);
 
   auto add = [&](const std::string& system, const std::string& format) {
+    // libtraceevent's parser recurses on the format: a crafted one is
+    // refused before it overflows the stack (report/format_bounds.h).
+    if (Status bounded = check_format_bounds(format); !bounded.ok()) {
+      std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
+      d->warnings_.push_back("the format of " + system + " (" + first +
+                             ") is not parsed: " + bounded.error().message());
+      return;
+    }
     tep_event* event = nullptr;
     enum tep_errno err =
         tep_parse_format(d->tep_, &event, format.data(), format.size(), system.c_str());

@@ -16,6 +16,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
 #include "mce/tally.h"
@@ -201,13 +202,15 @@ std::string name_list(std::span<const std::string_view> names) {
   return out;
 }
 
-// Each line of `text` with `indent` before it.
+// Each line of `text` with `indent` before it, escaped for the terminal:
+// a decode quotes strings the record carries (EDAC's message, label and
+// driver detail), which any driver or injector chose.
 void append_indented(std::string& out, std::string_view text, std::string_view indent) {
   for (std::string_view line : split(text, '\n')) {
     if (line.empty())
       continue;
     out += indent;
-    out += line;
+    append_terminal_safe(out, line);
     out += '\n';
   }
 }
@@ -557,6 +560,13 @@ void TraceReport::print_text(const Entry& e) {
     tid[0] = ':';
     shown = std::string_view(tid, size_t(tid_end - tid));
   }
+  // Task names and string fields are what any process chose: escaped, so
+  // that none can move the cursor or retitle the reader's terminal.
+  std::string safe_comm;
+  if (!is_terminal_safe(shown)) {
+    safe_comm = terminal_safe(shown);
+    shown = safe_comm;
+  }
   if (shown.size() < 16)
     buffer_.append(16 - shown.size(), ' ');
   buffer_ += shown;
@@ -575,7 +585,21 @@ void TraceReport::print_text(const Entry& e) {
   }
   buffer_ += e.event->name;
   buffer_ += ": "sv;
+  // The print format's output holds string fields any process chose:
+  // escaped, but for the newlines a format ends with (perf prints them).
+  size_t printed_from = buffer_.size();
   decoder_.print_fmt(*e.event, e.payload(), int(e.cpu), buffer_);
+  size_t printed_end = buffer_.size();
+  while (printed_end > printed_from && buffer_[printed_end - 1] == '\n')
+    printed_end--;
+  std::string_view printed(buffer_.data() + printed_from, printed_end - printed_from);
+  if (!is_terminal_safe(printed)) {
+    std::string text(printed);
+    std::string tail = buffer_.substr(printed_end);
+    buffer_.resize(printed_from);
+    append_terminal_safe(buffer_, text);
+    buffer_ += tail;
+  }
   buffer_ += '\n';
   print_mce_text_of(e);
 }

@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 namespace pp::sys {
 
 void Mapping::reset() {
@@ -85,13 +87,25 @@ Status set_filter(Kernel& kernel, int fd, const std::string& filter) {
 Result<EventReading> read_event(Kernel& kernel, int fd, uint64_t read_format) {
   uint64_t words[5] = {};
   PP_ASSIGN_OR_RETURN(size_t n, kernel.read(fd, words, sizeof(words)));
-  bool enabled = read_format & PERF_FORMAT_TOTAL_TIME_ENABLED;
-  if (n < (enabled ? 16u : 8u))
-    return errorf(EIO, "reading an event's value returned %zu bytes", n);
+  size_t want = 1;
+  for (uint64_t bit :
+       {uint64_t(PERF_FORMAT_TOTAL_TIME_ENABLED), uint64_t(PERF_FORMAT_TOTAL_TIME_RUNNING),
+        uint64_t(PERF_FORMAT_ID), uint64_t(PERF_FORMAT_LOST)})
+    want += (read_format & bit) ? 1 : 0;
+  if (n < want * sizeof(uint64_t))
+    return errorf(EIO, "reading an event's value returned %zu bytes, not %zu", n,
+                  want * sizeof(uint64_t));
   EventReading reading;
-  reading.value = words[0];
-  if (enabled)
-    reading.time_enabled = words[1];
+  size_t at = 0;
+  reading.value = words[at++];
+  if (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED)
+    reading.time_enabled = words[at++];
+  if (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING)
+    reading.time_running = words[at++];
+  if (read_format & PERF_FORMAT_ID)
+    at++;
+  if (read_format & PERF_FORMAT_LOST)
+    reading.lost = words[at++];
   return reading;
 }
 
@@ -108,6 +122,15 @@ Status disable_event(Kernel& kernel, int fd) {
 Status resume_output(Kernel& kernel, int fd) {
   PP_RETURN_IF_ERROR(kernel.ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, 0));
   return ok_status();
+}
+
+Result<std::vector<uint32_t>> attached_bpf_programs(Kernel& kernel, int fd) {
+  // struct perf_event_query_bpf { u32 ids_len; u32 prog_cnt; u32 ids[]; }
+  constexpr uint32_t kMaxIds = 64;
+  uint32_t query[2 + kMaxIds] = {kMaxIds, 0};
+  PP_RETURN_IF_ERROR(kernel.ioctl_ptr(fd, PERF_EVENT_IOC_QUERY_BPF, query));
+  uint32_t count = std::min(query[1], kMaxIds);
+  return std::vector<uint32_t>(query + 2, query + 2 + count);
 }
 
 Status set_period(Kernel& kernel, int fd, uint64_t period) {

@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "base/result.h"
 #include "sys/fd.h"
@@ -115,13 +116,17 @@ Result<uint64_t> event_id(Kernel& kernel, int fd);
 Status set_filter(Kernel& kernel, int fd, const std::string& filter);
 
 // read(2) of one event's value with the read_format it was opened with
-// ({ u64 value; [u64 time_enabled]; [u64 time_running]; ... }, not GROUP):
-// the value, and time_enabled when read_format has
-// PERF_FORMAT_TOTAL_TIME_ENABLED. time_enabled stops while the event is
-// disabled: the one way to see from outside that someone disabled it.
+// ({ u64 value; [u64 time_enabled]; [u64 time_running]; [u64 id];
+// [u64 lost] }, not GROUP): each field read_format asks for.
+// time_enabled stops while the event is disabled: the one way to see from
+// outside that someone disabled it; lost (PERF_FORMAT_LOST, Linux 6.0+)
+// counts the samples the kernel could not write, among them those made while
+// the buffer's output was paused.
 struct EventReading {
   uint64_t value = 0;
   std::optional<uint64_t> time_enabled;
+  std::optional<uint64_t> time_running;
+  std::optional<uint64_t> lost;
 };
 Result<EventReading> read_event(Kernel& kernel, int fd, uint64_t read_format);
 
@@ -134,7 +139,14 @@ Status disable_event(Kernel& kernel, int fd);
 Status resume_output(Kernel& kernel, int fd);
 
 // PERF_EVENT_IOC_PERIOD: the sample period (or frequency, for attr.freq).
+// It also lifts a throttle (what a PERF_EVENT_IOC_REFRESH limit leaves: the
+// event enabled again counts nothing until its period is set).
 Status set_period(Kernel& kernel, int fd, uint64_t period);
+
+// PERF_EVENT_IOC_QUERY_BPF: the ids of the BPF programs attached to the
+// tracepoint of the event behind `fd` (through any perf event on it, by
+// anyone), at most 64. EINVAL for an event that is no tracepoint.
+Result<std::vector<uint32_t>> attached_bpf_programs(Kernel& kernel, int fd);
 
 // Whether the event behind `fd` has a tracepoint filter. A filter cannot be
 // read back, but a perf event takes one filter only: the kernel checks for

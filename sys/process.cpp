@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -46,6 +47,7 @@ Result<ProcessStatus> parse_process_status(std::string_view text) {
         return Error(EINVAL, "bad Uid line in a process status file: '" + std::string(line) + "'");
       status.real_uid = uid_t(ids[0]);
       status.effective_uid = uid_t(ids[1]);
+      status.saved_uid = uid_t(ids.size() > 2 ? ids[2] : ids[1]);
       have_uid = true;
     } else if (key == "CapEff") {
       auto caps = parse_u64("0x" + std::string(value), "capability mask");
@@ -74,6 +76,87 @@ Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid) {
   if (!status.ok())
     return status.error().with_context(proc.path(relative));
   return status;
+}
+
+namespace {
+
+// A uid map's lines with their runs of blanks made one:
+// "0 65534 1", lines joined by "; ".
+std::string normalised_map(std::string_view text) {
+  std::string out;
+  for (std::string_view line : split(text, '\n')) {
+    std::string fields;
+    for (std::string_view field : split(line, ' ')) {
+      field = trim(field);
+      if (!field.empty())
+        fields += (fields.empty() ? "" : " ") + std::string(field);
+    }
+    if (!fields.empty())
+      out += (out.empty() ? "" : "; ") + fields;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid) {
+  auto own_map = proc.read("self/uid_map", 64 << 10);
+  if (!own_map.ok())
+    return own_map.error().code() == ENOENT ? std::string() : Result<std::string>(own_map.error());
+  std::string relative = std::to_string(pid) + "/uid_map";
+  auto map = proc.read(relative, 64 << 10);
+  if (!map.ok()) {
+    if (map.error().code() == ENOENT)
+      return errorf(ESRCH, "process %d is gone (no %s)", int(pid), proc.path(relative).c_str());
+    return map.error();
+  }
+  std::string mine = normalised_map(*own_map), theirs = normalised_map(*map);
+  if (theirs != mine)
+    return "its uid map is '" + theirs + "', not '" + mine +
+           "': it runs in another user namespace, whose capabilities open no perf event";
+  // Only a process that may write the parent's whole map can make a child
+  // namespace with the same one; the link tells, where ptrace rules let the
+  // caller read it (EACCES for a process it could not trace: then the map
+  // alone decides).
+  auto own_ns = proc.read_link("self/ns/user");
+  auto ns = proc.read_link(std::to_string(pid) + "/ns/user");
+  if (own_ns.ok() && ns.ok() && *own_ns != *ns)
+    return "its user namespace is " + *ns + ", not " + *own_ns +
+           ", whose capabilities open no perf event";
+  return std::string();
+}
+
+Result<std::string> executable_path(const Tree& proc, pid_t pid) {
+  auto link = proc.read_link(std::to_string(pid) + "/exe");
+  if (!link.ok()) {
+    if (link.error().code() == ENOENT)
+      return errorf(ESRCH, "process %d is gone", int(pid));
+    return link.error();
+  }
+  constexpr std::string_view kDeleted = " (deleted)";
+  std::string path = std::move(*link);
+  if (path.size() > kDeleted.size() && path.ends_with(kDeleted))
+    path.resize(path.size() - kDeleted.size());
+  return path;
+}
+
+Result<std::string> random_hex(size_t bytes) {
+  std::string raw(bytes, '\0');
+  for (size_t got = 0; got < bytes;) {
+    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return error_from_errno(errno, "getrandom");
+    got += size_t(n);
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : raw) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
 }
 
 Result<std::string> self_executable() {
@@ -257,6 +340,22 @@ Result<LockFile> LockFile::acquire(const std::string& path) {
   if (::ftruncate(fd.get(), 0) != 0 || ::pwrite(fd.get(), pid.data(), pid.size(), 0) < 0)
     return error_from_errno(errno, "cannot write the pid into " + path);
   return LockFile(std::move(fd));
+}
+
+Result<pid_t> LockFile::holder(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "cannot open the lock file " + path);
+  if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0)
+    return errorf(ENOENT, "nobody holds %s", path.c_str());
+  if (errno != EWOULDBLOCK)
+    return error_from_errno(errno, "cannot test the lock " + path);
+  char buf[32] = {};
+  ssize_t n = ::pread(fd.get(), buf, sizeof(buf) - 1, 0);
+  auto pid = parse_u64(trim(std::string_view(buf, n > 0 ? size_t(n) : 0)), "the holder's pid");
+  if (!pid.ok() || *pid == 0 || *pid > uint64_t(INT_MAX))
+    return errorf(EINVAL, "%s is held, but holds no pid", path.c_str());
+  return pid_t(*pid);
 }
 
 bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid) {

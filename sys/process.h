@@ -39,6 +39,7 @@ bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid);
 struct ProcessStatus {
   uid_t real_uid = 0;
   uid_t effective_uid = 0;
+  uid_t saved_uid = 0;
   uint64_t cap_effective = 0;
 
   bool has_capability(int cap) const { return cap >= 0 && cap < 64 && (cap_effective >> cap) & 1; }
@@ -48,6 +49,9 @@ struct ProcessStatus {
   }
   // Root, or perfmon_capable(): who may create, kill and open persistent events.
   bool may_use_persistent_events() const { return effective_uid == 0 || perfmon_capable(); }
+  // Whether it runs a set-user-ID program: its effective or saved uid is not
+  // its real one (the kernel set them from the file at exec).
+  bool set_user_id() const { return effective_uid != real_uid || saved_uid != real_uid; }
 };
 
 // Parses the text of a status file. EINVAL names the missing or bad line.
@@ -55,6 +59,33 @@ Result<ProcessStatus> parse_process_status(std::string_view text);
 
 // Reads <proc>/<pid>/status. ESRCH when the process is gone.
 Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid);
+
+// Whether process `pid` lives in the caller's user namespace, as far as
+// `proc` shows it to the caller. The kernel's perfmon_capable() asks for a
+// capability in the initial user namespace; CapEff in the status file is
+// relative to the process's own one, where `unshare -U -r` gives a process
+// of any user every capability. Two readings decide:
+//
+//   <pid>/uid_map   "         0      65534          1"  (as the caller sees it)
+//   <pid>/ns/user   -> "user:[4026532174]"              (ptrace rules apply)
+//
+// The uid map must be the caller's own (self/uid_map; the initial
+// namespace's is "0 0 4294967295") and, where the caller may read the link
+// (a process it could ptrace), the namespace the caller's. Returns "" when
+// both hold, else what differs ("its uid map is '0 65534 1'..."). A kernel
+// without user namespaces (no self/uid_map) has only one: "". ESRCH when the
+// process is gone.
+Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid);
+
+// The program process `pid` runs, as <pid>/exe names it, without the
+// " (deleted)" the kernel adds once the file was replaced (an upgrade): the
+// path it was started from. Needs ptrace access to the process (EACCES
+// otherwise); ESRCH when it is gone.
+Result<std::string> executable_path(const Tree& proc, pid_t pid);
+
+// `bytes` random bytes from the kernel (getrandom(2)) as lowercase hex: a
+// secret to write where only its intended reader can read it.
+Result<std::string> random_hex(size_t bytes);
 
 // The one PATH of the environment a daemon starts with.
 inline constexpr const char* kDaemonPath =
@@ -122,6 +153,10 @@ class SignalFd {
 class LockFile {
  public:
   static Result<LockFile> acquire(const std::string& path);
+
+  // The pid written in the lock file at `path` while some process holds its
+  // lock, as the holder wrote it; ENOENT when nobody holds it.
+  static Result<pid_t> holder(const std::string& path);
 
  private:
   explicit LockFile(Fd fd) : fd_(std::move(fd)) {}

@@ -50,6 +50,74 @@ TEST(ProcessStatus, SetuidProgramIsJudgedByItsEffectiveUid) {
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(s->real_uid, 1000u);
   EXPECT_TRUE(s->may_use_persistent_events());
+  EXPECT_TRUE(s->set_user_id());
+}
+
+// The broker refuses a set-user-ID program (its rights are the file
+// owner's): effective or saved uid not the real one.
+TEST(ProcessStatus, SetUserIdIsAnyUidNotTheRealOne) {
+  for (const char* uids : {"1000\t0\t0\t0", "1000\t1000\t0\t1000", "0\t1000\t1000\t1000"})
+    EXPECT_TRUE(
+        parse_process_status("Uid:\t" + std::string(uids) + "\nCapEff:\t0\n")->set_user_id())
+        << uids;
+  auto plain = parse_process_status("Uid:\t1000\t1000\t1000\t1000\nCapEff:\t0\n");
+  EXPECT_FALSE(plain->set_user_id());
+  EXPECT_EQ(plain->saved_uid, 1000u);
+}
+
+// `unshare -U -r` as uid 65534: CapEff is full, but in a namespace of its
+// own. The uid map tells (readable by anyone), and the ns link where the
+// reader may follow it.
+TEST(UserNamespace, AnotherNamespaceIsTold) {
+  testing::TempDir proc;
+  proc.write("self/uid_map", "         0          0 4294967295\n");
+  proc.mkdir("self/ns");
+  ASSERT_EQ(::symlink("user:[4026531837]", proc.path("self/ns/user").c_str()), 0);
+  Tree tree(proc.path());
+  proc.write("42/uid_map", "         0          0 4294967295\n");
+  proc.mkdir("42/ns");
+  ASSERT_EQ(::symlink("user:[4026531837]", proc.path("42/ns/user").c_str()), 0);
+  auto same = user_namespace_difference(tree, 42);
+  ASSERT_TRUE(same.ok()) << same.error().message();
+  EXPECT_EQ(*same, "");
+
+  proc.write("43/uid_map", "         0      65534          1\n");
+  auto mapped = user_namespace_difference(tree, 43);
+  ASSERT_TRUE(mapped.ok());
+  EXPECT_NE(mapped->find("its uid map is '0 65534 1', not '0 0 4294967295'"), std::string::npos)
+      << *mapped;
+
+  // The whole identity map in a child namespace (only a process with
+  // CAP_SETUID in the parent can write it): the link tells.
+  proc.write("44/uid_map", "0 0 4294967295\n");
+  proc.mkdir("44/ns");
+  ASSERT_EQ(::symlink("user:[4026532174]", proc.path("44/ns/user").c_str()), 0);
+  auto linked = user_namespace_difference(tree, 44);
+  ASSERT_TRUE(linked.ok());
+  EXPECT_NE(linked->find("its user namespace is user:[4026532174]"), std::string::npos) << *linked;
+
+  // A link the reader may not follow (ptrace rules): the map alone decides.
+  proc.write("45/uid_map", "0 0 4294967295\n");
+  auto unreadable = user_namespace_difference(tree, 45);
+  ASSERT_TRUE(unreadable.ok());
+  EXPECT_EQ(*unreadable, "");
+
+  auto gone = user_namespace_difference(tree, 46);
+  ASSERT_FALSE(gone.ok());
+  EXPECT_EQ(gone.error().code(), ESRCH);
+}
+
+TEST(UserNamespace, AKernelWithoutUserNamespacesHasOne) {
+  testing::TempDir proc;
+  auto none = user_namespace_difference(Tree(proc.path()), 42);
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, "");
+}
+
+TEST(UserNamespace, ThisProcessIsInItsOwn) {
+  auto self = user_namespace_difference(Tree(kDefaultProcRoot), ::getpid());
+  ASSERT_TRUE(self.ok()) << self.error().message();
+  EXPECT_EQ(*self, "");
 }
 
 TEST(ProcessStatus, MalformedFilesAreClearErrors) {

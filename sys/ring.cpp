@@ -1,5 +1,6 @@
 #include "sys/ring.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -131,6 +132,55 @@ bool record_matches_attr(std::span<const uint8_t> record, const perf_event_attr&
   if (header.type != PERF_RECORD_SAMPLE)
     return record.size() >= min_record_size(header.type) + sample_id_size(attr);
   return sample_matches(record, attr);
+}
+
+RingTally tally_records(std::span<const uint8_t> mapping, const RingGeometry& geometry,
+                        RingLayout layout, uint64_t from, uint64_t to) {
+  RingTally tally;
+  bool backward = layout == RingLayout::kBackward;
+  tally.moved = backward ? from - to : to - from;
+  size_t size = geometry.data_size;
+  if (tally.moved == 0) {
+    tally.complete = true;
+    return tally;
+  }
+  const uint8_t* data = mapping.data() + geometry.data_offset;
+  uint64_t mask = size - 1;
+  // Backward: the newest record is at `to` and older ones follow it, up to
+  // `from`; the writer's next records overwrite the far end first. Forward:
+  // `from` is a boundary only while the writer has not lapped it.
+  // What a record being written may already have overwritten at the far end.
+  constexpr uint64_t kSlack = 4096;
+  uint64_t limit = size > kSlack * 2 ? size - kSlack : size / 2;
+  if (!backward && tally.moved > limit)
+    return tally;  // the boundary at `from` is overwritten: nothing to walk from
+  uint64_t budget = std::min<uint64_t>(tally.moved, limit);
+  uint64_t at = backward ? to : from;
+  while (tally.walked < budget) {
+    perf_event_header header;
+    uint8_t bytes[sizeof(header)];
+    for (size_t i = 0; i < sizeof(header); i++)
+      bytes[i] = __atomic_load_n(data + ((at + i) & mask), __ATOMIC_RELAXED);
+    std::memcpy(&header, bytes, sizeof(header));
+    if (!plausible_record_header(header) || tally.walked + header.size > tally.moved)
+      return tally;
+    if (header.type == PERF_RECORD_SAMPLE) {
+      tally.samples++;
+    } else if (header.type == PERF_RECORD_LOST) {
+      uint64_t lost = 0;  // { header; u64 id; u64 lost; }
+      uint8_t word[8];
+      for (size_t i = 0; i < 8; i++)
+        word[i] = __atomic_load_n(data + ((at + 16 + i) & mask), __ATOMIC_RELAXED);
+      std::memcpy(&lost, word, sizeof(lost));
+      tally.lost += lost;
+    } else if (header.type == PERF_RECORD_THROTTLE) {
+      tally.throttles++;
+    }
+    at += header.size;
+    tally.walked += header.size;
+  }
+  tally.complete = tally.walked == tally.moved;
+  return tally;
 }
 
 }  // namespace pp::sys

@@ -86,4 +86,24 @@ size_t min_record_size(uint32_t type);
 // knows which event writes the buffer.
 bool record_matches_attr(std::span<const uint8_t> record, const perf_event_attr& attr);
 
+// What the writer put in a buffer between two of its data_head positions,
+// counted by walking the record headers in place (no copy, so a cheap check
+// for the broker's guard): PERF_RECORD_SAMPLEs, the samples
+// PERF_RECORD_LOST says were dropped, and PERF_RECORD_THROTTLEs. `from` is
+// the earlier head and `to` the later one; both are record boundaries. At
+// most the newest data_size less 4 KiB can still be walked (the writer
+// overwrote the rest, and may be overwriting the far end as it goes):
+// `walked` says how many bytes were, of `moved`. The walk stops at the first header no kernel would
+// write (the writer lapped the walk, or someone scribbled): `complete` is then false.
+struct RingTally {
+  uint64_t samples = 0;
+  uint64_t lost = 0;       // the sum of PERF_RECORD_LOST's counts
+  uint64_t throttles = 0;  // PERF_RECORD_THROTTLE records
+  uint64_t moved = 0;      // bytes between the two heads
+  uint64_t walked = 0;     // bytes of records counted
+  bool complete = false;   // walked == moved, every header plausible
+};
+RingTally tally_records(std::span<const uint8_t> mapping, const RingGeometry& geometry,
+                        RingLayout layout, uint64_t from, uint64_t to);
+
 }  // namespace pp::sys

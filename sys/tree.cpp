@@ -69,6 +69,17 @@ Result<std::vector<std::string>> Tree::list_unsorted(std::string_view relative) 
   return names;
 }
 
+Result<std::string> Tree::read_link(std::string_view relative) const {
+  std::string file = path(relative);
+  char buf[4096];
+  ssize_t n = ::readlink(file.c_str(), buf, sizeof(buf));
+  if (n < 0)
+    return error_from_errno(errno, "cannot read the link " + file);
+  if (size_t(n) == sizeof(buf))
+    return errorf(ENAMETOOLONG, "the link %s is longer than %zu bytes", file.c_str(), sizeof(buf));
+  return std::string(buf, size_t(n));
+}
+
 bool Tree::exists(std::string_view relative) const {
   struct stat st;
   return ::stat(path(relative).c_str(), &st) == 0;

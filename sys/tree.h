@@ -39,6 +39,10 @@ class Tree {
   // callers that must enumerate as perf does (tracepoint globs, PMU scans).
   Result<std::vector<std::string>> list_unsorted(std::string_view relative) const;
 
+  // The target of a symbolic link (readlink(2)): "user:[4026531837]" for
+  // /proc/<pid>/ns/user. EINVAL when it is no link.
+  Result<std::string> read_link(std::string_view relative) const;
+
   bool exists(std::string_view relative) const;
   bool is_directory(std::string_view relative) const;
 

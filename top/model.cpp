@@ -14,6 +14,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "report/trace_report.h"
 #include "sys/perf_abi_records.h"
 
@@ -568,6 +569,10 @@ std::vector<TopLine> TopModel::render(const TopView& view) const {
       render_event(i, view, out);
     }
   }
+  // Task names and string fields are any process's choice: escaped, so that
+  // none reaches the terminal as a control sequence (--stdio prints raw).
+  for (TopLine& l : out)
+    l.text = terminal_safe(l.text);
   if (view.width)
     for (TopLine& l : out)
       if (l.text.size() > view.width)

@@ -240,7 +240,10 @@ Status Session::open_events() {
   PP_ASSIGN_OR_RETURN(std::vector<record::ResolvedEvent> events,
                       record::resolve_events(names, request_.cpus, pmu, *backend_, resolve_notes,
                                              /*one_file=*/false));
-  for (std::string_view line : split(resolve_notes.str(), '\n'))
+  // The text outlives the views split() makes of it (a temporary in the
+  // range-for's expression would not).
+  const std::string resolve_text = resolve_notes.str();
+  for (std::string_view line : split(resolve_text, '\n'))
     if (!line.empty())
       notes_.emplace_back(line);
 

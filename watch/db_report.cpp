@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
 #include "mce/tally.h"
@@ -209,8 +210,9 @@ void append_indented(std::string& out, std::string_view text) {
   }
 }
 
-// One record's text: report's line with the wall time, then the decoding.
-void append_text(std::string& out, const nlohmann::ordered_json& j) {
+// One record's text: report's line with the wall time, then the decoding;
+// `verbose`: then the kernel-log line a harvested record came from.
+void append_text(std::string& out, const nlohmann::ordered_json& j, bool verbose) {
   auto get_i = [&](const char* key) -> std::optional<int64_t> {
     auto f = j.find(key);
     if (f != j.end() && f->is_number_integer())
@@ -226,7 +228,7 @@ void append_text(std::string& out, const nlohmann::ordered_json& j) {
   std::string comm = get_s("comm");
   if (comm.empty())
     comm = tid && *tid >= 0 ? ":" + tid_text : "-";
-  append_padded(out, comm, 16);
+  append_padded(out, terminal_safe(comm), 16);  // any process's choice
   out += ' ';
   append_padded(out, tid_text, 5);
   out += " [";
@@ -247,10 +249,12 @@ void append_text(std::string& out, const nlohmann::ordered_json& j) {
   auto fields = j.find("fields");
   if (fields != j.end() && fields->is_object()) {
     for (auto it = fields->begin(); it != fields->end(); ++it) {
+      if (it.key() == "raw_line")
+        continue;  // its own line, under -v
       out += ' ';
       out += it.key();
       out += '=';
-      out += field_text(it.value());
+      append_terminal_safe(out, field_text(it.value()));
     }
   }
   std::string origin = get_s("origin");
@@ -264,6 +268,14 @@ void append_text(std::string& out, const nlohmann::ordered_json& j) {
     std::string text;
     mce::print_mce_text(*d, text);
     append_indented(out, text);
+  }
+  if (verbose && fields != j.end() && fields->is_object()) {
+    auto raw = fields->find("raw_line");
+    if (raw != fields->end() && raw->is_string()) {
+      out += "  kernel log: ";
+      append_terminal_safe(out, raw->get<std::string>());
+      out += '\n';
+    }
   }
 }
 
@@ -630,7 +642,7 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
             << " cannot be read back (its stored JSON is not an object); skipped\n";
         continue;
       }
-      append_text(buffer, parsed);
+      append_text(buffer, parsed, options.verbose);
     }
     stats.printed++;
     if (buffer.size() >= kFlushSize)

@@ -43,6 +43,9 @@ struct DbReportOptions {
   // --faults: the memory errors grouped into faults (watch/faults.h), one
   // block (or JSON line) per fault, instead of the records.
   bool faults = false;
+  // Text: each harvested record's kernel-log line as read ("raw_line"),
+  // on a line of its own; JSON always has it among the fields.
+  bool verbose = false;
   // "2026-12-03T14:05:00Z", "2026-12-03" (00:00:00 UTC), or a duration
   // before now: "90m", "24h", "7d" (parse_db_time).
   std::string since, until;

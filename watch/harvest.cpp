@@ -34,11 +34,66 @@ std::string hex(uint64_t v) {
 }
 
 // One kernel-log text fed to the parser, and for each of its lines, what to
-// call it in a note ("record 512", "line 3") and the kmsg sequence number.
+// call it in a note ("record 512", "line 3"), the kmsg sequence number and
+// the line as read.
 struct LogText {
   std::string text;
   std::vector<std::optional<uint64_t>> seqs;  // by 0-based line; kmsg only
+  std::vector<std::string> raws;              // by 0-based line
+  size_t records = 0;                         // kmsg records read, kept or not
 };
+
+// What the kernel's machine-check code begins each of its lines with: its
+// pr_fmt "mce: " (arch/x86/kernel/cpu/mce/core.c) and HW_ERR
+// "[Hardware Error]: " (include/linux/printk.h).
+constexpr std::string_view kKernelMcePrefix = "mce: [Hardware Error]: ";
+
+// A record's priority is facility << 3 | level. Facility 0 (LOG_KERN) is the
+// kernel's alone: a write to /dev/kmsg without a facility gets LOG_USER, and
+// one that asks for 0 keeps LOG_USER (devkmsg_write(), kernel/printk/printk.c).
+bool kernel_facility(uint64_t pri) {
+  return (pri >> 3) == 0;
+}
+
+// Whether one line of a pstore dump, "<pri>[ seconds] text" as
+// kmsg_dump_get_buffer() writes it with syslog prefixes, is a kernel-facility
+// record that the machine-check code printed. A record that held a newline
+// (a user-chosen name inside a kernel message) continues on a line of its own
+// without the "<pri>": not the kernel's.
+bool kernel_mce_pstore_line(std::string_view line) {
+  if (line.size() < 3 || line.front() != '<')
+    return false;
+  size_t close = line.find('>');
+  if (close == std::string_view::npos || close == 1 || close > 4)
+    return false;
+  auto pri = parse_u64(line.substr(1, close - 1), "the priority");
+  if (!pri.ok() || !kernel_facility(*pri))
+    return false;
+  std::string_view text = line.substr(close + 1);
+  if (!text.empty() && text.front() == '[') {  // printk.time
+    size_t end = text.find("] ");
+    if (end == std::string_view::npos)
+      return false;
+    text.remove_prefix(end + 2);
+  }
+  return starts_with(text, kKernelMcePrefix);
+}
+
+// The lines of a pstore dump the machine-check code wrote, the others blank
+// (so that line numbers stay the file's), and each line as read.
+LogText pstore_text(std::string_view bytes, size_t& foreign) {
+  LogText log;
+  for (std::string_view line : split(bytes, '\n')) {
+    bool ours = kernel_mce_pstore_line(line);
+    if (!ours && line.find("[Hardware Error]") != std::string_view::npos)
+      foreign++;
+    log.text += ours ? line : std::string_view();
+    log.text += '\n';
+    log.seqs.emplace_back();
+    log.raws.emplace_back(ours ? line : std::string_view());
+  }
+  return log;
+}
 
 // The kernel escapes a record's unprintable bytes (and '\') as \xNN.
 std::string unescape_kmsg(std::string_view s) {
@@ -59,9 +114,13 @@ std::string unescape_kmsg(std::string_view s) {
 
 // /dev/kmsg's records, one text line each:
 //   "pri,seq,ts_us,flags[,caller,...];text" then " KEY=value" lines.
-LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
+// Only kernel-facility records the machine-check code printed are kept
+// (kKernelMcePrefix); `foreign` counts the others that mention a hardware
+// error (a spoof, or another driver's decoding).
+LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes, size_t& foreign) {
   LogText log;
   size_t malformed = 0;
+  bool last_kept = false;
   while (!bytes.empty()) {
     size_t nl = bytes.find('\n');
     std::string_view line = bytes.substr(0, nl);
@@ -85,15 +144,28 @@ LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes) {
     if (auto v = parse_u64(parts[1], "seq"); v.ok())
       seq = *v;
     // 'c': a fragment the kernel could not merge into the record before it.
-    if (parts[3] == "c" && !log.seqs.empty()) {
-      log.text.pop_back();  // the '\n'
-      log.text += text;
-      log.text += '\n';
+    if (parts[3] == "c") {
+      if (last_kept && !log.seqs.empty()) {
+        log.text.pop_back();  // the '\n'
+        log.text += text;
+        log.text += '\n';
+        log.raws.back() += '\n';
+        log.raws.back() += line;
+      }
+      continue;
+    }
+    log.records++;
+    auto pri = parse_u64(parts[0], "pri");
+    last_kept = pri.ok() && kernel_facility(*pri) && starts_with(text, kKernelMcePrefix);
+    if (!last_kept) {
+      if (text.find("[Hardware Error]") != std::string::npos)
+        foreign++;
       continue;
     }
     log.text += text;
     log.text += '\n';
     log.seqs.push_back(seq);
+    log.raws.emplace_back(line);
   }
   if (malformed)
     notes.push_back("kmsg: " + std::to_string(malformed) +
@@ -118,19 +190,32 @@ WatchRecord make_record(const mce::MceLogEntry& entry, Origin origin) {
   return r;
 }
 
-// parse_mce_log()'s entries of `text` as records, each beside its header's
-// 1-based line; its problems become notes, `where(line)` naming the place
-// ("pstore: dmesg-ramoops-0", "kmsg: /dev/kmsg record 512").
+// parse_mce_log()'s entries of `log` as records, each beside its header's
+// 1-based line and with that line as read ("raw_line"); its problems become
+// notes, `where(line)` naming the place ("pstore: dmesg-ramoops-0",
+// "kmsg: /dev/kmsg record 512").
 std::vector<std::pair<size_t, WatchRecord>> log_records(
-    std::string_view text, Origin origin, const std::function<std::string(size_t)>& where,
+    const LogText& log, Origin origin, const std::function<std::string(size_t)>& where,
     std::vector<std::string>& notes) {
-  mce::MceLog log = mce::parse_mce_log(text);
-  for (const mce::MceLogProblem& p : log.problems)
+  mce::MceLog parsed = mce::parse_mce_log(log.text);
+  for (const mce::MceLogProblem& p : parsed.problems)
     notes.push_back(where(p.line) + ": " + p.message);
   std::vector<std::pair<size_t, WatchRecord>> records;
-  for (const mce::MceLogEntry& entry : log.entries)
-    records.emplace_back(entry.line, make_record(entry, origin));
+  for (const mce::MceLogEntry& entry : parsed.entries) {
+    WatchRecord r = make_record(entry, origin);
+    if (entry.line >= 1 && entry.line <= log.raws.size())
+      r.fields["raw_line"] = log.raws[entry.line - 1];
+    records.emplace_back(entry.line, std::move(r));
+  }
   return records;
+}
+
+void note_foreign(size_t foreign, const std::string& place, std::vector<std::string>& notes) {
+  if (foreign)
+    notes.push_back(place + ": " + std::to_string(foreign) +
+                    " line(s) mention a hardware error but are not the kernel's machine-check "
+                    "code's (not facility 0, or not \"" +
+                    std::string(kKernelMcePrefix) + "\" at the start): ignored");
 }
 
 // Absent and zero are the same for addr and misc: the log omits a zero one.
@@ -233,9 +318,17 @@ std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
                                           const std::string& source,
                                           std::vector<std::string>& notes) {
   std::string place = (origin == Origin::kPstore ? "pstore: " : "kmsg: ") + source;
+  LogText log;
+  if (origin == Origin::kPstore) {
+    size_t foreign = 0;
+    log = pstore_text(text, foreign);
+    note_foreign(foreign, place, notes);
+  } else {
+    log.text = std::string(text);
+  }
   std::vector<WatchRecord> records;
   for (auto& [line, r] : log_records(
-           text, origin, [&](size_t) { return place; }, notes)) {
+           log, origin, [&](size_t) { return place; }, notes)) {
     if (origin == Origin::kPstore)
       r.fields["pstore_file"] = source;
     records.push_back(std::move(r));
@@ -302,7 +395,9 @@ Result<Harvest> harvest(const HarvestOptions& options) {
     bool present = false;
     PP_ASSIGN_OR_RETURN(std::string bytes, read_kmsg(options.kmsg, h.notes, present));
     if (present) {
-      LogText log = kmsg_text(bytes, h.notes);
+      size_t foreign = 0;
+      LogText log = kmsg_text(bytes, h.notes, foreign);
+      note_foreign(foreign, "kmsg: " + options.kmsg, h.notes);
       auto seq_of = [&](size_t line) -> std::optional<uint64_t> {
         return line >= 1 && line <= log.seqs.size() ? log.seqs[line - 1] : std::nullopt;
       };
@@ -311,7 +406,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
         return "kmsg: " + options.kmsg + (seq ? " record " + std::to_string(*seq) : std::string());
       };
       size_t count = 0;
-      for (auto& [line, r] : log_records(log.text, Origin::kKmsg, where, h.notes)) {
+      for (auto& [line, r] : log_records(log, Origin::kKmsg, where, h.notes)) {
         if (std::optional<uint64_t> seq = seq_of(line))
           r.fields["kmsg_seq"] = *seq;
         // Banks that survived the reset, logged again by this boot's kernel.
@@ -328,7 +423,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
         h.records.push_back(std::move(r));
         count++;
       }
-      h.notes.push_back("kmsg: read " + options.kmsg + ": " + std::to_string(log.seqs.size()) +
+      h.notes.push_back("kmsg: read " + options.kmsg + ": " + std::to_string(log.records) +
                         " record(s), " + std::to_string(count) + " machine check(s)");
     }
   }

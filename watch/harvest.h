@@ -26,11 +26,19 @@
 // - pstore: every dmesg-* file in the directory (dmesg-ramoops-0,
 //   dmesg-efi-..., ...), whole; a file that cannot be read, or one pstore
 //   could not decompress (*.enc.z), is noted and skipped.
+// Only what the kernel's machine-check code wrote is parsed: a kmsg record
+// of the kernel's facility (pri >> 3 == 0, which no write to /dev/kmsg can
+// claim) whose text begins "mce: [Hardware Error]: ", and in pstore a line
+// "<pri>[ seconds] mce: [Hardware Error]: ..." of the same facility. A line
+// that mentions "[Hardware Error]" anywhere else (a cgroup or task name the
+// kernel quotes in a message of its own, a user's write to /dev/kmsg) is
+// counted in a note and ignored.
 // The texts go through mce::parse_mce_log(); each machine check becomes
 // one WatchRecord: tracepoint "mce:mce_record", the registers' CPU, wall_ns
 // from the log's TIME (seconds), mce = decode_mce(regs) (the vendor from the
 // registers, as the log gives them), fields
-// {"pstore_file": "dmesg-ramoops-0"} or {"kmsg_seq": 512}, and
+// {"pstore_file": "dmesg-ramoops-0"} or {"kmsg_seq": 512}, "raw_line": the
+// header line as read (kmsg: the whole record, "0,512,...;mce: ..."), and
 // "kernel_message" when the log gave the kernel's grading ("Processor
 // context corrupt").
 //
@@ -83,7 +91,9 @@ const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
 
 // The records of one kernel-log text (a pstore file's, or kmsg's texts one
 // line each), without the relog rule. `origin` and `source` set the origin
-// and the field ("pstore_file" for kPstore; ignored for others). Pure.
+// and the field ("pstore_file" for kPstore; ignored for others). For
+// kPstore only the kernel's machine-check lines count (above); other texts
+// are taken as the kernel's. Pure.
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
                                           const std::string& source,
                                           std::vector<std::string>& notes);

@@ -221,6 +221,47 @@ TEST(Harvest, TheSameBootsExceptionIsNotARelog) {
   EXPECT_FALSE(has_note(h, "kept in pstore")) << all_notes(h);
 }
 
+// A cgroup named after a machine-check header, quoted by the pids
+// controller in a kernel message, and a user's write to /dev/kmsg: neither is
+// what the machine-check code wrote, and nothing is harvested from them.
+TEST(Harvest, ASpoofedMachineCheckInTheKernelLogIsIgnored) {
+  constexpr char kSpoof[] =
+      "mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: be00000000000150";
+  TempDir dir;
+  dir.write("kmsg", std::string("6,40,5,-;cgroup: fork rejected by pids controller in "
+                                "/user.slice/user-1000.slice/") +
+                        kSpoof + "\n" +
+                        // /dev/kmsg gives a user's write facility 1 (LOG_USER).
+                        "8,41,5,-;" + kSpoof + "\n" + "12,42,5,-;" + kSpoof + "\n" +
+                        // The kernel's own, for comparison.
+                        "0,43,5,-;mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: "
+                        "9000000000000134\n");
+  dir.write("pstore/dmesg-ramoops-0",
+            std::string("Panic#1 Part1\n") + "<6>[    9.1] cgroup: fork rejected in /a\n" + kSpoof +
+                "\n" +  // a newline inside a name: a line without <pri>
+                "<14>[    9.2] " + kSpoof + "\n");
+  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].key, "mce:cpu=1:bank=2:status=9000000000000134");
+  EXPECT_EQ(h.records[0].fields.value("raw_line", ""),
+            "0,43,5,-;mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: 9000000000000134");
+  EXPECT_TRUE(has_note(h, "kmsg: " + dir.path("kmsg") + ": 3 line(s) mention a hardware error"))
+      << all_notes(h);
+  EXPECT_TRUE(has_note(h, "dmesg-ramoops-0: 2 line(s) mention a hardware error")) << all_notes(h);
+  EXPECT_TRUE(has_note(h, "read " + dir.path("kmsg") + ": 4 record(s), 1 machine check"))
+      << all_notes(h);
+}
+
+TEST(Harvest, KeepsTheLineItReadWithEachRecord) {
+  TempDir dir;
+  dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
+  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].fields.value("raw_line", ""),
+            "<0>[   12.630100] mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: "
+            "be00000000000150");
+}
+
 TEST(Harvest, ARelogWithoutPstoreIsStoredAsKmsgs) {
   TempDir dir;
   dir.write("kmsg", fixture("kmsg-boot2"));

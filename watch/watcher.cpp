@@ -506,7 +506,8 @@ Status Watcher::attach(bool required) {
   std::ostringstream notes;
   auto events = record::resolve_events(ready, options_.cpus, *model, *backend_, notes,
                                        /*one_file=*/false);
-  for (std::string_view line : split(notes.str(), '\n'))
+  const std::string notes_text = notes.str();  // outlives split()'s views
+  for (std::string_view line : split(notes_text, '\n'))
     if (!line.empty())
       log_ << "watch: " << line << '\n';
   if (!events.ok())

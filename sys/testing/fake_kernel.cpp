@@ -57,7 +57,7 @@ void finish_header(std::vector<uint8_t>& out, uint32_t type, uint16_t misc) {
 
 bool is_pointer_request(unsigned long request) {
   return request == PERF_EVENT_IOC_SET_FILTER || request == PERF_EVENT_IOC_ID ||
-         request == PERF_EVENT_IOC_PERIOD;
+         request == PERF_EVENT_IOC_PERIOD || request == PERF_EVENT_IOC_QUERY_BPF;
 }
 
 }  // namespace
@@ -489,8 +489,14 @@ Result<long> FakeKernel::ioctl_locked(int fd, unsigned long request, unsigned lo
         return fake_error(EINVAL, kCall, "PAUSE_OUTPUT on an event without a buffer");
       event.buffer->paused = arg != 0;
       return 0;
-    case PERF_EVENT_IOC_SET_BPF:
     case PERF_EVENT_IOC_QUERY_BPF:
+      if (!ptr)
+        return fake_error(EFAULT, kCall, "QUERY_BPF needs a struct perf_event_query_bpf");
+      if (event.attr.attr.type != PERF_TYPE_TRACEPOINT)
+        return fake_error(EINVAL, kCall, "QUERY_BPF on an event that is no tracepoint");
+      static_cast<uint32_t*>(ptr)[1] = 0;  // no program attached: none is modelled
+      return 0;
+    case PERF_EVENT_IOC_SET_BPF:
     case PERF_EVENT_IOC_MODIFY_ATTRIBUTES:
       return fake_error(EOPNOTSUPP, kCall, "not modelled");
     default:

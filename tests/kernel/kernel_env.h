@@ -9,9 +9,12 @@
 #include <sys/types.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "base/result.h"
+#include "sys/unix_socket.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
 
@@ -68,6 +71,13 @@ class GetppidCaller {
   bool reaped_ = false;
   int status_ = 0;
 };
+
+// One request on a raw connection to a broker, as an attacker would speak
+// the protocol (persistent/protocol.h): the reply's body, or the error it
+// carries (ECONNRESET when the broker closed). Descriptors that come with
+// the reply are appended to `fds` (closed when it is null).
+Result<nlohmann::json> raw_call(sys::UnixSocket& socket, const std::string& payload,
+                                std::vector<sys::Fd>* fds = nullptr);
 
 // A test that runs its own broker in a private run directory (run_dir_,
 // under tmp_). SetUp skips where the kernel refuses perf events or has no

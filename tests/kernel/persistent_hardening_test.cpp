@@ -17,6 +17,9 @@
 #include <sstream>
 #include <thread>
 
+#include "base/strings.h"
+#include "persistent/broker_client.h"
+#include "persistent/protocol.h"
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "tests/kernel/kernel_env.h"
@@ -158,6 +161,36 @@ TEST_F(PersistentHardening, NamesMeanTheirEventAndIdsAlwaysWork) {
       pp({"record", "--no-follow", "-e", "persistent/period/", "-o", tmp_.path("out.data")});
   EXPECT_NE(term.status, 0);
   EXPECT_NE(term.err.find("is a term of the event syntax"), std::string::npos) << term.err;
+}
+
+// A perfmon client that is not a new broker asks for the handover (which
+// froze every accept and handed out the listening socket): refused, even
+// with the run directory's token, since it does not run the broker's
+// program; and the broker goes on serving.
+TEST_F(PersistentHardening, OnlyANewBrokerMayTakeTheBrokerOver) {
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "g"}).status, 0);
+  started_ = broker_pid();
+  persistent::RunDir dir(run_dir_);
+  auto token = sys::Tree(run_dir_).read("handover.token", 4096);
+  ASSERT_TRUE(token.ok()) << token.error().message();
+  struct stat st {};
+  ASSERT_EQ(::stat(dir.handover_token().c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  auto connection = persistent::BrokerConnection::connect(dir);
+  ASSERT_TRUE(connection.ok()) << connection.error().message();
+  persistent::Request handover;
+  handover.op = persistent::Op::kHandover;
+  handover.token = std::string(trim(*token));
+  std::vector<sys::Fd> fds;
+  auto reply = connection->call(handover, &fds);
+  ASSERT_FALSE(reply.ok()) << "this test program took the broker over";
+  EXPECT_EQ(reply.error().code(), EACCES);
+  EXPECT_NE(reply.error().message().find("may not take this broker over"), std::string::npos)
+      << reply.error().message();
+  EXPECT_TRUE(fds.empty());
+  // Not frozen: a change is made at once.
+  CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getpid", "--name", "h"});
+  EXPECT_EQ(created.status, 0) << created.err;
 }
 
 // `record -o - | head -c 100`: record stops on the closed pipe, says so, and

@@ -1,0 +1,34 @@
+// Bounds on a tracepoint format read from a file (perf.data's tracing data),
+// checked before libtraceevent parses it. libtraceevent's print-format
+// parser is recursive: each nested parenthesis, bracket or brace, and each
+// binary operator of a chain, is a level of its C stack, so a crafted format
+// ("((((...", "a+a+a+...") overflows the stack of whoever reads the file.
+// The formats of real kernels stay far inside the bounds: measured on Linux
+// 6.18's tracefs, at most 14 levels of nesting (dma:dma_alloc_sgt), 4841
+// bytes from "print fmt:" on (the same) and 181 operator characters
+// (percpu:percpu_alloc_percpu).
+//
+//   if (Status s = check_format_bounds(format); !s.ok())
+//     ...;  // skip the event: "print fmt nests 5000 levels deep, more than 64"
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "base/result.h"
+
+namespace pp::report {
+
+inline constexpr size_t kMaxFormatNesting = 64;
+inline constexpr size_t kMaxPrintFormatBytes = size_t(64) * 1024;
+inline constexpr size_t kMaxPrintFormatOperators = 1024;
+
+// OK when the format's "print fmt:" part (the whole text when it has none)
+// nests (), [] and {} at most kMaxFormatNesting deep, outside string
+// literals, is at most kMaxPrintFormatBytes long and holds at most
+// kMaxPrintFormatOperators operator characters outside string literals
+// ("->" is no operator);
+// else EINVAL saying which bound and by how much. Pure.
+Status check_format_bounds(std::string_view format);
+
+}  // namespace pp::report
