@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "base/wall_time.h"
+#include "mce/advice.h"
 #include "mce/edac.h"
 
 namespace pp::mce {
@@ -54,8 +55,15 @@ struct Builder {
   uint64_t first = 0, last = 0, errors = 0, uncorrected = 0;
   std::set<uint32_t> rows, columns;
   std::set<std::pair<uint32_t, uint32_t>> banks;
+  const FaultError* worst_mce = nullptr;  // the machine check the advice is about
 
+  void keep_worst(const FaultError* e) {
+    if (e && (!worst_mce || (e->uncorrected && !worst_mce->uncorrected)))
+      worst_mce = e;
+  }
   void add(const FaultError& e) {
+    if (e.mce)
+      keep_worst(&e);
     where = where ? common(*where, e.location) : e.location;
     if (e.wall_ns && (!first || e.wall_ns < first))
       first = e.wall_ns;
@@ -71,6 +79,7 @@ struct Builder {
       banks.insert({e.location.bank_group.value_or(0), e.location.bank.value_or(0)});
   }
   void merge(const Builder& b) {
+    keep_worst(b.worst_mce);
     where = where && b.where ? common(*where, *b.where) : (where ? where : b.where);
     if (b.first && (!first || b.first < first))
       first = b.first;
@@ -93,7 +102,26 @@ struct Builder {
     f.rows = uint32_t(rows.size());
     f.columns = uint32_t(columns.size());
     f.banks = uint32_t(banks.size());
+    f.advice = advice(f);
     return f;
+  }
+  std::string advice(const Fault& f) const {
+    const std::string_view named = mode == FaultMode::kUnknown ? "" : fault_mode_name(mode);
+    if (worst_mce) {
+      MceDecoded d = *worst_mce->mce;
+      d.location = worst_mce->location;  // with the DIMM's label when EDAC gave it
+      return mce_advice(d, named);
+    }
+    std::string what = f.where.label.empty() ? f.dimm : "DIMM " + f.dimm;
+    if (what.empty())
+      what = f.where.page ? "the page at " + hex_u64(*f.where.page << 12) : "an unknown DIMM";
+    if (!named.empty())
+      return "Hardware event, not a software error: memory at " + what + " has a " +
+             std::string(named) + " fault; plan to replace it.";
+    if (f.uncorrected)
+      return "Hardware event, not a software error: uncorrected errors in memory at " + what +
+             "; plan to replace it.";
+    return "Corrected and isolated; no action unless it repeats.";
   }
 };
 
@@ -149,6 +177,27 @@ std::vector<FaultError> join_machine_checks(std::vector<FaultError> errors, uint
     out.push_back(std::move(e));
   }
   return out;
+}
+
+std::vector<FaultError> label_machine_checks(std::vector<FaultError> errors) {
+  auto same = [](const auto& a, const auto& b) { return a && b && *a == *b; };
+  for (FaultError& m : errors) {
+    MemoryLocation& l = m.location;
+    if (!m.machine_check || !l.label.empty() || !l.socket || !l.controller || !l.channel || !l.slot)
+      continue;
+    std::set<std::string> labels;
+    for (const FaultError& e : errors) {
+      const MemoryLocation& o = e.location;
+      if (e.machine_check || o.label.empty() || !same(l.socket, o.socket) ||
+          !same(l.controller, o.controller) || !same(l.channel, o.channel) ||
+          !same(l.slot, o.slot) || (l.rank && o.rank && *l.rank != *o.rank))
+        continue;
+      labels.insert(o.label);
+    }
+    if (labels.size() == 1)
+      l.label = *labels.begin();
+  }
+  return errors;
 }
 
 std::vector<Fault> group_faults(const std::vector<FaultError>& errors) {
@@ -283,6 +332,8 @@ void print_faults_text(const std::vector<Fault>& faults, std::string& out) {
     out += "  " + (where.empty() ? std::string("location unknown") : where) + "; " +
            std::to_string(f.rows) + (f.rows == 1 ? " row, " : " rows, ") +
            std::to_string(f.columns) + (f.columns == 1 ? " column" : " columns") + "\n";
+    if (!f.advice.empty())
+      out += "  advice: " + f.advice + "\n";
   }
 }
 
@@ -298,6 +349,7 @@ nlohmann::json fault_json(const Fault& f) {
   j["columns"] = f.columns;
   j["banks"] = f.banks;
   j["location"] = memory_location_json(f.where);
+  j["advice"] = f.advice;
   return j;
 }
 

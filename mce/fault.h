@@ -31,10 +31,12 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mce/decode.h"
 #include "mce/location.h"
 
 namespace pp::mce {
@@ -60,6 +62,8 @@ struct FaultError {
   uint32_t count = 1;    // errors the record stands for (EDAC's error_count)
   bool uncorrected = false;
   bool machine_check = false;  // from a machine check (false: EDAC)
+  // The machine check decoded, for the fault's advice (mce_advice()).
+  std::optional<MceDecoded> mce;
 };
 
 struct Fault {
@@ -69,6 +73,12 @@ struct Fault {
   uint64_t first_ns = 0, last_ns = 0;  // 0: unknown
   uint64_t errors = 0, uncorrected = 0;
   uint32_t rows = 0, columns = 0, banks = 0;  // distinct ones seen
+  // One sentence for the on-call engineer: mce_advice() of its worst machine
+  // check with the fault's mode; for EDAC errors alone, the same words
+  // ("Hardware event, not a software error: memory at DIMM X has a row
+  // fault; plan to replace it.", "Corrected and isolated; no action unless
+  // it repeats.").
+  std::string advice;
 };
 
 // A DIMM's name for a location: its label when known, else the layers from
@@ -83,6 +93,13 @@ std::string dimm_name(const MemoryLocation& location);
 // event from the machine check, so both are one error.
 std::vector<FaultError> join_machine_checks(std::vector<FaultError> errors, uint64_t window_ns);
 
+// Machine checks located without the DIMM's label (a model's MCi_MISC gives
+// socket, controller, channel and slot, never the label) take the label of
+// the EDAC errors at the same socket, controller, channel and slot (and
+// rank, when both give one), when those name exactly one; so a machine
+// check and the EDAC errors of its DIMM are grouped as one fault.
+std::vector<FaultError> label_machine_checks(std::vector<FaultError> errors);
+
 // The faults of `errors` (the rules above), most errors first.
 std::vector<Fault> group_faults(const std::vector<FaultError>& errors);
 
@@ -92,12 +109,13 @@ std::vector<Fault> group_faults(const std::vector<FaultError>& errors);
 //   2026-12-04T03:00:00Z to 2026-12-04T03:02:00Z
 //     socket 0, controller 0, channel 1, slot 0, rank 0, bank group 2, bank 1, row 0x1d26;
 //     1 row, 3 columns
+//     advice: Hardware event, not a software error: ...
 void print_faults_text(const std::vector<Fault>& faults, std::string& out);
 
 // One fault as report --db --faults --json prints it (a line each):
 //   {"mode": "row", "dimm": "...", "errors": 3, "uncorrected": 0,
 //    "first_seen": "...Z", "last_seen": "...Z", "rows": 1, "columns": 3, "banks": 1,
-//    "location": {...memory_location_json()...}}
+//    "location": {...memory_location_json()...}, "advice": "..."}
 nlohmann::json fault_json(const Fault& fault);
 
 }  // namespace pp::mce

@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "base/strings.h"
 #include "base/wall_time.h"
+#include "mce/severity.h"
 
 namespace pp::mce {
 namespace {
@@ -771,9 +772,16 @@ std::string log_time(const MceLogEntry& entry) {
 
 }  // namespace
 
+MceDecoded decode_mce_log_entry(const MceLogEntry& entry, CpuVendor vendor) {
+  MceDecoded d = decode_mce(entry.regs, vendor, MceOrigin::kKernelLog);
+  if (!entry.kernel_message.empty())
+    apply_kernel_verdict(d, entry.kernel_message);
+  return d;
+}
+
 void print_mce_log_entry_text(const MceLogEntry& entry, CpuVendor vendor, std::string& out) {
   if (entry.has_mce) {
-    print_mce_text(decode_mce(entry.regs, vendor), out);
+    print_mce_text(decode_mce_log_entry(entry, vendor), out);
   } else if (entry.edac) {
     print_edac_text(*entry.edac, out);
   }
@@ -800,7 +808,7 @@ void print_mce_log_entry_text(const MceLogEntry& entry, CpuVendor vendor, std::s
 nlohmann::json mce_log_entry_json(const MceLogEntry& entry, CpuVendor vendor) {
   nlohmann::json j;
   if (entry.has_mce) {
-    j = mce_json(decode_mce(entry.regs, vendor));
+    j = mce_json(decode_mce_log_entry(entry, vendor));
     j["source"] = "mce";
     if (entry.edac)
       j["edac"] = edac_json(*entry.edac);

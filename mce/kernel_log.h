@@ -99,7 +99,14 @@ Error no_errors_in_log(const MceLog& log, std::string_view path);
 // which the kernel's log lines do not carry, from the command line).
 MceRegisters fill_absent(MceRegisters regs, const MceRegisters& fallback);
 
-// An entry as decode --log prints it: print_mce_text() (or print_edac_text()
+// An entry's machine check decoded as the log gives it: origin kKernelLog,
+// and when the log carried the kernel's verdict line (kernel_message), that
+// verdict compared with the decode (apply_kernel_verdict(): d.kernel_verdict,
+// and a note when they disagree). decode --log and watch's harvest share it.
+MceDecoded decode_mce_log_entry(const MceLogEntry& entry, CpuVendor vendor = CpuVendor::kUnknown);
+
+// An entry as decode --log prints it (its machine check from
+// decode_mce_log_entry()): print_mce_text() (or print_edac_text()
 // for an EDAC line alone), the EDAC location of a joined error, the time of
 // the PROCESSOR line as a date, "found at boot", and a line saying where in
 // the log it was and what the kernel said; in JSON, mce_json() (or

@@ -195,6 +195,49 @@ TEST(MceLog, FillAbsentKeepsWhatTheLogSays) {
   EXPECT_EQ(r.mcgcap, 0x1000c0au);
 }
 
+// A UCNA (UC=1, PCC=0, S=0, AR=0: 0xb400000000000090) that the log says
+// the kernel panicked on: its grader saw what the record lacks (MCG_CAP, the
+// context of the IP). decode --log decodes it as a kernel-log record and
+// says that the kernel's verdict differs from the decode's.
+TEST(MceLog, EntryComparesTheKernelsVerdictAndSaysWhenItDisagrees) {
+  MceLog log = parse_mce_log(
+      "mce: [Hardware Error]: CPU 2: Machine Check Exception: 5 Bank 7: b400000000000090\n"
+      "mce: [Hardware Error]: TSC 0 ADDR 1234000 MISC 86\n"
+      "mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC 4 microcode 1\n"
+      "mce: [Hardware Error]: Machine check: Processor context corrupt\n");
+  ASSERT_EQ(log.entries.size(), 1u);
+  ASSERT_EQ(log.entries[0].kernel_message, "Processor context corrupt");
+  MceDecoded d = decode_mce_log_entry(log.entries[0]);
+  EXPECT_EQ(d.origin, MceOrigin::kKernelLog);
+  ASSERT_TRUE(d.kernel_verdict);
+  EXPECT_EQ(d.kernel_verdict->severity, KernelSeverity::kPanic);
+  EXPECT_NE(d.kernel_severity, KernelSeverity::kPanic);
+  EXPECT_FALSE(d.kernel_verdict->agrees);
+
+  nlohmann::json j = mce_log_entry_json(log.entries[0], CpuVendor::kUnknown);
+  EXPECT_EQ(j["origin"], "kernel-log") << j.dump();
+  EXPECT_EQ(j["kernel_verdict"]["text"], "Processor context corrupt") << j.dump();
+  EXPECT_EQ(j["kernel_verdict"]["severity"], "panic") << j.dump();
+  EXPECT_EQ(j["kernel_verdict"]["agrees"], false) << j.dump();
+  std::string text;
+  print_mce_log_entry_text(log.entries[0], CpuVendor::kUnknown, text);
+  EXPECT_NE(text.find("kernel said \"Processor context corrupt\" (panic), disagrees with this "
+                      "decode\n"),
+            std::string::npos)
+      << text;
+}
+
+// The panic log's verdict agrees with the decode, and says so.
+TEST(MceLog, EntryWhoseKernelVerdictAgreesSaysSo) {
+  MceLog log = parse_mce_log(kPanicLog);
+  ASSERT_EQ(log.entries.size(), 1u);
+  MceDecoded d = decode_mce_log_entry(log.entries[0]);
+  ASSERT_TRUE(d.kernel_verdict);
+  EXPECT_TRUE(d.kernel_verdict->agrees);
+  EXPECT_EQ(mce_log_entry_json(log.entries[0], CpuVendor::kUnknown)["kernel_verdict"]["agrees"],
+            true);
+}
+
 TEST(MceLog, EntryJsonSaysWhereAndWhatTheKernelSaid) {
   MceLog log = parse_mce_log(kPanicLog);
   ASSERT_EQ(log.entries.size(), 1u);

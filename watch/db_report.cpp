@@ -166,16 +166,6 @@ Result<Filters> make_filters(const DbReportOptions& o) {
   return f;
 }
 
-// A stored "mce" object back into the decoder's registers, decoded again
-// for the text lines (the same decoder the watcher used, so the same text).
-std::optional<mce::MceDecoded> mce_of(const nlohmann::ordered_json& record) {
-  auto it = record.find("mce");
-  if (it == record.end() || !it->is_object())
-    return std::nullopt;
-  mce::MceFromJson m = mce::mce_registers_from_json(*it);
-  return mce::decode_mce(m.regs, m.vendor);
-}
-
 void append_padded(std::string& out, std::string_view text, size_t width) {
   if (text.size() < width)
     out.append(width - text.size(), ' ');
@@ -264,7 +254,7 @@ void append_text(std::string& out, const nlohmann::ordered_json& j, bool verbose
     out += ')';
   }
   out += '\n';
-  if (std::optional<mce::MceDecoded> d = mce_of(j)) {
+  if (std::optional<mce::MceDecoded> d = stored_mce(j)) {
     std::string text;
     mce::print_mce_text(*d, text);
     append_indented(out, text);

@@ -174,6 +174,44 @@ TEST(DbReportTest, TextHasTheLineAndTheMachineCheckDecoding) {
   }
 }
 
+// A fatal code (PCC=1) that reached the tracepoint was survived: the kernel
+// panics before it traces a fatal error. report --db decodes the stored
+// record again as the watcher did, so it never says "panic"; the same code
+// harvested from pstore with the kernel's verdict line is a panic, and the
+// verdict is compared.
+TEST(DbReportTest, ATracedRecordIsNeverAPanicAndAHarvestedOneKeepsTheVerdict) {
+  TempDir dir;
+  std::string path = dir.path("history.db");
+  WatchRecord live = mce("L", kDec3At10, 0, 1, 0xbe00000000000150, 0x1234000, 0);
+  WatchRecord logged = mce("P", kDec3At10 + kHour, 0, 1, 0xbe00000000000150, 0x1234000, 0);
+  logged.origin = Origin::kPstore;
+  logged.fields["kernel_message"] = "Processor context corrupt";
+  HistoryOptions o;
+  o.boot_id = "boot";
+  o.max_age_s = 0;
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  for (const WatchRecord& r : {live, logged})
+    ASSERT_TRUE((*h)->record(r, record_json(r)).ok());
+  ASSERT_TRUE((*h)->tick(0, true).ok());
+  (*h).reset();  // closed, as report reads it after the watcher
+
+  std::ostringstream out, err;
+  auto stats = report_db(path, DbReportOptions{}, out, err);
+  ASSERT_TRUE(stats.ok()) << stats.error().message();
+  std::string text = out.str();
+  size_t harvested = text.find(" (from pstore)\n");
+  ASSERT_NE(harvested, std::string::npos) << text;
+  std::string traced = text.substr(0, harvested);
+  EXPECT_NE(traced.find("  CPU 0 bank 1: fatal, kernel: "), std::string::npos) << text;
+  EXPECT_EQ(traced.find("kernel: panic"), std::string::npos) << text;
+  std::string from_log = text.substr(harvested);
+  EXPECT_NE(from_log.find("  CPU 0 bank 1: fatal, kernel: panic\n"), std::string::npos) << text;
+  EXPECT_NE(from_log.find("kernel said \"Processor context corrupt\" (panic), agrees"),
+            std::string::npos)
+      << text;
+}
+
 TEST(DbReportTest, EachFilterChangesTheOutputAsItShould) {
   Fixture f;
   EXPECT_EQ(f.keys(json_options()), "ABDC");

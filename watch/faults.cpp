@@ -3,8 +3,32 @@
 #include "base/wall_time.h"
 #include "mce/decode.h"
 #include "mce/edac.h"
+#include "mce/severity.h"
+#include "watch/record.h"
 
 namespace pp::watch {
+
+std::optional<mce::MceDecoded> stored_mce(const nlohmann::ordered_json& record) {
+  auto it = record.find("mce");
+  if (it == record.end() || !it->is_object())
+    return std::nullopt;
+  mce::MceFromJson m = mce::mce_registers_from_json(*it);
+  mce::MceDecoded d = mce::decode_mce(m.regs, m.vendor);
+  auto origin = record.find("origin");
+  std::string o = origin != record.end() && origin->is_string() ? origin->get<std::string>() : "";
+  if (o == origin_name(Origin::kLive)) {
+    mce::set_mce_origin(d, mce::MceOrigin::kTracepoint);
+  } else if (o == origin_name(Origin::kKmsg) || o == origin_name(Origin::kPstore)) {
+    mce::set_mce_origin(d, mce::MceOrigin::kKernelLog);
+    auto fields = record.find("fields");
+    if (fields != record.end() && fields->is_object()) {
+      auto message = fields->find("kernel_message");
+      if (message != fields->end() && message->is_string())
+        mce::apply_kernel_verdict(d, message->get<std::string>());
+    }
+  }
+  return d;
+}
 
 std::optional<mce::FaultError> fault_error_of(const nlohmann::ordered_json& record) {
   if (!record.is_object())
@@ -27,20 +51,26 @@ std::optional<mce::FaultError> fault_error_of(const nlohmann::ordered_json& reco
     e.uncorrected = d.type != mce::EdacErrorType::kCorrected;
     return e;
   }
-  auto m = record.find("mce");
-  if (m == record.end() || !m->is_object())
+  std::optional<mce::MceDecoded> d = stored_mce(record);
+  if (!d)
     return std::nullopt;
-  auto cls = m->find("error_class");
-  if (cls == m->end() || !cls->is_string() || cls->get<std::string>() != "memory-controller")
-    return std::nullopt;
-  mce::MceFromJson r = mce::mce_registers_from_json(*m);
   constexpr uint64_t kAddrv = 1ull << 58, kUc = 1ull << 61;
-  if (!r.regs.addr || !r.regs.status || !(*r.regs.status & kAddrv))
+  const uint64_t status = d->regs.status.value_or(0);
+  const bool addrv = d->regs.addr && (status & kAddrv);
+  if (std::optional<mce::MemoryLocation> located = mce::memory_location(*d)) {
+    e.location = *located;
+  } else if (d->error_code.error_class == mce::McaErrorClass::kMemoryController && addrv) {
+    e.location = {};
+  } else {
     return std::nullopt;
+  }
+  if (addrv && !e.location.address) {
+    e.location.address = d->regs.addr;
+    e.location.page = *d->regs.addr >> 12;
+  }
   e.machine_check = true;
-  e.location.address = r.regs.addr;
-  e.location.page = *r.regs.addr >> 12;
-  e.uncorrected = (*r.regs.status & kUc) != 0;
+  e.uncorrected = (status & kUc) != 0;
+  e.mce = std::move(*d);
   return e;
 }
 
@@ -53,7 +83,8 @@ std::vector<mce::Fault> faults_of(const std::vector<nlohmann::ordered_json>& rec
 }
 
 std::vector<mce::Fault> faults_of(std::vector<mce::FaultError> errors) {
-  return mce::group_faults(mce::join_machine_checks(std::move(errors), kEdacJoinWindowNs));
+  return mce::group_faults(
+      mce::label_machine_checks(mce::join_machine_checks(std::move(errors), kEdacJoinWindowNs)));
 }
 
 }  // namespace pp::watch

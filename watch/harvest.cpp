@@ -183,7 +183,7 @@ WatchRecord make_record(const mce::MceLogEntry& entry, Origin origin) {
     r.cpu = int32_t(*regs.cpu);
   if (regs.walltime && *regs.walltime < UINT64_MAX / 1000000000ull)
     r.wall_ns = *regs.walltime * 1000000000ull;
-  r.mce = mce::decode_mce(regs);
+  r.mce = mce::decode_mce_log_entry(entry);
   r.key = mce_key(regs);
   if (!entry.kernel_message.empty())
     r.fields["kernel_message"] = entry.kernel_message;

@@ -35,8 +35,9 @@
 // counted in a note and ignored.
 // The texts go through mce::parse_mce_log(); each machine check becomes
 // one WatchRecord: tracepoint "mce:mce_record", the registers' CPU, wall_ns
-// from the log's TIME (seconds), mce = decode_mce(regs) (the vendor from the
-// registers, as the log gives them), fields
+// from the log's TIME (seconds), mce = mce::decode_mce_log_entry() (origin
+// kernel log, the vendor from the registers, the kernel's verdict line
+// compared), fields
 // {"pstore_file": "dmesg-ramoops-0"} or {"kmsg_seq": 512}, "raw_line": the
 // header line as read (kmsg: the whole record, "0,512,...;mce: ..."), and
 // "kernel_message" when the log gave the kernel's grading ("Processor

@@ -134,6 +134,11 @@ TEST(Harvest, ReadsTheMachineCheckOfAPanicInPstore) {
   EXPECT_EQ(r.mce->regs.status, 0xbe00000000000150u);
   EXPECT_EQ(r.mce->regs.addr, 0x1234000u);
   EXPECT_EQ(r.mce->regs.mcgstatus, 0x5u);
+  // Decoded as a kernel-log record, the kernel's verdict compared.
+  EXPECT_EQ(r.mce->origin, mce::MceOrigin::kKernelLog);
+  ASSERT_TRUE(r.mce->kernel_verdict.has_value());
+  EXPECT_EQ(r.mce->kernel_verdict->text, "Processor context corrupt");
+  EXPECT_TRUE(r.mce->kernel_verdict->agrees);
   EXPECT_TRUE(has_note(h, "read " + dir.path("dmesg-ramoops-0") + ": 1 machine check"))
       << all_notes(h);
   // The object the sinks get says where it came from.

@@ -67,6 +67,41 @@ TEST(ReportDbCli, RefusesWhatDoesNotApplyAndSaysWhatToGive) {
   EXPECT_NE(missing.err.find("perf persistent watch --db"), std::string::npos) << missing.err;
 }
 
+// The i-th corrected error EDAC reported on row 0x1d26 of DIMM
+// CPU_SrcID#0_MC#0_Chan#1_DIMM#0 (socket 0, controller 0, channel 1, slot
+// 0, rank 0, bank group 2, bank 1), at `column`, a minute apart from
+// 2026-12-03T08:03:50Z, as watch stores a ras:mc_event record.
+watch::WatchRecord edac_row_error(int i, uint32_t column) {
+  watch::WatchRecord r;
+  r.origin = watch::Origin::kLive;
+  r.event = "mc_event";
+  r.tracepoint = "ras:mc_event";
+  r.time = 1000 + uint64_t(i);
+  r.wall_ns = (1796285030ULL + uint64_t(i) * 60) * 1000000000ULL;
+  r.cpu = 0;
+  r.pid = 0;
+  r.tid = 0;
+  uint64_t address = 0x8a6c1000 + uint64_t(i) * 0x40;
+  char detail[160];
+  std::snprintf(detail, sizeof(detail),
+                "err_code:0x0000:0x009f socket:0 imc:0 rank:0 bg:2 ba:1 row:0x1d26 col:0x%x",
+                column);
+  r.fields = {{"error_type", 0},
+              {"msg", "memory read error"},
+              {"label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0"},
+              {"error_count", 1},
+              {"mc_index", 0},
+              {"top_layer", 0},
+              {"middle_layer", 1},
+              {"lower_layer", 0},
+              {"address", address},
+              {"grain_bits", 5},
+              {"syndrome", 0},
+              {"driver_detail", detail}};
+  r.key = "edac:" + std::to_string(i);
+  return r;
+}
+
 // Three corrected errors EDAC reported on one row of one DIMM, at three
 // columns, as watch stores ras:mc_event records; and the machine check of
 // the first, which the kernel logged too: one row fault of three errors.
@@ -77,36 +112,11 @@ TEST(ReportDbCli, ThreeErrorsOnOneRowAreOneRowFault) {
     auto history = watch::History::open(path, {});
     ASSERT_TRUE(history.ok()) << history.error().message();
     const uint32_t columns[] = {0x140, 0x148, 0x3f8};
-    for (int i = 0; i < 3; i++) {
-      watch::WatchRecord r;
-      r.origin = watch::Origin::kLive;
-      r.event = "mc_event";
-      r.tracepoint = "ras:mc_event";
-      r.time = 1000 + uint64_t(i);
-      r.wall_ns = (1796285030ULL + uint64_t(i) * 60) * 1000000000ULL;
-      r.cpu = 0;
-      r.pid = 0;
-      r.tid = 0;
-      uint64_t address = 0x8a6c1000 + uint64_t(i) * 0x40;
-      char detail[160];
-      std::snprintf(detail, sizeof(detail),
-                    "err_code:0x0000:0x009f socket:0 imc:0 rank:0 bg:2 ba:1 row:0x1d26 col:0x%x",
-                    columns[i]);
-      r.fields = {{"error_type", 0},
-                  {"msg", "memory read error"},
-                  {"label", "CPU_SrcID#0_MC#0_Chan#1_DIMM#0"},
-                  {"error_count", 1},
-                  {"mc_index", 0},
-                  {"top_layer", 0},
-                  {"middle_layer", 1},
-                  {"lower_layer", 0},
-                  {"address", address},
-                  {"grain_bits", 5},
-                  {"syndrome", 0},
-                  {"driver_detail", detail}};
-      r.key = "edac:" + std::to_string(i);
-      ASSERT_TRUE((*history)->record(r, watch::record_json(r)).ok());
-    }
+    for (int i = 0; i < 3; i++)
+      ASSERT_TRUE((*history)
+                      ->record(edac_row_error(i, columns[i]),
+                               watch::record_json(edac_row_error(i, columns[i])))
+                      .ok());
     watch::WatchRecord m;
     m.origin = watch::Origin::kLive;
     m.event = "mce_record";
@@ -142,6 +152,10 @@ TEST(ReportDbCli, ThreeErrorsOnOneRowAreOneRowFault) {
   EXPECT_EQ(j["dimm"], "CPU_SrcID#0_MC#0_Chan#1_DIMM#0");
   EXPECT_EQ(j["location"]["row"], 0x1d26);
   EXPECT_EQ(j["first_seen"], "2026-12-03T08:03:50Z");
+  // EDAC errors alone: the advice in the words mce_advice() uses.
+  EXPECT_EQ(j["advice"],
+            "Hardware event, not a software error: memory at DIMM CPU_SrcID#0_MC#0_Chan#1_DIMM#0 "
+            "has a row fault; plan to replace it.");
 
   // --summary rolls the same errors up per DIMM (the machine check joined).
   CommandResult summary = run_pp({"report", "--db", path, "--summary", "--json"});
@@ -161,6 +175,72 @@ TEST(ReportDbCli, ThreeErrorsOnOneRowAreOneRowFault) {
   EXPECT_NE(bad.err.find("--faults reads watch's history: give --db [FILE] with it"),
             std::string::npos)
       << bad.err;
+}
+
+// An Ice Lake-SP iMC machine check an hour after the EDAC errors (so not
+// their twin), on the same row of the same DIMM: MCi_MISC gives socket 0
+// (SOCKET), controller 0 channel 1 (bank 14), slot 0 rank 0, bank group 2,
+// bank 1, row 0x1d26, column 0x200. Located by memory_location(), it takes
+// the DIMM's label from EDAC and joins the row fault; the fault's advice
+// names it.
+TEST(ReportDbCli, AnIceLakeMachineCheckJoinsTheEdacRowFaultWithAdvice) {
+  TempDir dir;
+  std::string path = dir.path("history.db");
+  {
+    auto history = watch::History::open(path, {});
+    ASSERT_TRUE(history.ok()) << history.error().message();
+    const uint32_t columns[] = {0x140, 0x148, 0x3f8};
+    for (int i = 0; i < 3; i++)
+      ASSERT_TRUE((*history)
+                      ->record(edac_row_error(i, columns[i]),
+                               watch::record_json(edac_row_error(i, columns[i])))
+                      .ok());
+    watch::WatchRecord m;
+    m.origin = watch::Origin::kLive;
+    m.event = "mce_record";
+    m.tracepoint = "mce:mce_record";
+    m.wall_ns = (1796285030ULL + 3600) * 1000000000ULL;
+    m.cpu = 0;
+    m.pid = 0;
+    m.tid = 0;
+    mce::MceRegisters regs;
+    regs.status = 0x8c00000000800091;  // VAL EN MISCV ADDRV, MSCOD 0x0080, memory read channel 1
+    regs.addr = 0x9b000000;            // another page: no EDAC error there
+    regs.misc = (uint64_t{0x200 >> 2} << 9) | (uint64_t{0x1d26} << 19) | (uint64_t{2} << 40) |
+                (uint64_t{1} << 42) | (uint64_t{1} << 63);  // transient: no failed device
+    regs.bank = 14;
+    regs.cpu = 0;
+    regs.cpuid = 0x606A6;
+    regs.cpuvendor = 0;
+    regs.socketid = 0;
+    m.mce = mce::decode_mce(regs);
+    m.key = "mce:icx";
+    ASSERT_TRUE((*history)->record(m, watch::record_json(m)).ok());
+    ASSERT_TRUE((*history)->tick(0, true).ok());
+  }
+  CommandResult text = run_pp({"report", "--db", path, "--faults"});
+  ASSERT_EQ(text.status, 0) << text.err;
+  EXPECT_EQ(text.out.find("row fault on CPU_SrcID#0_MC#0_Chan#1_DIMM#0: 4 errors (0 uncorrected)"),
+            0u)
+      << text.out;
+  EXPECT_NE(text.out.find("row 0x1d26; 1 row, 4 columns\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(" fault on ", 10), std::string::npos) << "one fault only:\n" << text.out;
+  EXPECT_NE(text.out.find("  advice: Hardware event, not a software error: memory at DIMM "
+                          "CPU_SrcID#0_MC#0_Chan#1_DIMM#0"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("has a row fault; plan to replace it.\n"), std::string::npos) << text.out;
+
+  CommandResult json = run_pp({"report", "--db", path, "--faults", "--json"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  nlohmann::json j = nlohmann::json::parse(json.out);  // one line: one fault
+  EXPECT_EQ(j["mode"], "row");
+  EXPECT_EQ(j["errors"], 4);
+  EXPECT_EQ(j["columns"], 4);
+  ASSERT_TRUE(j["advice"].is_string()) << json.out;
+  EXPECT_NE(j["advice"].get<std::string>().find("row fault; plan to replace it."),
+            std::string::npos)
+      << json.out;
 }
 
 }  // namespace
