@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "broker/broker.h"
 #include "broker/config_file.h"
 #include "broker/handover.h"
@@ -11,6 +14,7 @@
 #include "persistent/broker_client.h"
 #include "persistent/parser_resolver.h"
 #include "sys/dir_watch.h"
+#include "sys/lock_holder.h"
 #include "sys/log_file.h"
 #include "sys/process.h"
 #include "sys/systemd.h"
@@ -54,6 +58,31 @@ Result<json> request_reload(const std::string& run_dir) {
   persistent::Request request;
   request.op = persistent::Op::kReload;
   return connection.call(request);
+}
+
+Result<pid_t> broker_status(const std::string& run_dir) {
+  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
+  return sys::lock_holder(dir.lock());
+}
+
+Result<pid_t> stop_broker(const std::string& run_dir, uint64_t timeout_ms) {
+  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
+  PP_ASSIGN_OR_RETURN(pid_t pid, sys::lock_holder(dir.lock()));
+  if (pid == 0)
+    return pid;
+  PP_RETURN_IF_ERROR(sys::send_signal(pid, SIGTERM));
+  for (uint64_t waited = 0;; waited += 50) {
+    PP_ASSIGN_OR_RETURN(pid_t now, sys::lock_holder(dir.lock()));
+    if (now != pid)
+      return pid;
+    if (waited >= timeout_ms)
+      return Error(ErrorKind::kRefused, ETIMEDOUT,
+                   "the broker (pid " + std::to_string(pid) + ") of " + dir.root() +
+                       " still runs " + std::to_string(timeout_ms / 1000) +
+                       " s after SIGTERM; see " + dir.log() + ", or stop it with kill -KILL " +
+                       std::to_string(pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
 }
 
 void print_reload_report(std::ostream& out, const json& reply) {
