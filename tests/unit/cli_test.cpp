@@ -127,6 +127,23 @@ TEST(Cli, ManPagesAgreeWithTableAndHelp) {
   }
 }
 
+// perf-persistent(1), the page `perf persistent --help` opens under perf,
+// lists every command with the table's summary and its own page.
+TEST(Cli, OverviewPageListsEveryCommand) {
+  std::string page = read_file(source_dir() + "/Documentation/perf-persistent.txt");
+  size_t begin = page.find("\nCOMMANDS\n--------\n");
+  ASSERT_NE(begin, std::string::npos) << "no COMMANDS section";
+  size_t end = page.find("\n--", begin + 20);
+  std::string commands = page.substr(begin, end == std::string::npos ? end : end - begin);
+  ASSERT_FALSE(verbs().empty());
+  for (const auto& [verb, summary] : verbs()) {
+    std::string item =
+        "\n*" + verb + "*::\n\t" + summary + "; *perf-persistent-" + verb + "*(1).\n";
+    EXPECT_NE(commands.find(item), std::string::npos)
+        << "perf-persistent.txt's COMMANDS must list:" << item;
+  }
+}
+
 // The EXIT STATUS section of a man page: each "N::" or "N (kind)::" label.
 std::vector<std::pair<std::string, std::string>> exit_statuses(const std::string& page) {
   std::vector<std::pair<std::string, std::string>> out;
