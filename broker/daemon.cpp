@@ -13,6 +13,7 @@
 #include "persistent/backend.h"
 #include "persistent/broker_client.h"
 #include "persistent/parser_resolver.h"
+#include "sys/absolute_path.h"
 #include "sys/dir_watch.h"
 #include "sys/lock_holder.h"
 #include "sys/log_file.h"
@@ -119,8 +120,18 @@ std::string default_config_file(const std::string& run_dir) {
              : "";
 }
 
-Status run_daemon(const DaemonOptions& options, std::ostream& log) {
-  std::string run_dir = options.run_dir.empty() ? persistent::default_run_dir() : options.run_dir;
+Result<DaemonOptions> absolute_paths(DaemonOptions options) {
+  PP_ASSIGN_OR_RETURN(options.run_dir, sys::absolute_path(options.run_dir));
+  PP_ASSIGN_OR_RETURN(options.config_file, sys::absolute_path(options.config_file));
+  return options;
+}
+
+Status run_daemon(const DaemonOptions& given, std::ostream& log) {
+  // Before detaching, which changes to /.
+  PP_ASSIGN_OR_RETURN(const DaemonOptions options, absolute_paths(given));
+  PP_ASSIGN_OR_RETURN(std::string run_dir,  // $PERF_PERSISTENT_RUN_DIR may be relative too
+                      sys::absolute_path(options.run_dir.empty() ? persistent::default_run_dir()
+                                                                 : options.run_dir));
   auto self = sys::read_process_status(sys::Tree(sys::kDefaultProcRoot), ::getpid());
   if (!self.ok())
     return self.error();

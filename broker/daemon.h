@@ -37,6 +37,12 @@ struct DaemonOptions {
 // the host keeps from boot.
 std::string default_config_file(const std::string& run_dir);
 
+// `options` with a relative --run-dir and --config made absolute against
+// the current directory: run_daemon() does it before detaching (the
+// detached broker runs in /), so `daemon --config ./x.conf` reads the
+// file it names.
+Result<DaemonOptions> absolute_paths(DaemonOptions options);
+
 // Runs the broker (or the keeper) until a signal stops it. Messages (the
 // start line, then one per change) go to `log`: stderr in the foreground,
 // <run-dir>/broker.log (keeper.log for the keeper) when detached. Errors
