@@ -286,8 +286,11 @@ TEST(MatchFields, CommonPidIsTheRecordsPid) {
 TEST(MatchFields, ANameNoRecordHasIsRefused) {
   report::TraceEvent sched;
   sched.name = "sched:sched_switch";
-  for (const char* f : {"prev_comm", "prev_pid", "next_pid"})
-    sched.fields.push_back(report::TraceField{.name = f});
+  for (const char* f : {"prev_comm", "prev_pid", "next_pid"}) {
+    report::TraceField field;
+    field.name = f;
+    sched.fields.push_back(field);
+  }
   const report::TraceEvent* formats[] = {&sched};
   filter::Keys keys = record_keys(formats, /*machine_checks=*/false);
   for (const char* ok : {"common_pid > 0", "prev_pid == 17 && comm == bash", "cpu == 3"})
