@@ -353,13 +353,29 @@ BASH_COMPLETION_DIR ?= $(PREFIX)/share/bash-completion/completions
 UNITS := perf-persistent.service perf-persistent-keeper.service perf-persistent-watch.service
 CONFIGS := perf-persistent.conf perf-persistent-watch.conf
 PP_VERSION := $(shell cat VERSION)
+# The program goes in stripped (the build keeps its debug info: ~100 MB),
+# its debug info beside in the system's debug directory, where gdb finds it
+# through the program's .gnu_debuglink: what the package's dh_strip does
+# (its -dbgsym package). INSTALL_STRIP=no installs the program as built:
+# the package does, and dh_strip strips it.
+INSTALL_STRIP ?= yes
+DEBUGDIR ?= /usr/lib/debug
+OBJCOPY ?= objcopy
+INSTALLED_DEBUG = $(DESTDIR)$(DEBUGDIR)$(EXEC_PATH)/perf-persistent.debug
 
 install: $(BIN) doc
 	install -D -m 0755 $(BIN) $(DESTDIR)$(EXEC_PATH)/perf-persistent
+ifeq ($(INSTALL_STRIP),yes)
+	install -d $(dir $(INSTALLED_DEBUG))
+	$(OBJCOPY) --only-keep-debug $(BIN) $(INSTALLED_DEBUG)
+	chmod 0644 $(INSTALLED_DEBUG)
+	$(OBJCOPY) --strip-debug --strip-unneeded --add-gnu-debuglink=$(INSTALLED_DEBUG) \
+		$(DESTDIR)$(EXEC_PATH)/perf-persistent
+endif
 	install -d $(DESTDIR)$(PREFIX)/bin
 	ln -sf $(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
 	install -d $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(MAN_PAGES),install -m 0644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/)
 	install -d $(DESTDIR)$(UNITDIR)
 	for u in $(UNITS); do \
 		sed 's|/usr/lib/perf-core/perf-persistent|$(EXEC_PATH)/perf-persistent|g' contrib/$$u \
@@ -387,6 +403,7 @@ endif
 
 uninstall:
 	rm -f $(DESTDIR)$(EXEC_PATH)/perf-persistent $(DESTDIR)$(PREFIX)/bin/perf-persistent
+	rm -f $(INSTALLED_DEBUG)
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,$(notdir $(MAN_PAGES)))
 	rm -f $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS))
 	rm -f $(DESTDIR)$(PREFIX)/share/doc/perf-persistent/perf-persistent-alerts.yml

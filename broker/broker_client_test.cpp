@@ -127,6 +127,11 @@ TEST_F(BrokerClientTest, StartingTheBrokerReportsItAndAFailedStart) {
   EXPECT_NE(notes_.str().find("no broker runs for " + run_dir_ + "; starting one (/bin/sh -c"),
             std::string::npos)
       << notes_.str();
+  // No broker.log was written: the message does not send the user to it.
+  EXPECT_NE(
+      create.error().message().find("it stopped before it opened " + run_dir_ + "/broker.log"),
+      std::string::npos)
+      << create.error().message();
 }
 
 TEST_F(BrokerClientTest, ListKillOpenThroughARunningBroker) {

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "broker/broker.h"
 #include "broker/config_file.h"
@@ -12,7 +14,9 @@
 #include "persistent/backend.h"
 #include "persistent/broker_client.h"
 #include "persistent/parser_resolver.h"
+#include "sys/absolute_path.h"
 #include "sys/dir_watch.h"
+#include "sys/lock_holder.h"
 #include "sys/log_file.h"
 #include "sys/process.h"
 #include "sys/systemd.h"
@@ -58,6 +62,31 @@ Result<json> request_reload(const std::string& run_dir) {
   return connection.call(request);
 }
 
+Result<pid_t> broker_status(const std::string& run_dir) {
+  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
+  return sys::lock_holder(dir.lock());
+}
+
+Result<pid_t> stop_broker(const std::string& run_dir, uint64_t timeout_ms) {
+  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
+  PP_ASSIGN_OR_RETURN(pid_t pid, sys::lock_holder(dir.lock()));
+  if (pid == 0)
+    return pid;
+  PP_RETURN_IF_ERROR(sys::send_signal(pid, SIGTERM));
+  for (uint64_t waited = 0;; waited += 50) {
+    PP_ASSIGN_OR_RETURN(pid_t now, sys::lock_holder(dir.lock()));
+    if (now != pid)
+      return pid;
+    if (waited >= timeout_ms)
+      return Error(ErrorKind::kRefused, ETIMEDOUT,
+                   "the broker (pid " + std::to_string(pid) + ") of " + dir.root() +
+                       " still runs " + std::to_string(timeout_ms / 1000) +
+                       " s after SIGTERM; see " + dir.log() + ", or stop it with kill -KILL " +
+                       std::to_string(pid));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 void print_reload_report(std::ostream& out, const json& reply) {
   const json& r = reply.value("reload", json::object());
   std::string parts;
@@ -92,8 +121,18 @@ std::string default_config_file(const std::string& run_dir) {
              : "";
 }
 
-Status run_daemon(const DaemonOptions& options, std::ostream& log) {
-  std::string run_dir = options.run_dir.empty() ? persistent::default_run_dir() : options.run_dir;
+Result<DaemonOptions> absolute_paths(DaemonOptions options) {
+  PP_ASSIGN_OR_RETURN(options.run_dir, sys::absolute_path(options.run_dir));
+  PP_ASSIGN_OR_RETURN(options.config_file, sys::absolute_path(options.config_file));
+  return options;
+}
+
+Status run_daemon(const DaemonOptions& given, std::ostream& log) {
+  // Before detaching, which changes to /.
+  PP_ASSIGN_OR_RETURN(const DaemonOptions options, absolute_paths(given));
+  PP_ASSIGN_OR_RETURN(std::string run_dir,  // $PERF_PERSISTENT_RUN_DIR may be relative too
+                      sys::absolute_path(options.run_dir.empty() ? persistent::default_run_dir()
+                                                                 : options.run_dir));
   auto self = sys::read_process_status(sys::Tree(sys::kDefaultProcRoot), ::getpid());
   if (!self.ok())
     return self.error();

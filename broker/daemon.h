@@ -10,6 +10,9 @@
 // (persistent/keeper.h), `--reload` asks the running broker to reload.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <ostream>
 #include <string>
 
@@ -34,6 +37,12 @@ struct DaemonOptions {
 // the host keeps from boot.
 std::string default_config_file(const std::string& run_dir);
 
+// `options` with a relative --run-dir and --config made absolute against
+// the current directory: run_daemon() does it before detaching (the
+// detached broker runs in /), so `daemon --config ./x.conf` reads the
+// file it names.
+Result<DaemonOptions> absolute_paths(DaemonOptions options);
+
 // Runs the broker (or the keeper) until a signal stops it. Messages (the
 // start line, then one per change) go to `log`: stderr in the foreground,
 // <run-dir>/broker.log (keeper.log for the keeper) when detached. Errors
@@ -45,6 +54,17 @@ Status run_daemon(const DaemonOptions& options, std::ostream& log);
 // (the reload request): its report (Broker::ReloadReport::to_json()), or the
 // error (kind config when the file is bad: nothing changed; broker-down).
 Result<json> request_reload(const std::string& run_dir);
+
+// `daemon --status`: the pid of the broker serving `run_dir` ("" the
+// default), the holder of its broker.lock, or 0 when none runs.
+Result<pid_t> broker_status(const std::string& run_dir);
+
+// `daemon --stop`: SIGTERM to the broker serving `run_dir`, then waits up
+// to `timeout_ms` for it to release its lock (its events stop with it, or
+// stay in systemd's fd store). The pid stopped, or 0 when none ran (not an
+// error, as `systemctl stop` of a stopped unit). Refused (2) when it may
+// not be signalled (EPERM: another user's) or is still running then.
+Result<pid_t> stop_broker(const std::string& run_dir, uint64_t timeout_ms);
 
 // The report, for a person: "reloaded /etc/perf-persistent.conf: 1 created,
 // 2 unchanged", then one line per failed event.

@@ -9,6 +9,7 @@
 #include "persistent/names.h"
 #include "sys/clock.h"
 #include "sys/process.h"
+#include "sys/tree.h"
 
 namespace pp::persistent {
 
@@ -127,11 +128,17 @@ Status BrokerBackend::start_broker() {
       return ok_status();
     }
     if (*status == 0 || std::chrono::steady_clock::now() > deadline) {
-      if (*status != 0)
+      if (*status != 0) {
+        // A broker that could not use its run directory never opened its
+        // log there: name the log only when there is one.
+        std::string log = sys::Tree(dir_.root()).exists("broker.log")
+                              ? ", and in " + dir_.log()
+                              : "; it stopped before it opened " + dir_.log();
         return errorf(ErrorKind::kBrokerDown, ECONNREFUSED,
                       "the broker is not running: it did not start (it exited with status %d; its "
-                      "messages are above, and in %s)",
-                      *status, dir_.log().c_str());
+                      "messages are above%s)",
+                      *status, log.c_str());
+      }
       return Error(ErrorKind::kBrokerDown, ECONNREFUSED,
                    "the broker is not running: it started but does not answer: " +
                        connected.error().message());

@@ -30,6 +30,18 @@ Status RunDir::prepare() const {
     if (::lstat(root_.c_str(), &st) != 0)
       return error_from_errno(errno, "cannot use the run directory " + root_);
   }
+  // Ours, a real directory, and only readable or searchable by others (a
+  // plain `mkdir`, 0755): nobody else could have put anything in it, so it
+  // is tightened to 0700 rather than refused. Writable by others, it is
+  // refused: what they put there stays.
+  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0 &&
+      (st.st_mode & 022) == 0) {
+    if (::chmod(root_.c_str(), 0700) != 0)
+      return error_from_errno(errno, "cannot set the mode of the run directory " + root_ +
+                                         " to 0700 (run 'chmod 0700 " + root_ + "')");
+    if (::lstat(root_.c_str(), &st) != 0)
+      return error_from_errno(errno, "cannot use the run directory " + root_);
+  }
   return check_run_dir(root_, st, ::geteuid());
 }
 

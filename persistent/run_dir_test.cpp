@@ -158,10 +158,21 @@ TEST(RunDirChecks, RefusesLinksOpenModesAndOtherOwnersSayingTheFix) {
   struct Case {
     mode_t mode;
     const char* fix;
-  } modes[] = {{0711, "has mode 0711"},
-               {0755, "has mode 0755"},
-               {0750, "has mode 0750"},
-               {0701, "has mode 0701"}};
+  } modes[] = {{0777, "has mode 0777"},
+               {0775, "has mode 0775"},
+               {0730, "has mode 0730"},
+               {0702, "has mode 0702"}};
+  // Open for reading or searching only (a plain `mkdir`): tightened, not
+  // refused, since no one else could have put anything in it.
+  for (mode_t open : {0711, 0755, 0750, 0701}) {
+    ASSERT_EQ(::chmod(dir.c_str(), open), 0);
+    Status s = RunDir(dir).prepare();
+    EXPECT_TRUE(s.ok()) << std::oct << open << ": " << s.error().message();
+    struct stat st;
+    ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << std::oct << open;
+  }
+  // Writable by others: refused, saying the fix.
   for (const Case& c : modes) {
     ASSERT_EQ(::chmod(dir.c_str(), c.mode), 0);
     Status s = RunDir(dir).prepare();

@@ -582,17 +582,21 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
   if (::stat(path.c_str(), &st) != 0) {
     int e = errno;
     if (e == ENOENT)
-      return not_found_error("no history at " + path + ": `perf persistent watch --db " + path +
-                             "` makes it (and keeps it)");
+      // A missing input file, as a missing perf.data (report -i) or log
+      // (decode --log): status 2, not 4 (4 is a missing persistent event).
+      return Error(ErrorKind::kRefused, ENOENT,
+                   "no history at " + path + ": `perf persistent watch --db " + path +
+                       "` makes it (and keeps it)");
     return error_from_errno(e, "reading the history " + path);
   }
   PP_ASSIGN_OR_RETURN(HistoryDb db, open_history_db(path, /*writable=*/false));
   sqlite3* raw = db.db.get();
   if (db.version == 0)
-    return not_found_error(path +
-                           " holds no history (an empty SQLite database): `perf "
-                           "persistent watch --db " +
-                           path + "` fills it");
+    return Error(ErrorKind::kRefused, ENOENT,
+                 path +
+                     " holds no history (an empty SQLite database): `perf "
+                     "persistent watch --db " +
+                     path + "` fills it");
   // One read transaction: the summary's counts agree with each other while
   // the watcher goes on writing.
   PP_RETURN_IF_ERROR(sqlite_exec(raw, "BEGIN", path));

@@ -1,5 +1,7 @@
 #include "watch/match.h"
 
+#include "mce/decode.h"
+#include "report/trace_decoder.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -9,6 +11,70 @@ const filter::Keys& match_keys() {
                                        .add("severity", &filter::mce_severity_scale())
                                        .add("kernel_severity", &filter::kernel_severity_scale());
   return keys;
+}
+
+filter::Keys record_keys(std::span<const report::TraceEvent* const> formats, bool machine_checks) {
+  filter::Keys keys;
+  for (const char* own : {"origin", "event", "tracepoint", "time", "wall_time", "cpu", "pid", "tid",
+                          "comm", "key", "common_pid"})
+    keys.add(own);
+  for (const report::TraceEvent* format : formats) {
+    machine_checks = machine_checks || format->is_mce;
+    for (const report::TraceField& f : format->fields)
+      keys.add(f.name);
+  }
+  if (machine_checks) {
+    // Every name mce_json() writes: the registers, then what the decoding
+    // gives (some only for some banks and vendors).
+    for (const auto& [name, reg] : mce::kMceHexRegisters)
+      keys.add(name);
+    for (const auto& [name, reg] : mce::kMceNumRegisters)
+      keys.add(name);
+    for (const char* decoded : {"cs",
+                                "vendor",
+                                "status_bits",
+                                "mcg_status_bits",
+                                "corrected_count",
+                                "threshold",
+                                "mscod",
+                                "mscod_meaning",
+                                "error_code",
+                                "error_class",
+                                "simple",
+                                "internal",
+                                "tt",
+                                "ll",
+                                "cache",
+                                "rrrr",
+                                "pp",
+                                "t",
+                                "ii",
+                                "mmm",
+                                "cccc",
+                                "f",
+                                "smca_bank_type",
+                                "xec",
+                                "xec_meaning",
+                                "unit",
+                                "location",
+                                "cpu_model",
+                                "assumed_from_cpu_model",
+                                "kernel_verdict",
+                                "severity_rule",
+                                "kernel_severity_rule",
+                                "advice",
+                                "notes"})
+      keys.add(decoded);
+    keys.add("severity", &filter::mce_severity_scale());
+    keys.add("kernel_severity", &filter::kernel_severity_scale());
+  }
+  return keys;
+}
+
+Status check_match_fields(std::string_view text, const filter::Keys& keys, std::string_view what) {
+  PP_ASSIGN_OR_RETURN(filter::Expression checked, filter::Expression::parse(text, keys, what));
+  (void)checked;
+  return ok_status();
 }
 
 Result<filter::Expression> parse_match(std::string_view text, std::string_view what) {

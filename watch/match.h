@@ -15,10 +15,15 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "base/result.h"
 #include "filter/expression.h"
+
+namespace pp::report {
+struct TraceEvent;
+}
 
 namespace pp::watch {
 
@@ -26,6 +31,19 @@ namespace pp::watch {
 // kernel_severity ranked (filter::mce_severity_scale(),
 // filter::kernel_severity_scale()).
 const filter::Keys& match_keys();
+
+// The fields a record of watch's can have once the formats of the events
+// it reads are known: every record's own (origin, event, cpu, pid, ...),
+// each format's fields, common_pid (the record's pid: every tracepoint's
+// format has it), and a machine check's decoding (severity, bank, status,
+// ...) when `machine_checks` (mce:mce_record is read, or the kernel's logs
+// are harvested). severity and kernel_severity ranked.
+filter::Keys record_keys(std::span<const report::TraceEvent* const> formats, bool machine_checks);
+
+// EINVAL, with the filter's located message listing `keys`, when the
+// match `text` names a field that no record has: a match that could never
+// be true is refused when watch starts, as top refuses its --filter.
+Status check_match_fields(std::string_view text, const filter::Keys& keys, std::string_view what);
 
 // `what` names the text's origin in an error: "--match", "trigger rule
 // 'ue' match".

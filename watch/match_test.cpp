@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "mce/decode.h"
+#include "report/trace_decoder.h"
 #include "watch/record.h"
 
 namespace pp::watch {
@@ -269,6 +270,40 @@ TEST(KernelSeverityRank, Order) {
   EXPECT_EQ(mce::kernel_severity_rank("panic"), 8);
   EXPECT_LT(mce::kernel_severity_rank("ucna"), mce::kernel_severity_rank("ar"));
   EXPECT_EQ(mce::kernel_severity_rank("fatal"), -1);
+}
+
+// Every tracepoint's format begins with common_pid: a match naming it sees
+// the record's pid, where it used to see nothing and match nothing.
+TEST(MatchFields, CommonPidIsTheRecordsPid) {
+  EXPECT_TRUE(eval("common_pid > 0", switch_record()));
+  EXPECT_TRUE(eval("common_pid == 42", switch_record()));
+  EXPECT_FALSE(eval("common_pid > 0", mce_record("fatal")));
+}
+
+// The formats known, a name no record has is refused, located, listing
+// the names there are; the fields of the formats, the record's own and
+// common_pid are accepted.
+TEST(MatchFields, ANameNoRecordHasIsRefused) {
+  report::TraceEvent sched;
+  sched.name = "sched:sched_switch";
+  for (const char* f : {"prev_comm", "prev_pid", "next_pid"}) {
+    report::TraceField field;
+    field.name = f;
+    sched.fields.push_back(field);
+  }
+  const report::TraceEvent* formats[] = {&sched};
+  filter::Keys keys = record_keys(formats, /*machine_checks=*/false);
+  for (const char* ok : {"common_pid > 0", "prev_pid == 17 && comm == bash", "cpu == 3"})
+    EXPECT_TRUE(check_match_fields(ok, keys, "--match").ok()) << ok;
+  Status bad = check_match_fields("prev_pidd > 0", keys, "--match");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("prev_pidd"), std::string::npos) << bad.error().message();
+  EXPECT_NE(bad.error().message().find("prev_pid,"), std::string::npos) << bad.error().message();
+  // A machine check's names only when machine checks can come.
+  EXPECT_FALSE(check_match_fields("severity >= ucna", keys, "--match").ok());
+  filter::Keys with_mce = record_keys(formats, /*machine_checks=*/true);
+  for (const char* ok : {"severity >= ucna", "bank == 7", "addr != 0", "error_class == memory"})
+    EXPECT_TRUE(check_match_fields(ok, with_mce, "--match").ok()) << ok;
 }
 
 }  // namespace

@@ -131,6 +131,10 @@ std::string json_scalar_text(const nlohmann::ordered_json& v) {
 
 const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,
                                            std::string_view name) {
+  // Every tracepoint's format begins with common_pid, which the record
+  // carries as its own "pid".
+  if (name == "common_pid")
+    name = "pid";
   std::string key(name);
   for (const char* part : {"mce", "fields"}) {
     auto it = record.find(part);

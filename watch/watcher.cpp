@@ -24,6 +24,7 @@
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "watch/journal.h"
+#include "watch/match.h"
 #include "watch/ndjson.h"
 #include "watch/prometheus.h"
 
@@ -534,6 +535,22 @@ Status Watcher::attach(bool required) {
   auto decoder = report::TraceDecoder::create(*tracing);
   if (!decoder.ok())
     return fail(decoder.error());
+  // The formats known, a match naming a field no record has is a mistake,
+  // refused whether the events were named or not.
+  std::vector<const report::TraceEvent*> formats;
+  for (const auto& format : (*decoder)->events())
+    formats.push_back(format.get());
+  filter::Keys keys = record_keys(formats, options_.harvest);
+  for (size_t i = 0; i < options_.triggers.size(); ++i) {
+    const TriggerRule& rule = options_.triggers[i];
+    std::string what = rule.name == "command line"
+                           ? "--match"
+                           : "trigger rule '" +
+                                 (rule.name.empty() ? "rule " + std::to_string(i + 1) : rule.name) +
+                                 "' match";
+    if (!rule.on_lost)
+      PP_RETURN_IF_ERROR(check_match_fields(rule.match, keys, what));
+  }
 
   record::AttachOptions attach;
   attach.start = sys::RingStart::kOldest;  // what the buffers held before we came

@@ -123,13 +123,14 @@ TEST_F(PersistentHardening, BrokerStopsWhenItsRunDirectoryIsRemoved) {
 
 TEST_F(PersistentHardening, RunDirectoryOpenToOthersOrALinkIsRefused) {
   ASSERT_EQ(::mkdir(run_dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod(run_dir_.c_str(), 0775), 0);
   CommandResult open = run_pp({"daemon", "--foreground", "--run-dir", run_dir_});
   EXPECT_EQ(open.status, 2) << open.err;
-  EXPECT_NE(open.err.find("has mode 0755"), std::string::npos) << open.err;
-  ASSERT_EQ(::chmod(run_dir_.c_str(), 0711), 0);
-  CommandResult traverse = run_pp({"daemon", "--foreground", "--run-dir", run_dir_});
-  EXPECT_NE(traverse.status, 0);
-  EXPECT_NE(traverse.err.find("has mode 0711"), std::string::npos) << traverse.err;
+  EXPECT_NE(open.err.find("has mode 0775"), std::string::npos) << open.err;
+  ASSERT_EQ(::chmod(run_dir_.c_str(), 0777), 0);
+  CommandResult writable = run_pp({"daemon", "--foreground", "--run-dir", run_dir_});
+  EXPECT_NE(writable.status, 0);
+  EXPECT_NE(writable.err.find("has mode 0777"), std::string::npos) << writable.err;
   ASSERT_EQ(::chmod(run_dir_.c_str(), 0700), 0);
   std::string link = tmp_.path("link");
   ASSERT_EQ(::symlink(run_dir_.c_str(), link.c_str()), 0);

@@ -8,6 +8,8 @@
 
 #include "base/result.h"
 #include "base/strings.h"
+#include "mce/decode.h"
+#include "report/trace_report.h"
 #include "tests/support/run_command.h"
 #include "tests/support/test_env.h"
 
@@ -125,6 +127,48 @@ TEST(Cli, ManPagesAgreeWithTableAndHelp) {
     }
     EXPECT_EQ(in_help, in_page) << verb << ": --help and " << path << " list different options";
   }
+}
+
+// perf-persistent(1), the page `perf persistent --help` opens under perf,
+// lists every command with the table's summary and its own page.
+TEST(Cli, OverviewPageListsEveryCommand) {
+  std::string page = read_file(source_dir() + "/Documentation/perf-persistent.txt");
+  size_t begin = page.find("\nCOMMANDS\n--------\n");
+  ASSERT_NE(begin, std::string::npos) << "no COMMANDS section";
+  size_t end = page.find("\n--", begin + 20);
+  std::string commands = page.substr(begin, end == std::string::npos ? end : end - begin);
+  ASSERT_FALSE(verbs().empty());
+  for (const auto& [verb, summary] : verbs()) {
+    std::string item =
+        "\n*" + verb + "*::\n\t" + summary + "; *perf-persistent-" + verb + "*(1).\n";
+    EXPECT_NE(commands.find(item), std::string::npos)
+        << "perf-persistent.txt's COMMANDS must list:" << item;
+  }
+}
+
+// The sets the bash completion offers are the program's: one line of
+// contrib/bash-completion/perf-persistent each, NAME=$'a\nb\n...'.
+std::vector<std::string> completion_set(const std::string& name) {
+  std::string script = read_file(source_dir() + "/contrib/bash-completion/perf-persistent");
+  std::smatch m;
+  std::regex line("\n" + name + "=\\$'([^']*)'\n");
+  if (!std::regex_search(script, m, line))
+    return {};
+  std::vector<std::string> out;
+  std::string words = m[1];
+  for (std::string_view w : split(words, '\\'))
+    out.emplace_back(w.starts_with("n") && !out.empty() ? w.substr(1) : w);
+  return out;
+}
+
+TEST(Cli, CompletionSetsAreTheProgramsSets) {
+  std::vector<std::string> severities, sort_keys;
+  for (std::string_view s : mce::mce_severities_by_rank())
+    severities.emplace_back(s);
+  for (std::string_view k : report::sort_keys())
+    sort_keys.emplace_back(k);
+  EXPECT_EQ(completion_set("_perf_persistent_severities"), severities);
+  EXPECT_EQ(completion_set("_perf_persistent_report_sort_keys"), sort_keys);
 }
 
 // The EXIT STATUS section of a man page: each "N::" or "N (kind)::" label.

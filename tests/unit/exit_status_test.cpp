@@ -160,6 +160,19 @@ TEST_F(ExitStatus, Status2RefusedByTheSystemOrTheBroker) {
   EXPECT_EQ(parse(r.out)["error"]["message"], "not for you");
 }
 
+// A missing input file is status 2 in every verb that reads one, the
+// history (report --db) as a perf.data (report -i) or a log (decode --log);
+// 4 is kept for a missing persistent event.
+TEST_F(ExitStatus, Status2ForAMissingInputFileInEveryVerb) {
+  std::string missing = dir_.path("missing");
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"report", "-i", missing}, {"report", "--db", missing}, {"decode", "--log", missing}}) {
+    CommandResult r = run_pp(args);
+    EXPECT_EQ(r.status, 2) << args[0] << " " << args[1] << ": " << r.err;
+    EXPECT_NE(r.err.find(missing), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(ExitStatus, Status3NameTakenAsTheBrokerSaysIt) {
   FakeBroker broker(dir_.path(""), broker_error(ErrorKind::kNameTaken, EEXIST, "taken"));
   ASSERT_TRUE(broker.ok());
