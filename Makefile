@@ -454,10 +454,13 @@ CI_STEPS := layers build doc check-systemd san-build check-mce check-pstore chec
 # (tests/qemu/lib.sh), the compiler cache and the files clang-tidy passed.
 # A change is compiled and checked again; what did not change is not.
 CI_CACHE ?= /var/cache/perf-persistent
-CI_CCACHE := $(if $(shell command -v ccache),ccache )
+# ccache through its masquerade folder (Debian's /usr/lib/ccache: g++,
+# clang++ ... that call ccache), so CXX stays one word for every script
+# that runs it.
+CI_CCACHE := $(wildcard /usr/lib/ccache/g++)
 CI_ENV = QEMU_CACHE=$(CI_CACHE)/qemu CCACHE_DIR=$(CI_CACHE)/ccache CCACHE_BASEDIR=$(CURDIR) \
-	CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=4G CXX='$(CI_CCACHE)$(CXX)' \
-	CLANGXX='$(CI_CCACHE)$(CLANGXX)' TIDY_CACHE=$(CI_CACHE)/clang-tidy
+	CCACHE_NOHASHDIR=true CCACHE_MAXSIZE=4G TIDY_CACHE=$(CI_CACHE)/clang-tidy \
+	$(if $(CI_CCACHE),PATH=/usr/lib/ccache:$$PATH)
 
 ci:
 	$(Q)scripts/ci-step --start $(CI_DIR)
