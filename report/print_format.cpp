@@ -444,7 +444,7 @@ class PrintFormat::Compiler {
     const char* o = arg->op.op ? arg->op.op : "";
     Expr e;
     if (std::strcmp(o, "[") == 0)
-      return refuse("an array subscript");
+      return subscript(arg);
     if (std::strcmp(o, "?") == 0) {
       const tep_print_arg* branches = arg->op.right;
       if (!branches || branches->type != TEP_PRINT_OP || !branches->op.op ||
@@ -531,6 +531,33 @@ class PrintFormat::Compiler {
         (out_.exprs_[size_t(right)].kind != Expr::kConst || out_.exprs_[size_t(right)].value >= 64))
       return refuse("a shift by something other than a constant below 64");
     return fold(e);
+  }
+
+  // REC->array[index] (eval_num_arg()'s "["), e.g. sys_enter's
+  // REC->args[0]: the element at the index, read as unsigned of its size.
+  // Only a fixed array by a constant index inside it compiles.
+  Result<int32_t> subscript(const tep_print_arg* arg) {
+    const tep_print_arg* array = arg->op.left;
+    if (!array || array->type != TEP_PRINT_FIELD)
+      return refuse("an array subscript of what is no field");
+    PP_ASSIGN_OR_RETURN(const tep_format_field* f, field(array->field.name));
+    if (!(f->flags & TEP_FIELD_IS_ARRAY) || (f->flags & TEP_FIELD_IS_DYNAMIC))
+      return refuse("an array subscript of a field that is no fixed array");
+    PP_ASSIGN_OR_RETURN(int32_t index, expr(arg->op.right));
+    const Expr& i = out_.exprs_[size_t(index)];
+    if (i.kind != Expr::kConst)
+      return refuse("an array subscript by a value of the record");
+    const uint64_t element = uint64_t(f->elementsize);
+    if (element != 1 && element != 2 && element != 4 && element != 8)
+      return refuse("an array subscript of elements of an odd size");
+    const uint64_t field_size = uint64_t(f->size);
+    if (i.value >= field_size / element)
+      return refuse("an array subscript past the end of its field");
+    Expr e;
+    e.kind = Expr::kField;
+    e.offset = uint32_t(uint64_t(f->offset) + i.value * element);
+    e.size = uint8_t(element);
+    return add(e);
   }
 
   // What a %s prints (print_str_arg()).

@@ -33,12 +33,13 @@
 //   read as unsigned of their size (an odd size reads 0), integer
 //   literals (strtoull), casts (u8..u32, s8..s32, char, short and int mask
 //   to their width; other types keep the value), __get_dynamic_array_len(),
+//   a fixed array's element by a constant index inside it (REC->args[1]),
 //   and the operators ! ~ unary - and +, * / % (by a non-zero constant),
 //   + - << >> (by a constant below 64), < <= > >= == != & | && || and ?:,
 //   all on unsigned 64-bit values.
 // Refused: '*' widths, %pM %pI %pU %ph, __print_hex(), __print_array(),
-// bitmasks, cpumasks, function calls, array subscripts, flag and symbol
-// values that are names, '^', a format libtraceevent marked failed, and
+// bitmasks, cpumasks, function calls, other array subscripts, flag and
+// symbol values that are names, '^', a format libtraceevent marked failed, and
 // events printed by a plugin or as ftrace's own (bprint) events.
 #pragma once
 

@@ -40,8 +40,10 @@ constexpr const char* kFields =
     "\tfield:__data_loc char[] str;\toffset:48;\tsize:4;\tsigned:0;\n"
     "\tfield:__data_loc u8[] arr;\toffset:52;\tsize:4;\tsigned:0;\n"
     "\tfield:unsigned long addr;\toffset:56;\tsize:8;\tsigned:0;\n"
-    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n\n";
-constexpr size_t kFixedSize = 72;
+    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n"
+    "\tfield:unsigned long args[2];\toffset:72;\tsize:16;\tsigned:0;\n"
+    "\tfield:u32 small[4];\toffset:88;\tsize:16;\tsigned:0;\n\n";
+constexpr size_t kFixedSize = 104;
 
 // Each reaches a rule of report/print_format.h (as in print_format_test.cpp).
 const char* const kFormats[] = {
@@ -71,6 +73,7 @@ const char* const kFormats[] = {
     R"("")",
     R"("trailing %d %", REC->si)",
     R"("%u%u%u", 0x10, 010, 18446744073709551615)",
+    R"("NR %ld (%lx, %lx) %u %u", REC->sl, REC->args[0], REC->args[1], REC->small[0], REC->small[3])",
 };
 
 // One decoder of every format, ids 100 onwards: made once.

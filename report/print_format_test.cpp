@@ -116,7 +116,9 @@ constexpr const char* kFields =
     "\tfield:__data_loc char[] str;\toffset:48;\tsize:4;\tsigned:0;\n"
     "\tfield:__data_loc u8[] arr;\toffset:52;\tsize:4;\tsigned:0;\n"
     "\tfield:unsigned long addr;\toffset:56;\tsize:8;\tsigned:0;\n"
-    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n\n";
+    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n"
+    "\tfield:unsigned long args[2];\toffset:72;\tsize:16;\tsigned:0;\n"
+    "\tfield:u32 small[4];\toffset:88;\tsize:16;\tsigned:0;\n\n";
 
 // Each reaches a rule of report/print_format.h; each must compile.
 const char* const kFormats[] = {
@@ -145,6 +147,7 @@ const char* const kFormats[] = {
     R"("")",
     R"("trailing %d %", REC->si)",
     R"("%u%u%u", 0x10, 010, 18446744073709551615)",
+    R"("NR %ld (%lx, %lx) %u %u", REC->sl, REC->args[0], REC->args[1], REC->small[0], REC->small[3])",
 };
 
 TEST(PrintFormat, MadeUpFormatsAsLibtraceeventPrintsThem) {
@@ -184,6 +187,10 @@ TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
       {R"("%s", __print_symbolic(REC->si, { -1, "minus" }))", "is a name"},
       {R"("%Zd", REC->si)", "unusual length"},
       {R"("%ls", REC->name)", "string conversion"},
+      {R"("%u", REC->small[4])", "past the end"},
+      {R"("%lx", REC->args[REC->sc])", "value of the record"},
+      {R"("%d", REC->si[0])", "no fixed array"},
+      {R"("%x", __get_str(str)[0])", "no field"},
   };
   TracingData data;
   data.version = "0.6";
