@@ -32,6 +32,33 @@ inline constexpr uint64_t align_up(uint64_t value, uint64_t alignment) {
   return (value + alignment - 1) / alignment * alignment;
 }
 
+// A tracepoint field's value: an unsigned number of `size` bytes at `p`,
+// in the host's order; 0 for a size other than 1, 2, 4 or 8, as
+// libtraceevent's tep_read_number() reads it. `p` must hold `size` bytes.
+inline uint64_t read_unsigned(const uint8_t* p, uint32_t size) {
+  switch (size) {
+    case 1:
+      return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
+  }
+}
+
 class ByteWriter {
  public:
   explicit ByteWriter(Bytes* out) : out_(out) {}

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <traceevent/event-parse.h>
 
+#include "report/bytes.h"
+
 namespace pp::report {
 namespace {
 
@@ -69,30 +71,6 @@ uint64_t apply(uint8_t op, uint64_t l, uint64_t r) {
       return l % r;
   }
   return 0;
-}
-
-uint64_t read_unsigned(const uint8_t* p, uint32_t size) {
-  switch (size) {
-    case 1:
-      return *p;
-    case 2: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case 8: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    default:
-      return 0;
-  }
 }
 
 // What a cast keeps of a value, as libtraceevent's casts do: the

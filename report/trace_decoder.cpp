@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "report/bytes.h"
 #include "report/format_bounds.h"
 
 namespace pp::report {
@@ -16,30 +17,6 @@ namespace {
 // Tracepoint ids are small integers; a table indexed by id beyond this is
 // not worth it (a lookup falls back to libtraceevent's).
 constexpr uint64_t kMaxTableId = 1 << 16;
-
-uint64_t read_unsigned(const uint8_t* p, uint32_t size) {
-  switch (size) {
-    case 1:
-      return *p;
-    case 2: {
-      uint16_t v;
-      std::memcpy(&v, p, 2);
-      return v;
-    }
-    case 4: {
-      uint32_t v;
-      std::memcpy(&v, p, 4);
-      return v;
-    }
-    case 8: {
-      uint64_t v;
-      std::memcpy(&v, p, 8);
-      return v;
-    }
-    default:
-      return 0;
-  }
-}
 
 uint64_t sign_extend(uint64_t v, uint32_t size) {
   if (size >= 8 || size == 0)
