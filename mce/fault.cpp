@@ -9,7 +9,7 @@
 #include "base/json.h"
 #include "base/wall_time.h"
 #include "mce/advice.h"
-#include "mce/edac.h"
+#include "mce/location.h"
 
 namespace pp::mce {
 namespace {
