@@ -48,11 +48,21 @@ std::string part(const MceDecoded& d) {
   return where;
 }
 
+// The kernel's level: its own verdict, when the log carried one that names
+// a level (its grader saw what a record lacks: MCG_CAP, the context of the
+// IP), else this decode's grade of the registers.
+KernelSeverity kernel_level(const MceDecoded& d) {
+  if (d.kernel_verdict && d.kernel_verdict->severity)
+    return *d.kernel_verdict->severity;
+  return d.kernel_severity;
+}
+
 }  // namespace
 
 std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
   const std::string what = part(d);
-  const bool survived = d.kernel_severity != KernelSeverity::kPanic;
+  const KernelSeverity kernel = kernel_level(d);
+  const bool survived = kernel != KernelSeverity::kPanic;
   const bool has_page = (d.location && d.location->page) ||
                         (d.regs.addr && (d.regs.status.value_or(0) & (uint64_t{1} << 58)));
   if (!fault_mode.empty() && fault_mode != "unknown" && d.severity != MceSeverity::kInvalid)
@@ -62,7 +72,7 @@ std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
     case MceSeverity::kInvalid:
       return "Not an error: the bank holds no valid record; no action.";
     case MceSeverity::kCorrected:
-      if (d.kernel_severity == KernelSeverity::kAo)
+      if (kernel == KernelSeverity::kAo)
         return "Hardware event, not a software error: a patrol scrub found uncorrectable data in " +
                what + " before any use; the kernel will offline the page.";
       return "Corrected and isolated (" + what +
@@ -72,6 +82,8 @@ std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
              " was contained before use; the kernel will offline the page; plan to replace the "
              "part if it repeats.";
     case MceSeverity::kUcna:
+      if (!survived)
+        break;
       // uc_decode_notifier() in core.c hands AO and deferred errors to
       // memory_failure(); newer kernels take UCNA errors too, older ones
       // leave the page in use.
@@ -81,6 +93,8 @@ std::string mce_advice(const MceDecoded& d, std::string_view fault_mode) {
              " (HardwareCorrupted in /proc/meminfo grows), older ones leave it; plan to replace "
              "the part if it repeats.";
     case MceSeverity::kSrao:
+      if (!survived)
+        break;
       return "Hardware event, not a software error: uncorrected data found in " + what +
              " in the background (scrub or cache writeback); the kernel will offline the page; "
              "no process was affected.";

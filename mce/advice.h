@@ -21,7 +21,9 @@ namespace pp::mce {
 // grouped this error with others at one location ("cell", "row", "column",
 // "bank", "device", "rank", "channel", "controller"; empty: unknown), makes
 // the advice name the fault and ask for a replacement plan. The DIMM label
-// comes from d.location->label when set.
+// comes from d.location->label when set. Whether the kernel survived is the
+// kernel's own verdict when d carries one that names a level (a log's
+// "Kernel panic - not syncing: Fatal machine check"), else d.kernel_severity.
 std::string mce_advice(const MceDecoded& d, std::string_view fault_mode = {});
 
 }  // namespace pp::mce

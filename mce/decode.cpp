@@ -293,36 +293,6 @@ std::string location_words(const MemoryLocation& l) {
   return out;
 }
 
-nlohmann::json location_json(const MemoryLocation& l) {
-  nlohmann::json j = nlohmann::json::object();
-  auto add = [&](const char* name, const std::optional<uint32_t>& v) {
-    if (v)
-      j[name] = *v;
-  };
-  add("socket", l.socket);
-  add("controller", l.controller);
-  add("channel", l.channel);
-  add("slot", l.slot);
-  add("rank", l.rank);
-  add("subrank", l.subrank);
-  add("bank_group", l.bank_group);
-  add("bank", l.bank);
-  add("row", l.row);
-  add("column", l.column);
-  add("device", l.device);
-  add("chip_select", l.chip_select);
-  if (l.address)
-    j["address"] = hex_u64(*l.address);
-  if (l.page)
-    j["page"] = hex_u64(*l.page);
-  if (!l.label.empty())
-    j["label"] = l.label;
-  add("ecc_mode", l.ecc_mode);
-  if (l.transient)
-    j["transient"] = *l.transient;
-  return j;
-}
-
 }  // namespace
 
 std::string describe_error_code(const MceDecoded& d) {
@@ -478,7 +448,7 @@ nlohmann::json mce_json(const MceDecoded& d) {
   if (d.xec_meaning)
     j["xec_meaning"] = *d.xec_meaning;
   if (d.location)
-    j["location"] = location_json(*d.location);
+    j["location"] = memory_location_json(*d.location);
   if (d.origin != MceOrigin::kUnknown)
     j["origin"] = std::string(mce_origin_name(d.origin));
   j["severity"] = std::string(mce_severity_name(d.severity));

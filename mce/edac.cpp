@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <charconv>
-#include <cstdio>
 
 #include "base/json.h"
 #include "base/strings.h"
@@ -102,12 +101,6 @@ void finish_address(MemoryLocation& loc, std::optional<uint64_t> page,
     loc.page = page;
   if (loc.address && !loc.page)
     loc.page = *loc.address >> 12;
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
-  return buf;
 }
 
 // The older EDAC core line: "CE row 1, channel 0, label "X": 1 Unknown
@@ -383,58 +376,6 @@ EdacError decode_mc_event(const McEventFields& f, const EdacLabels* labels) {
   return e;
 }
 
-std::string describe_memory_location(const MemoryLocation& l) {
-  std::string out;
-  auto add = [&](const char* name, const auto& v, bool as_hex) {
-    if (!v)
-      return;
-    out += out.empty() ? "" : ", ";
-    out += name;
-    out += ' ';
-    out += as_hex ? hex(*v) : std::to_string(*v);
-  };
-  add("socket", l.socket, false);
-  add("controller", l.controller, false);
-  add("channel", l.channel, false);
-  add("slot", l.slot, false);
-  add("chip select", l.chip_select, false);
-  add("rank", l.rank, false);
-  add("subrank", l.subrank, false);
-  add("bank group", l.bank_group, false);
-  add("bank", l.bank, false);
-  add("row", l.row, true);
-  add("column", l.column, true);
-  add("device", l.device, false);
-  return out;
-}
-
-nlohmann::json memory_location_json(const MemoryLocation& l) {
-  nlohmann::json j = nlohmann::json::object();
-  auto add = [&](const char* name, const auto& v) {
-    if (v)
-      j[name] = *v;
-  };
-  add("socket", l.socket);
-  add("controller", l.controller);
-  add("channel", l.channel);
-  add("slot", l.slot);
-  add("chip_select", l.chip_select);
-  add("rank", l.rank);
-  add("subrank", l.subrank);
-  add("bank_group", l.bank_group);
-  add("bank", l.bank);
-  add("row", l.row);
-  add("column", l.column);
-  add("device", l.device);
-  if (l.address)
-    j["address"] = hex_u64(*l.address);
-  if (l.page)
-    j["page"] = hex_u64(*l.page);
-  if (!l.label.empty())
-    j["label"] = escape_invalid_utf8(l.label);
-  return j;
-}
-
 void print_edac_text(const EdacError& e, std::string& out) {
   out += "EDAC MC" + (e.mc ? std::to_string(*e.mc) : std::string("?")) + ": " +
          std::to_string(e.count) + " " + std::string(edac_error_type_name(e.type));
@@ -452,12 +393,12 @@ void print_edac_text(const EdacError& e, std::string& out) {
   if (e.location.address || e.syndrome) {
     out += " ";
     if (e.location.address) {
-      out += " address " + hex(*e.location.address);
+      out += " address " + hex_u64(*e.location.address);
       if (e.grain)
         out += " (grain " + std::to_string(*e.grain) + " bytes)";
     }
     if (e.syndrome)
-      out += std::string(e.location.address ? "," : "") + " syndrome " + hex(*e.syndrome);
+      out += std::string(e.location.address ? "," : "") + " syndrome " + hex_u64(*e.syndrome);
     out += "\n";
   }
   if (!e.detail.empty())

@@ -127,11 +127,4 @@ void print_edac_text(const EdacError& error, std::string& out);
 //    "syndrome": "0x0", "detail": "...", "location": {...}}
 nlohmann::json edac_json(const EdacError& error);
 
-// A MemoryLocation as JSON: each layer present as a number, address and page
-// as hex strings, the label as a string; absent layers left out.
-nlohmann::json memory_location_json(const MemoryLocation& location);
-// "socket 0, controller 0, channel 1, slot 0, rank 3, row 0x1d26, column 0x140"
-// (the layers present, in order), or "" when none.
-std::string describe_memory_location(const MemoryLocation& location);
-
 }  // namespace pp::mce

@@ -9,7 +9,7 @@
 #include "base/json.h"
 #include "base/wall_time.h"
 #include "mce/advice.h"
-#include "mce/edac.h"
+#include "mce/location.h"
 
 namespace pp::mce {
 namespace {
@@ -157,45 +157,51 @@ std::string dimm_name(const MemoryLocation& l) {
 }
 
 std::vector<FaultError> join_machine_checks(std::vector<FaultError> errors, uint64_t window_ns) {
-  std::vector<FaultError> out;
-  out.reserve(errors.size());
   // EDAC errors by page, with their times.
   std::multimap<uint64_t, uint64_t> edac;
   for (const FaultError& e : errors)
     if (!e.machine_check && e.location.page)
       edac.emplace(*e.location.page, e.wall_ns);
-  for (FaultError& e : errors) {
-    if (e.machine_check && e.location.page) {
-      auto [lo, hi] = edac.equal_range(*e.location.page);
-      bool reported = std::any_of(lo, hi, [&](const auto& kv) {
-        uint64_t t = kv.second;
-        return !e.wall_ns || !t || (t > e.wall_ns ? t - e.wall_ns : e.wall_ns - t) <= window_ns;
-      });
-      if (reported)
-        continue;
-    }
-    out.push_back(std::move(e));
-  }
-  return out;
+  // In place: a second vector of every error would double the peak.
+  std::erase_if(errors, [&](const FaultError& e) {
+    if (!e.machine_check || !e.location.page)
+      return false;
+    auto [lo, hi] = edac.equal_range(*e.location.page);
+    return std::any_of(lo, hi, [&](const auto& kv) {
+      uint64_t t = kv.second;
+      return !e.wall_ns || !t || (t > e.wall_ns ? t - e.wall_ns : e.wall_ns - t) <= window_ns;
+    });
+  });
+  return errors;
 }
 
 std::vector<FaultError> label_machine_checks(std::vector<FaultError> errors) {
-  auto same = [](const auto& a, const auto& b) { return a && b && *a == *b; };
+  // The labels EDAC gave, by socket, controller, channel and slot, each with
+  // its rank: one pass over the errors, not one per machine check.
+  using Dimm = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>;
+  auto dimm_of = [](const MemoryLocation& l) -> std::optional<Dimm> {
+    if (!l.socket || !l.controller || !l.channel || !l.slot)
+      return std::nullopt;
+    return Dimm{*l.socket, *l.controller, *l.channel, *l.slot};
+  };
+  std::map<Dimm, std::set<std::pair<std::optional<uint32_t>, std::string>>> edac_labels;
+  for (const FaultError& e : errors)
+    if (auto dimm = dimm_of(e.location); dimm && !e.machine_check && !e.location.label.empty())
+      edac_labels[*dimm].insert({e.location.rank, e.location.label});
   for (FaultError& m : errors) {
     MemoryLocation& l = m.location;
-    if (!m.machine_check || !l.label.empty() || !l.socket || !l.controller || !l.channel || !l.slot)
+    std::optional<Dimm> dimm = dimm_of(l);
+    if (!m.machine_check || !l.label.empty() || !dimm)
       continue;
-    std::set<std::string> labels;
-    for (const FaultError& e : errors) {
-      const MemoryLocation& o = e.location;
-      if (e.machine_check || o.label.empty() || !same(l.socket, o.socket) ||
-          !same(l.controller, o.controller) || !same(l.channel, o.channel) ||
-          !same(l.slot, o.slot) || (l.rank && o.rank && *l.rank != *o.rank))
-        continue;
-      labels.insert(o.label);
-    }
+    auto found = edac_labels.find(*dimm);
+    if (found == edac_labels.end())
+      continue;
+    std::set<std::string_view> labels;
+    for (const auto& [rank, label] : found->second)
+      if (!l.rank || !rank || *l.rank == *rank)
+        labels.insert(label);
     if (labels.size() == 1)
-      l.label = *labels.begin();
+      l.label = std::string(*labels.begin());
   }
   return errors;
 }

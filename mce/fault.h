@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -62,8 +63,10 @@ struct FaultError {
   uint32_t count = 1;    // errors the record stands for (EDAC's error_count)
   bool uncorrected = false;
   bool machine_check = false;  // from a machine check (false: EDAC)
-  // The machine check decoded, for the fault's advice (mce_advice()).
-  std::optional<MceDecoded> mce;
+  // The machine check decoded, for the fault's advice (mce_advice()); null
+  // for an EDAC error. Shared, not inline: a decode is kilobytes, an EDAC
+  // error without one (most of a history) pays a pointer.
+  std::shared_ptr<const MceDecoded> mce;
 };
 
 struct Fault {

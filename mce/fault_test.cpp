@@ -126,6 +126,47 @@ TEST(Faults, AMachineCheckThatEdacReportedCountsOnce) {
   EXPECT_NE(text.find("unknown fault on an unknown DIMM"), std::string::npos) << text;
 }
 
+// A machine check located to socket, controller, channel and slot takes the
+// label of the EDAC errors there when they name one DIMM (of its rank, when
+// both give one); the fault's advice then names that DIMM.
+TEST(Faults, AMachineCheckTakesTheLabelOfItsDimmsEdacErrors) {
+  FaultError rank1 = at(1, 1, 0x100, 0x20);
+  rank1.location.label = "CPU0_DIMM_A2";
+  auto check = [](std::optional<uint32_t> rank) {
+    FaultError m;
+    m.machine_check = true;
+    m.location.socket = 0;
+    m.location.controller = 0;
+    m.location.channel = 1;
+    m.location.slot = 0;
+    m.location.rank = rank;
+    return m;
+  };
+  FaultError of_rank0 = check(0);
+  MceRegisters regs;
+  regs.status = 0x9c0000000000009f;  // corrected, memory controller
+  of_rank0.mce = std::make_shared<const MceDecoded>(decode_mce(regs));
+  FaultError no_rank = check(std::nullopt);  // both labels fit: none taken
+  FaultError no_slot = check(0);
+  no_slot.location.slot.reset();
+  FaultError other_channel = check(0);
+  other_channel.location.channel = 2;
+  auto labelled = label_machine_checks(
+      {at(0, 1, 0x100, 0x20), rank1, of_rank0, no_rank, no_slot, other_channel});
+  ASSERT_EQ(labelled.size(), 6u);
+  EXPECT_EQ(labelled[2].location.label, "CPU0_DIMM_A1");
+  EXPECT_EQ(labelled[3].location.label, "");
+  EXPECT_EQ(labelled[4].location.label, "");
+  EXPECT_EQ(labelled[5].location.label, "");
+
+  std::vector<Fault> f = group_faults({labelled[2]});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].dimm, "CPU0_DIMM_A1");
+  EXPECT_EQ(f[0].advice,
+            "Corrected and isolated (memory at DIMM CPU0_DIMM_A1 (controller 0, channel 1, slot 0, "
+            "rank 0)); no action unless it repeats at the same place.");
+}
+
 TEST(Faults, JsonNamesTheModeAndCounts) {
   auto f = group_faults({at(0, 1, 0x100, 0x20, kSecond), at(0, 1, 0x100, 0x28, 2 * kSecond)});
   nlohmann::json j = fault_json(f.at(0));

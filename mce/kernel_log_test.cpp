@@ -213,6 +213,7 @@ TEST(MceLog, EntryComparesTheKernelsVerdictAndSaysWhenItDisagrees) {
   EXPECT_EQ(d.kernel_verdict->severity, KernelSeverity::kPanic);
   EXPECT_NE(d.kernel_severity, KernelSeverity::kPanic);
   EXPECT_FALSE(d.kernel_verdict->agrees);
+  EXPECT_NE(d.advice.find("; the kernel panics;"), std::string::npos) << d.advice;
 
   nlohmann::json j = mce_log_entry_json(log.entries[0], CpuVendor::kUnknown);
   EXPECT_EQ(j["origin"], "kernel-log") << j.dump();

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -35,5 +36,15 @@ struct MemoryLocation {
 
   bool operator==(const MemoryLocation&) const = default;
 };
+
+// A MemoryLocation as JSON, the "location" object of perf-persistent-decode(1)
+// for a machine check, an EDAC error and a fault alike: each layer present
+// as a number, address and page as hex strings, the label as a string (bytes
+// that are not UTF-8 as \xNN), ecc_mode a number, transient a boolean;
+// absent layers left out.
+nlohmann::json memory_location_json(const MemoryLocation& location);
+// "socket 0, controller 0, channel 1, slot 0, rank 3, row 0x1d26, column 0x140"
+// (the layers present, in order), or "" when none.
+std::string describe_memory_location(const MemoryLocation& location);
 
 }  // namespace pp::mce

@@ -502,7 +502,12 @@ TEST(MceContext, KernelVerdictIsCompared) {
   r.status = 0xb400000000000090;  // UCNA
   r.mcgstatus = 0;
   MceDecoded ucna = decode_mce(r);
+  EXPECT_NE(ucna.advice.find(" was not consumed;"), std::string::npos) << ucna.advice;
   apply_kernel_verdict(ucna, "Kernel panic - not syncing: Fatal machine check");
+  // The advice follows the kernel: it panicked, whatever the registers say.
+  EXPECT_EQ(ucna.advice,
+            "Hardware event, not a software error: uncorrected error in CPU ? bank ?; the kernel "
+            "panics; have the part serviced before the machine returns to service.");
   ASSERT_TRUE(ucna.kernel_verdict);
   EXPECT_FALSE(ucna.kernel_verdict->agrees);
   EXPECT_EQ(ucna.kernel_verdict->severity, KernelSeverity::kPanic);

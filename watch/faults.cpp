@@ -70,7 +70,7 @@ std::optional<mce::FaultError> fault_error_of(const nlohmann::ordered_json& reco
   }
   e.machine_check = true;
   e.uncorrected = (status & kUc) != 0;
-  e.mce = std::move(*d);
+  e.mce = std::make_shared<const mce::MceDecoded>(std::move(*d));
   return e;
 }
 
