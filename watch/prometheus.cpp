@@ -64,6 +64,8 @@ struct Family {
   const char* help;
 };
 
+constexpr std::string_view kMcEvent = "ras:mc_event";
+
 constexpr Family kRecords{"perf_persistent_records_total", "counter",
                           "Records the watcher read from a persistent event's buffer, per CPU, "
                           "counted over its history (from its start without one)."};
@@ -189,8 +191,13 @@ void PrometheusFile::add_event(const std::string& event, const std::vector<int>&
   }
 }
 
-Status PrometheusFile::take(const WatchRecord& r, const RecordJson& /*json*/) {
-  return record(r, nlohmann::ordered_json());
+Status PrometheusFile::take(const WatchRecord& r, const RecordJson& json) {
+  // A live record's fields are in its object alone (r.fields is empty): the
+  // tree is made for EDAC's records, which are rare, and for no other.
+  if (r.tracepoint == kMcEvent)
+    return record(r, json.tree());
+  count(r, nullptr);
+  return ok_status();
 }
 
 void PrometheusFile::seed(const HistoryTotals& totals) {
@@ -211,7 +218,13 @@ void PrometheusFile::seed(const HistoryTotals& totals) {
   }
 }
 
-Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& /*json*/) {
+Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  auto fields = json.find("fields");
+  count(r, fields == json.end() ? nullptr : &*fields);
+  return ok_status();
+}
+
+void PrometheusFile::count(const WatchRecord& r, const nlohmann::ordered_json* fields) {
   std::string cpu = r.cpu >= 0 ? std::to_string(r.cpu) : "unknown";
   if (!r.event.empty()) {
     records_[{r.event, cpu}]++;
@@ -220,12 +233,8 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
       last = std::max(last, r.wall_ns);
     }
   }
-  if (r.tracepoint == "ras:mc_event") {
-    mce::EdacError e = mce::decode_mc_event(mce::mc_event_fields_from_json(r.fields));
-    std::string dimm = mce::dimm_name(e.location);
-    memory_errors_[{dimm.empty() ? std::string("unknown") : dimm,
-                    std::string(mce::edac_error_type_name(e.type))}] += e.count;
-  }
+  if (r.tracepoint == kMcEvent && fields)
+    count_memory_errors(*fields, 1);
   if (r.mce) {
     const mce::MceDecoded& d = *r.mce;
     std::string severity(mce::mce_severity_name(d.severity));
@@ -241,7 +250,13 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
       last = std::max(last, r.wall_ns);
     }
   }
-  return ok_status();
+}
+
+void PrometheusFile::count_memory_errors(const nlohmann::ordered_json& fields, uint64_t times) {
+  mce::EdacError e = mce::decode_mc_event(mce::mc_event_fields_from_json(fields));
+  std::string dimm = mce::dimm_name(e.location);
+  memory_errors_[{dimm.empty() ? std::string("unknown") : dimm,
+                  std::string(mce::edac_error_type_name(e.type))}] += e.count * times;
 }
 
 Status PrometheusFile::lost(const LostNotice& n) {

@@ -93,6 +93,11 @@ class PrometheusFile final : public Sink {
  private:
   explicit PrometheusFile(const PrometheusOptions& options);
   Status write_file() const;
+  // One record into the counters; `fields` is its object's "fields" (null:
+  // none looked at, which only EDAC's records need).
+  void count(const WatchRecord& record, const nlohmann::ordered_json* fields);
+  // An ras:mc_event record's fields, `times` times.
+  void count_memory_errors(const nlohmann::ordered_json& fields, uint64_t times);
 
   // A series' label values in the family's label order; sorted with digits
   // compared as numbers.
