@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/json.h"
 #include "build_info.h"
 #include "mce/decode.h"
 #include "mce/edac.h"
@@ -71,7 +72,7 @@ constexpr Family kRecords{"perf_persistent_records_total", "counter",
                           "counted over its history (from its start without one)."};
 constexpr Family kLost{"perf_persistent_samples_lost_total", "counter",
                        "Samples a persistent event's buffer overwrote before the watcher read "
-                       "them, per CPU, since the watcher started."};
+                       "them, per CPU, counted over its history (from its start without one)."};
 constexpr Family kMachineChecks{
     "perf_persistent_machine_checks_total", "counter",
     "Machine checks counted over the watcher's history (from its start without one), by "
@@ -83,8 +84,9 @@ constexpr Family kBySeverity{
     "decoded severity; every severity is present from the start."};
 constexpr Family kMemoryErrors{
     "perf_persistent_memory_errors_total", "counter",
-    "Memory errors EDAC reported (ras:mc_event records, their error counts summed) since the "
-    "watcher started, by DIMM (the label the kernel gives, which is the DIMM's EDAC "
+    "Memory errors EDAC reported (ras:mc_event records, their error counts summed) counted over "
+    "the watcher's history (from its start without one), by DIMM (the label the kernel gives, "
+    "which is the DIMM's EDAC "
     "dimm_label) and type (corrected, uncorrected, deferred, fatal, info)."};
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
@@ -216,6 +218,11 @@ void PrometheusFile::seed(const HistoryTotals& totals) {
     if (m.last_wall_ns)
       latest(last_mce_ns_[{m.severity}], m.last_wall_ns);
   }
+  for (const HistoryTotals::Lost& l : totals.lost)
+    lost_[{l.event, text(l.cpu)}] += l.records;
+  for (const HistoryTotals::McEvents& m : totals.mc_events)
+    if (auto fields = parse_json(m.fields, "an ras:mc_event record's fields"); fields.ok())
+      count_memory_errors(nlohmann::ordered_json(*fields), m.count);
 }
 
 Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& json) {

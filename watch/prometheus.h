@@ -25,7 +25,8 @@
 //   perf_persistent_broker_up, perf_persistent_watch_up,
 //   perf_persistent_watch_start_time_seconds, perf_persistent_build_info{version,commit}
 //
-// With a history, the counters start from what it holds (seed()): a restart
+// With a history, the counters start from what it holds (seed()): its
+// records, machine checks, lost samples and EDAC's records. A restart
 // changes none, and the records it holds are never counted twice.
 //
 // Families in that order, series sorted by their labels' values (numbers as

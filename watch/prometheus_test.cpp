@@ -117,7 +117,7 @@ perf_persistent_records_total{event="getppid",cpu="1"} 0
 perf_persistent_records_total{event="mce_record",cpu="0"} 0
 perf_persistent_records_total{event="mce_record",cpu="1"} 1
 perf_persistent_records_total{event="mce_record",cpu="2"} 1
-# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, since the watcher started.
+# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, counted over its history (from its start without one).
 # TYPE perf_persistent_samples_lost_total counter
 perf_persistent_samples_lost_total{event="getppid",cpu="0"} 0
 perf_persistent_samples_lost_total{event="getppid",cpu="1"} 7
@@ -248,6 +248,29 @@ TEST(PrometheusFile, LiveMemoryErrorsCountFromThePayload) {
           "perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type=\"corrected\"} 3\n"),
       std::string::npos)
       << p->text();
+}
+
+// A history's lost samples and memory errors start their counters, as its
+// records and machine checks do.
+TEST(PrometheusFile, SeedStartsLostSamplesAndMemoryErrors) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  HistoryTotals totals;
+  totals.lost.push_back({"mce_record", 1, 4});
+  totals.lost.push_back({"mce_record", std::nullopt, 2});
+  totals.mc_events.push_back({R"({"error_type":1,"label":"CPU0_DIMM_A1","error_count":3})", 2});
+  p->seed(totals);
+  std::string text = p->text();
+  EXPECT_NE(text.find("perf_persistent_samples_lost_total{event=\"mce_record\",cpu=\"1\"} 4\n"
+                      "perf_persistent_samples_lost_total{event=\"mce_record\",cpu=\"unknown\"} "
+                      "2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type="
+                      "\"uncorrected\"} 6\n"),
+            std::string::npos)
+      << text;
 }
 
 TEST(PrometheusFile, PromtoolAcceptsTheFile) {
