@@ -610,11 +610,18 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
     out.flush();
     return stats;
   }
-  PP_ASSIGN_OR_RETURN(SqliteStmt s,
-                      sqlite_prepare(raw,
-                                     "SELECT id, json FROM records WHERE " + filters.records.sql +
-                                         " ORDER BY wall_ns, id",
-                                     path));
+  // --faults reads back only what fault_error_of() can take: EDAC's
+  // records and machine checks (severity set), never the JSON of the
+  // others, which a history of any other tracepoint is made of.
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt s,
+      sqlite_prepare(raw,
+                     "SELECT id, json FROM records WHERE " + filters.records.sql +
+                         (options.faults ? " AND (tracepoint = 'ras:mc_event' OR severity IS "
+                                           "NOT NULL)"
+                                         : "") +
+                         " ORDER BY wall_ns, id",
+                     path));
   bind_all(s.get(), filters.records.params);
   if (options.faults)
     return report_faults(raw, s.get(), options, path, out, err);

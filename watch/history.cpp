@@ -610,15 +610,18 @@ Result<HistoryTotals> History::totals() {
     return sqlite3_column_int64(s, i);
   };
   // Records of the persistent events' buffers, by event and CPU; the
-  // machine checks retention deleted are in seen_keys.
+  // machine checks retention deleted are in seen_keys. EDAC's records come
+  // out of the same scan in groups of their own (their fields not null),
+  // which follow their event and CPU's other records.
   PP_ASSIGN_OR_RETURN(
       SqliteStmt records,
       sqlite_prepare(
           db_.get(),
-          "SELECT event, cpu, count(*), max(wall_ns) FROM (SELECT event, cpu, wall_ns "
-          "FROM records WHERE origin = 'live' AND event IS NOT NULL UNION ALL SELECT "
-          "event, record_cpu, wall_ns FROM seen_keys WHERE origin = 'live' AND event IS NOT "
-          "NULL) GROUP BY event, cpu",
+          "SELECT event, cpu, count(*), max(wall_ns), mc_fields FROM (SELECT event, cpu, wall_ns, "
+          "CASE WHEN tracepoint = 'ras:mc_event' THEN json_extract(json, '$.fields') END AS "
+          "mc_fields FROM records WHERE origin = 'live' AND event IS NOT NULL UNION ALL SELECT "
+          "event, record_cpu, wall_ns, NULL FROM seen_keys WHERE origin = 'live' AND event IS "
+          "NOT NULL) GROUP BY event, cpu, mc_fields",
           path_));
   int rc = 0;
   while ((rc = sqlite3_step(records.get())) == SQLITE_ROW) {
@@ -627,7 +630,15 @@ Result<HistoryTotals> History::totals() {
     r.cpu = column_opt(records.get(), 1);
     r.count = uint64_t(sqlite3_column_int64(records.get(), 2));
     r.last_wall_ns = uint64_t(column_opt(records.get(), 3).value_or(0));
-    out.records.push_back(std::move(r));
+    if (sqlite3_column_type(records.get(), 4) != SQLITE_NULL)
+      out.mc_events.push_back({column_text(records.get(), 4), r.count});
+    if (!out.records.empty() && out.records.back().event == r.event &&
+        out.records.back().cpu == r.cpu) {
+      out.records.back().count += r.count;
+      out.records.back().last_wall_ns = std::max(out.records.back().last_wall_ns, r.last_wall_ns);
+    } else {
+      out.records.push_back(std::move(r));
+    }
   }
   if (rc != SQLITE_DONE)
     return sqlite_error(db_.get(), "counting the records of", path_);
@@ -655,6 +666,15 @@ Result<HistoryTotals> History::totals() {
   }
   if (rc != SQLITE_DONE)
     return sqlite_error(db_.get(), "counting the machine checks of", path_);
+  PP_ASSIGN_OR_RETURN(SqliteStmt lost, sqlite_prepare(db_.get(),
+                                                      "SELECT event, cpu, sum(records) FROM lost "
+                                                      "GROUP BY event, cpu",
+                                                      path_));
+  while ((rc = sqlite3_step(lost.get())) == SQLITE_ROW)
+    out.lost.push_back({column_text(lost.get(), 0), column_opt(lost.get(), 1),
+                        uint64_t(sqlite3_column_int64(lost.get(), 2))});
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db_.get(), "counting the lost samples of", path_);
   return out;
 }
 

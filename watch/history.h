@@ -165,8 +165,9 @@ inline constexpr uint64_t kMaxSeenKeys = 100000;
 inline constexpr uint64_t kSeenKeyBytes = 200;
 
 // What the history holds, counted as watch's metrics count: its records
-// and the machine checks retention deleted (seen_keys), so that a restart,
-// or a prune, leaves every counter where it was.
+// and the machine checks retention deleted (seen_keys), its lost samples
+// and EDAC's records, so that a restart leaves every counter where it was
+// (and a prune the machine checks').
 struct HistoryTotals {
   struct Records {  // a persistent event's records ("live"), per CPU
     std::string event;
@@ -180,8 +181,19 @@ struct HistoryTotals {
     uint64_t count = 0;
     uint64_t last_wall_ns = 0;
   };
+  struct Lost {  // the lost table's samples, per event and CPU
+    std::string event;
+    std::optional<int64_t> cpu;  // nullopt: unknown
+    uint64_t records = 0;
+  };
+  struct McEvents {      // EDAC's ras:mc_event records with the same fields
+    std::string fields;  // their "fields" object, as stored
+    uint64_t count = 0;  // how many records have them
+  };
   std::vector<Records> records;
   std::vector<MachineChecks> machine_checks;
+  std::vector<Lost> lost;
+  std::vector<McEvents> mc_events;
 };
 
 class History final : public Sink {

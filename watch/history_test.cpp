@@ -410,6 +410,40 @@ TEST(HistoryTest, TotalsCountWhatRetentionDeletedToo) {
   }
 }
 
+// The lost table's samples by event and CPU, and EDAC's records by their
+// fields, beside the records' counts, which still count every record once
+// per event and CPU.
+TEST(HistoryTest, TotalsCountLostSamplesAndMemoryErrors) {
+  TempDir dir;
+  auto h = History::open(dir.path("h.db"), options());
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  uint64_t now = now_ns();
+  ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 5, now}).ok());
+  ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 7, now}).ok());
+  ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 1, 2, now}).ok());
+  WatchRecord mc = tracepoint_record("mc-1", now, 0, 1000, "mc_event");
+  mc.tracepoint = "ras:mc_event";
+  mc.fields = {{"error_type", 0}, {"label", "DIMM_A1"}, {"error_count", 3}};
+  ASSERT_TRUE(add(**h, mc).ok());
+  mc.key = "mc-2";
+  ASSERT_TRUE(add(**h, mc).ok());
+  ASSERT_TRUE(add(**h, tracepoint_record("sw-1", now, 0, 1000, "mc_event")).ok());
+  auto totals = (*h)->totals();
+  ASSERT_TRUE(totals.ok()) << totals.error().message();
+  ASSERT_EQ(totals->lost.size(), 2u);
+  EXPECT_EQ(totals->lost[0].event, "ctxsw");
+  EXPECT_EQ(totals->lost[0].cpu, 0);
+  EXPECT_EQ(totals->lost[0].records, 12u);
+  EXPECT_EQ(totals->lost[1].cpu, 1);
+  EXPECT_EQ(totals->lost[1].records, 2u);
+  ASSERT_EQ(totals->mc_events.size(), 1u);
+  EXPECT_EQ(totals->mc_events[0].fields, R"({"error_type":0,"label":"DIMM_A1","error_count":3})");
+  EXPECT_EQ(totals->mc_events[0].count, 2u);
+  ASSERT_EQ(totals->records.size(), 1u);
+  EXPECT_EQ(totals->records[0].event, "mc_event");
+  EXPECT_EQ(totals->records[0].count, 3u);
+}
+
 TEST(HistoryTest, NewerSchemaIsRefusedWithWhatToDo) {
   TempDir dir;
   std::string path = dir.path("h.db");

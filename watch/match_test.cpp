@@ -306,5 +306,66 @@ TEST(MatchFields, ANameNoRecordHasIsRefused) {
     EXPECT_TRUE(check_match_fields(ok, with_mce, "--match").ok()) << ok;
 }
 
+// record_keys() names a machine check's fields by hand: every key a
+// record's object and its decoding can have must be among them, or a match
+// naming a field that exists would be refused at start. Decodings that
+// between them give every optional key of mce_json(): an Intel memory
+// controller's with its location, model and MSCOD meaning, an AMD SMCA
+// bank's with its unit and extended error code, a corrected error's count
+// and threshold, a bus, an internal and a simple error code. (The kernel's
+// verdict comes only with a logged record: decode_mce_log_entry().)
+TEST(MatchFields, EveryKeyOfARecordsObjectIsAccepted) {
+  std::vector<mce::MceDecoded> decoded;
+  mce::MceRegisters icx;
+  icx.status = 0x8c00000000800091;
+  icx.addr = 0x9b000000;
+  icx.misc = (uint64_t{0x200 >> 2} << 9) | (uint64_t{0x1d26} << 19) | (uint64_t{2} << 40) |
+             (uint64_t{1} << 42) | (uint64_t{1} << 63);
+  icx.bank = 14;
+  icx.cpu = 0;
+  icx.cpuid = 0x606A6;
+  icx.cpuvendor = 0;
+  icx.socketid = 0;
+  icx.cs = 0x10;
+  decoded.push_back(mce::decode_mce(icx));
+  mce::MceRegisters smca;
+  smca.status = 0xbc00000000010135;  // XEC 1: a meaning in the Load Store unit's table
+  smca.ipid = 0x000000B000000000;
+  smca.bank = 5;
+  decoded.push_back(mce::decode_mce(smca, mce::CpuVendor::kAmd));
+  mce::MceRegisters corrected;
+  corrected.status = 0x9400000000000091 | (uint64_t{3} << 38);
+  corrected.mcgcap = 0xc06;  // CMCI_P and TES_P: a count and a threshold
+  corrected.bank = 2;
+  corrected.cpuvendor = 0;
+  decoded.push_back(mce::decode_mce(corrected));
+  // A bus error (PP, T, II), an internal one and a simple one.
+  for (uint64_t code : {0x0b13ULL, 0x0400ULL, 0x0005ULL}) {
+    mce::MceRegisters r;
+    r.status = 0x9000000000000000 | code;
+    r.bank = 4;
+    decoded.push_back(mce::decode_mce(r, mce::CpuVendor::kUnknown, mce::MceOrigin::kTracepoint));
+  }
+  filter::Keys keys = record_keys({}, /*machine_checks=*/true);
+  WatchRecord r;
+  r.event = "mce_record";
+  r.tracepoint = "mce:mce_record";
+  r.time = r.wall_ns = 1;
+  r.cpu = r.pid = r.tid = 0;
+  r.comm = "swapper/0";
+  r.key = "k";
+  for (const mce::MceDecoded& d : decoded) {
+    r.mce = d;
+    nlohmann::ordered_json object = record_json(r);
+    for (const auto& [name, value] : object.items()) {
+      if (name != "fields" && name != "mce") {
+        EXPECT_TRUE(keys.has(name)) << name;
+      }
+    }
+    for (const auto& [name, value] : object["mce"].items())
+      EXPECT_TRUE(keys.has(name)) << name << " of " << object["mce"].dump();
+  }
+}
+
 }  // namespace
 }  // namespace pp::watch

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "base/json.h"
 #include "build_info.h"
 #include "mce/decode.h"
 #include "mce/edac.h"
@@ -64,12 +65,14 @@ struct Family {
   const char* help;
 };
 
+constexpr std::string_view kMcEvent = "ras:mc_event";
+
 constexpr Family kRecords{"perf_persistent_records_total", "counter",
                           "Records the watcher read from a persistent event's buffer, per CPU, "
                           "counted over its history (from its start without one)."};
 constexpr Family kLost{"perf_persistent_samples_lost_total", "counter",
                        "Samples a persistent event's buffer overwrote before the watcher read "
-                       "them, per CPU, since the watcher started."};
+                       "them, per CPU, counted over its history (from its start without one)."};
 constexpr Family kMachineChecks{
     "perf_persistent_machine_checks_total", "counter",
     "Machine checks counted over the watcher's history (from its start without one), by "
@@ -81,8 +84,9 @@ constexpr Family kBySeverity{
     "decoded severity; every severity is present from the start."};
 constexpr Family kMemoryErrors{
     "perf_persistent_memory_errors_total", "counter",
-    "Memory errors EDAC reported (ras:mc_event records, their error counts summed) since the "
-    "watcher started, by DIMM (the label the kernel gives, which is the DIMM's EDAC "
+    "Memory errors EDAC reported (ras:mc_event records, their error counts summed) counted over "
+    "the watcher's history (from its start without one), by DIMM (the label the kernel gives, "
+    "which is the DIMM's EDAC "
     "dimm_label) and type (corrected, uncorrected, deferred, fatal, info)."};
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
@@ -189,8 +193,13 @@ void PrometheusFile::add_event(const std::string& event, const std::vector<int>&
   }
 }
 
-Status PrometheusFile::take(const WatchRecord& r, const RecordJson& /*json*/) {
-  return record(r, nlohmann::ordered_json());
+Status PrometheusFile::take(const WatchRecord& r, const RecordJson& json) {
+  // A live record's fields are in its object alone (r.fields is empty): the
+  // tree is made for EDAC's records, which are rare, and for no other.
+  if (r.tracepoint == kMcEvent)
+    return record(r, json.tree());
+  count(r, nullptr);
+  return ok_status();
 }
 
 void PrometheusFile::seed(const HistoryTotals& totals) {
@@ -209,9 +218,20 @@ void PrometheusFile::seed(const HistoryTotals& totals) {
     if (m.last_wall_ns)
       latest(last_mce_ns_[{m.severity}], m.last_wall_ns);
   }
+  for (const HistoryTotals::Lost& l : totals.lost)
+    lost_[{l.event, text(l.cpu)}] += l.records;
+  for (const HistoryTotals::McEvents& m : totals.mc_events)
+    if (auto fields = parse_json(m.fields, "an ras:mc_event record's fields"); fields.ok())
+      count_memory_errors(nlohmann::ordered_json(*fields), m.count);
 }
 
-Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& /*json*/) {
+Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  auto fields = json.find("fields");
+  count(r, fields == json.end() ? nullptr : &*fields);
+  return ok_status();
+}
+
+void PrometheusFile::count(const WatchRecord& r, const nlohmann::ordered_json* fields) {
   std::string cpu = r.cpu >= 0 ? std::to_string(r.cpu) : "unknown";
   if (!r.event.empty()) {
     records_[{r.event, cpu}]++;
@@ -220,12 +240,8 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
       last = std::max(last, r.wall_ns);
     }
   }
-  if (r.tracepoint == "ras:mc_event") {
-    mce::EdacError e = mce::decode_mc_event(mce::mc_event_fields_from_json(r.fields));
-    std::string dimm = mce::dimm_name(e.location);
-    memory_errors_[{dimm.empty() ? std::string("unknown") : dimm,
-                    std::string(mce::edac_error_type_name(e.type))}] += e.count;
-  }
+  if (r.tracepoint == kMcEvent && fields)
+    count_memory_errors(*fields, 1);
   if (r.mce) {
     const mce::MceDecoded& d = *r.mce;
     std::string severity(mce::mce_severity_name(d.severity));
@@ -241,7 +257,13 @@ Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json
       last = std::max(last, r.wall_ns);
     }
   }
-  return ok_status();
+}
+
+void PrometheusFile::count_memory_errors(const nlohmann::ordered_json& fields, uint64_t times) {
+  mce::EdacError e = mce::decode_mc_event(mce::mc_event_fields_from_json(fields));
+  std::string dimm = mce::dimm_name(e.location);
+  memory_errors_[{dimm.empty() ? std::string("unknown") : dimm,
+                  std::string(mce::edac_error_type_name(e.type))}] += e.count * times;
 }
 
 Status PrometheusFile::lost(const LostNotice& n) {

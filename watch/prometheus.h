@@ -25,7 +25,8 @@
 //   perf_persistent_broker_up, perf_persistent_watch_up,
 //   perf_persistent_watch_start_time_seconds, perf_persistent_build_info{version,commit}
 //
-// With a history, the counters start from what it holds (seed()): a restart
+// With a history, the counters start from what it holds (seed()): its
+// records, machine checks, lost samples and EDAC's records. A restart
 // changes none, and the records it holds are never counted twice.
 //
 // Families in that order, series sorted by their labels' values (numbers as
@@ -93,6 +94,11 @@ class PrometheusFile final : public Sink {
  private:
   explicit PrometheusFile(const PrometheusOptions& options);
   Status write_file() const;
+  // One record into the counters; `fields` is its object's "fields" (null:
+  // none looked at, which only EDAC's records need).
+  void count(const WatchRecord& record, const nlohmann::ordered_json* fields);
+  // An ras:mc_event record's fields, `times` times.
+  void count_memory_errors(const nlohmann::ordered_json& fields, uint64_t times);
 
   // A series' label values in the family's label order; sorted with digits
   // compared as numbers.

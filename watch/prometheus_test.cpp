@@ -4,13 +4,18 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 
 #include "mce/decode.h"
+#include "report/trace_decoder.h"
+#include "report/tracing_data.h"
+#include "sys/tree.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
 
 namespace pp::watch {
 namespace {
@@ -112,7 +117,7 @@ perf_persistent_records_total{event="getppid",cpu="1"} 0
 perf_persistent_records_total{event="mce_record",cpu="0"} 0
 perf_persistent_records_total{event="mce_record",cpu="1"} 1
 perf_persistent_records_total{event="mce_record",cpu="2"} 1
-# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, since the watcher started.
+# HELP perf_persistent_samples_lost_total Samples a persistent event's buffer overwrote before the watcher read them, per CPU, counted over its history (from its start without one).
 # TYPE perf_persistent_samples_lost_total counter
 perf_persistent_samples_lost_total{event="getppid",cpu="0"} 0
 perf_persistent_samples_lost_total{event="getppid",cpu="1"} 7
@@ -192,6 +197,79 @@ TEST(PrometheusFile, MemoryErrorsPerDimm) {
                 "perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type=\"uncorrected\"} "
                 "3\n"),
       std::string::npos)
+      << text;
+}
+
+// A live ras:mc_event record, as the watcher feeds it: its fields are in
+// the payload alone (record.fields empty), and take() still counts its
+// errors on its DIMM. The payload is the 6.1 layout of the fixture's
+// events/ras/mc_event/format.
+TEST(PrometheusFile, LiveMemoryErrorsCountFromThePayload) {
+  constexpr uint64_t kMcEventId = 1227;
+  sys::Tree tree(testing::fixtures_dir() + "/tracefs-debian-6.1");
+  std::vector<report::Tracepoint> tps = {{"ras", "mc_event", kMcEventId}};
+  auto built = report::build_tracing_data(tree, tps, 4096);
+  ASSERT_TRUE(built.ok()) << built.error().message();
+  auto parsed = report::parse_tracing_data(*built);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  auto decoder = report::TraceDecoder::create(*parsed, /*plugins=*/false);
+  ASSERT_TRUE(decoder.ok()) << decoder.error().message();
+  const report::TraceEvent* event = (*decoder)->event(kMcEventId);
+  ASSERT_NE(event, nullptr);
+  std::vector<uint8_t> raw(60, 0);
+  auto put = [&](size_t offset, auto v) { std::memcpy(raw.data() + offset, &v, sizeof(v)); };
+  auto add_string = [&](size_t loc, const std::string& text) {
+    size_t offset = raw.size();
+    raw.insert(raw.end(), text.begin(), text.end());
+    raw.push_back(0);
+    put(loc, uint32_t((text.size() + 1) << 16 | offset));
+  };
+  put(0, uint16_t(kMcEventId));
+  put(8, uint32_t(0));   // corrected
+  put(20, uint16_t(3));  // error_count
+  put(25, int8_t(-1));   // lower_layer
+  add_string(12, "memory read error");
+  add_string(16, "CPU0_DIMM_A1");
+  add_string(56, "");
+  ASSERT_TRUE((*decoder)->check(*event, raw).ok());
+
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  WatchRecord r;
+  r.event = "mc_event";
+  r.tracepoint = "ras:mc_event";
+  r.cpu = 0;
+  r.pid = r.tid = 0;
+  r.key = "live:mc";
+  ASSERT_TRUE(p->take(r, RecordJson(r, *event, raw)).ok());
+  EXPECT_NE(
+      p->text().find(
+          "perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type=\"corrected\"} 3\n"),
+      std::string::npos)
+      << p->text();
+}
+
+// A history's lost samples and memory errors start their counters, as its
+// records and machine checks do.
+TEST(PrometheusFile, SeedStartsLostSamplesAndMemoryErrors) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  HistoryTotals totals;
+  totals.lost.push_back({"mce_record", 1, 4});
+  totals.lost.push_back({"mce_record", std::nullopt, 2});
+  totals.mc_events.push_back({R"({"error_type":1,"label":"CPU0_DIMM_A1","error_count":3})", 2});
+  p->seed(totals);
+  std::string text = p->text();
+  EXPECT_NE(text.find("perf_persistent_samples_lost_total{event=\"mce_record\",cpu=\"1\"} 4\n"
+                      "perf_persistent_samples_lost_total{event=\"mce_record\",cpu=\"unknown\"} "
+                      "2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("perf_persistent_memory_errors_total{dimm=\"CPU0_DIMM_A1\",type="
+                      "\"uncorrected\"} 6\n"),
+            std::string::npos)
       << text;
 }
 

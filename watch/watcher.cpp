@@ -153,7 +153,7 @@ class Watcher {
   std::optional<sys::ClockPair> wall_;
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
-  // The events the broker lists as unavailable, waited for ("persistent/NAME/").
+  // The names of the events the broker lists as unavailable, waited for.
   std::vector<std::string> waiting_;
   std::set<std::string> unavailable_said_;  // each said once
   std::string last_attach_error_;           // the last reason attach() waits, said once
@@ -475,7 +475,7 @@ Status Watcher::attach(bool required) {
         ready.push_back(spec.text);
         continue;
       }
-      waiting.push_back(spec.text);
+      waiting.push_back(info->name);
       if (!unavailable_said_.insert(spec.text).second)
         continue;
       std::string what = spec.text + (info->event.empty() ? "" : " (" + info->event + ")");
@@ -499,7 +499,7 @@ Status Watcher::attach(bool required) {
       log_ << '\n';
     }
   }
-  waiting_ = waiting;
+  waiting_ = std::move(waiting);
   if (ready.empty()) {
     last_attach_error_.clear();
     return ok_status();
@@ -715,17 +715,10 @@ bool Watcher::waited_event_changed() {
   auto listed = backend_->list(false, nullptr);
   if (!listed.ok())
     return false;
-  for (const std::string& text : waiting_) {
-    // "persistent/NAME/"
-    std::string_view name = text;
-    if (starts_with(name, "persistent/"))
-      name.remove_prefix(11);
-    if (!name.empty() && name.back() == '/')
-      name.remove_suffix(1);
+  for (const std::string& name : waiting_)
     for (const persistent::EventInfo& e : *listed)
       if (e.name == name && e.state != "unavailable")
         return true;
-  }
   return false;
 }
 

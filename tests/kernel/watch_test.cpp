@@ -3,8 +3,10 @@
 // read by the watcher into its history, its Prometheus file and a trigger,
 // then read back with `report --db`. Every count is exact: N calls are N
 // records, once, however often the watcher restarts.
+#include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <map>
@@ -242,6 +244,57 @@ TEST_F(Watch, AnUnavailableOptionalEventIsWaitedForNotAnError) {
   CommandResult running = pp({"watch", "--config", watch_conf, "--duration", "2", "--no-db"});
   EXPECT_EQ(running.status, 0) << running.err;
   EXPECT_NE(running.err.find("reading persistent/ppid/"), std::string::npos) << running.err;
+}
+
+// The event waited for as unavailable is attached once the broker makes it
+// (here: a reload gives it a tracepoint this kernel has), without a restart
+// of watch, and its records from the buffer's start are read.
+TEST_F(Watch, AWaitedEventIsAttachedWhenTheBrokerMakesIt) {
+  GetppidCaller caller(100);
+  std::string broker_conf = tmp_.path("pp.conf");
+  std::ofstream(broker_conf) << "[late]\nevent = pp_test_absent:absent\noptional = yes\n"
+                             << "[ppid]\nevent = syscalls:sys_enter_getppid\nfilter = "
+                             << caller.filter() << "\n";
+  CommandResult started = pp({"daemon", "--config=" + broker_conf});
+  ASSERT_EQ(started.status, 0) << started.err;
+  std::string watch_conf = tmp_.path("watch.conf");
+  std::ofstream(watch_conf) << "[watch]\nevent = persistent/late/\nevent = persistent/ppid/\n"
+                            << "harvest = no\n";
+  const std::string out = tmp_.path("watch.out"), err = tmp_.path("watch.err");
+  const std::string pid_file = tmp_.path("watch.pid");
+  // In the background, past one look for the waited event (every 10 s).
+  CommandResult bg =
+      run_command({"sh", "-c",
+                   "'" + binary_path() + "' watch --config '" + watch_conf + "' --run-dir '" +
+                       run_dir_ + "' --no-db --ndjson --duration 14 >'" + out + "' 2>'" + err +
+                       "' & echo $! >'" + pid_file + "'"});
+  ASSERT_EQ(bg.status, 0) << bg.err;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  std::ofstream(broker_conf, std::ios::trunc)
+      << "[late]\nevent = syscalls:sys_enter_getppid\nfilter = " << caller.filter()
+      << "\noptional = yes\n[ppid]\nevent = syscalls:sys_enter_getppid\nfilter = "
+      << caller.filter() << "\n";
+  CommandResult reload = pp({"daemon", "--reload"});
+  ASSERT_EQ(reload.status, 0) << reload.err;
+  ASSERT_TRUE(caller.run());
+  pid_t pid = 0;
+  std::ifstream(pid_file) >> pid;
+  ASSERT_GT(pid, 0);
+  for (int i = 0; i < 250 && ::kill(pid, 0) == 0; i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::stringstream log, lines;
+  log << std::ifstream(err).rdbuf();
+  lines << std::ifstream(out).rdbuf();
+  EXPECT_NE(log.str().find("persistent/late/ (pp_test_absent:absent) is unavailable on this host"),
+            std::string::npos)
+      << log.str();
+  EXPECT_NE(log.str().find("persistent/late/ (syscalls:sys_enter_getppid)"), std::string::npos)
+      << log.str();
+  std::map<std::string, int> by_event;
+  for (std::string line; std::getline(lines, line);)
+    by_event[nlohmann::json::parse(line).value("event", "")]++;
+  EXPECT_EQ(by_event["late"], 100) << log.str();
+  EXPECT_EQ(by_event["ppid"], 100) << log.str();
 }
 
 }  // namespace
