@@ -302,12 +302,46 @@ Result<SignalFd> SignalFd::open(std::initializer_list<int> signals) {
   sigemptyset(&set);
   for (int s : signals)
     sigaddset(&set, s);
-  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0)
+  sigset_t before;
+  if (::pthread_sigmask(SIG_BLOCK, &set, &before) != 0)
     return Error(EINVAL, "cannot block signals for the signal fd");
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : signals)
+    if (!sigismember(&before, s))
+      sigaddset(&blocked, s);
   Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd)
-    return error_from_errno(errno, "signalfd");
-  return SignalFd(std::move(fd));
+  if (!fd) {
+    int saved = errno;
+    ::pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
+    return error_from_errno(saved, "signalfd");
+  }
+  return SignalFd(std::move(fd), blocked);
+}
+
+SignalFd::SignalFd(SignalFd&& other) noexcept
+    : fd_(std::move(other.fd_)), blocked_(other.blocked_) {}
+
+SignalFd& SignalFd::operator=(SignalFd&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::move(other.fd_);
+    blocked_ = other.blocked_;
+  }
+  return *this;
+}
+
+SignalFd::~SignalFd() {
+  close();
+}
+
+void SignalFd::close() {
+  if (!fd_)
+    return;
+  while (read().ok()) {
+  }
+  fd_.reset();
+  ::pthread_sigmask(SIG_UNBLOCK, &blocked_, nullptr);
 }
 
 Result<int> SignalFd::read() {
