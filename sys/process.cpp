@@ -392,6 +392,12 @@ Result<pid_t> LockFile::holder(const std::string& path) {
   return pid_t(*pid);
 }
 
+Status send_signal(pid_t pid, int signal) {
+  if (::kill(pid, signal) < 0 && errno != ESRCH)
+    return error_from_errno(errno, "cannot signal process " + std::to_string(pid));
+  return ok_status();
+}
+
 bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid) {
   bool admin = (cap_effective >> kCapSysAdmin) & 1;
   bool perfmon = (cap_effective >> kCapPerfmon) & 1;

@@ -172,4 +172,7 @@ class LockFile {
   Fd fd_;
 };
 
+// Sends `signal` to `pid`; ESRCH (it has gone) is not an error.
+Status send_signal(pid_t pid, int signal);
+
 }  // namespace pp::sys

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <thread>
 
-#include "sys/lock_holder.h"
 #include "sys/process.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -52,7 +51,7 @@ TEST(DaemonCli, StatusAndStop) {
   pid_t broker = hold_lock(dir.path("broker.lock"));
   ASSERT_GT(broker, 0);
   for (int i = 0; i < 200; ++i) {
-    auto holder = sys::lock_holder(dir.path("broker.lock"));
+    auto holder = sys::LockFile::holder(dir.path("broker.lock"));
     if (holder.ok() && *holder == broker)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
