@@ -16,7 +16,6 @@
 #include "persistent/parser_resolver.h"
 #include "sys/absolute_path.h"
 #include "sys/dir_watch.h"
-#include "sys/lock_holder.h"
 #include "sys/log_file.h"
 #include "sys/process.h"
 #include "sys/systemd.h"
@@ -62,19 +61,31 @@ Result<json> request_reload(const std::string& run_dir) {
   return connection.call(request);
 }
 
+namespace {
+
+// The pid in <run-dir>/broker.lock while a broker holds it, 0 when none does
+// (no file, or nobody locks it).
+Result<pid_t> lock_holder(const persistent::RunDir& dir) {
+  auto holder = sys::LockFile::holder(dir.lock());
+  if (!holder.ok() && holder.error().code() == ENOENT)
+    return pid_t(0);
+  return holder;
+}
+
+}  // namespace
+
 Result<pid_t> broker_status(const std::string& run_dir) {
-  persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
-  return sys::lock_holder(dir.lock());
+  return lock_holder(persistent::RunDir(run_dir.empty() ? persistent::default_run_dir() : run_dir));
 }
 
 Result<pid_t> stop_broker(const std::string& run_dir, uint64_t timeout_ms) {
   persistent::RunDir dir(run_dir.empty() ? persistent::default_run_dir() : run_dir);
-  PP_ASSIGN_OR_RETURN(pid_t pid, sys::lock_holder(dir.lock()));
+  PP_ASSIGN_OR_RETURN(pid_t pid, lock_holder(dir));
   if (pid == 0)
     return pid;
   PP_RETURN_IF_ERROR(sys::send_signal(pid, SIGTERM));
   for (uint64_t waited = 0;; waited += 50) {
-    PP_ASSIGN_OR_RETURN(pid_t now, sys::lock_holder(dir.lock()));
+    PP_ASSIGN_OR_RETURN(pid_t now, lock_holder(dir));
     if (now != pid)
       return pid;
     if (waited >= timeout_ms)

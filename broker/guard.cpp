@@ -109,9 +109,13 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
   int64_t wall = now_ns - state.when_ns;
   uint64_t period = std::max<uint64_t>(a.freq ? a.sample_freq : a.sample_period, 1);
   bool sampling = a.freq ? a.sample_freq > 0 : a.sample_period > 0;
+  // Setting the period restarts the event's count towards its next sample,
+  // so it is set only where the check saw cause, or cannot see the period.
+  bool reset_period = false;
 
   if (!reading->time_enabled) {
-    (void)sys::enable_event(kernel, fd);  // cannot tell: enable blindly, it is idempotent
+    (void)sys::enable_event(kernel, fd);           // cannot tell: enable blindly, it is idempotent
+    reset_period = reading->value == state.count;  // stood still: perhaps a REFRESH limit
   } else {
     uint64_t enabled = *reading->time_enabled - state.time_enabled;
     int64_t missing = wall - int64_t(enabled);
@@ -125,6 +129,9 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
       }
       std::string how_long =
           " for about " + std::to_string(std::max<int64_t>(missing, 0) / 1000000) + " ms";
+      // A REFRESH limit leaves an event that, enabled again, counts nothing
+      // until its period is set.
+      reset_period = true;
       if (off)
         found.push_back(with_error("disabled" + how_long +
                                        " (PERF_EVENT_IOC_DISABLE, or a PERF_EVENT_IOC_REFRESH "
@@ -135,12 +142,9 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
     }
   }
 
-  // Whatever was seen: output resumed and the period set back. A holder may
-  // have paused the output or raised the period so that some samples still
-  // come, and a REFRESH limit leaves an event that, enabled again, counts
-  // nothing until its period is set.
+  // Whatever was seen, output resumed: a holder may have paused it for less
+  // than an interval. Idempotent, and it leaves the count alone.
   Status resumed = sys::resume_output(kernel, fd);
-  Status period_set = sampling ? sys::set_period(kernel, fd, period) : ok_status();
 
   uint64_t lost = reading->lost.value_or(0) - std::min(reading->lost.value_or(0), state.lost);
 
@@ -169,30 +173,40 @@ std::vector<std::string> check_buffer(sys::Kernel& kernel, const persistent::Cpu
                                    "paused (PERF_EVENT_IOC_PAUSE_OUTPUT); output resumed",
                                resumed));
 
+  // Whether the samples written can be set against the count: then a period
+  // as the broker set it shows, and it is left alone.
+  bool comparable = !is_context && sampling && !a.freq && head_ok &&
+                    (tally.walked > 0 || tally.moved == 0) && tally.throttles == 0;
+  if (!comparable)
+    reset_period = true;
   if (reading->value < state.count) {
     found.push_back("count reset (PERF_EVENT_IOC_RESET); the count cannot be restored");
-  } else if (!is_context && sampling && !a.freq && head_ok &&
-             (tally.walked > 0 || tally.moved == 0) && tally.throttles == 0) {
+  } else if (comparable) {
     // The samples written since the last check, those the walk could not
     // reach (overwritten since) estimated at the rate of those it did.
     uint64_t written = tally.samples;
     if (tally.walked > 0 && tally.walked < tally.moved)
       written = uint64_t(double(tally.samples) * double(tally.moved) / double(tally.walked));
     uint64_t expected = (reading->value - state.count) / period;
-    if (written + lost + sample_slack(expected) < expected)
+    if (written + lost + sample_slack(expected) < expected) {
+      Status period_set = sys::set_period(kernel, fd, period);
+      reset_period = false;
       found.push_back(with_error(
           std::to_string(expected - written - lost) + " of " + std::to_string(expected) +
               " samples not written (PERF_EVENT_IOC_PERIOD raised, or output paused); period set "
               "back to " +
               std::to_string(period) + ", output resumed",
           period_set.ok() ? resumed : period_set));
-    else if (written > expected + sample_slack(expected))
+    } else if (written > expected + sample_slack(expected))
       found.push_back(std::to_string(written - expected) + " more samples in the buffer than the " +
                       "event made (" + std::to_string(expected) +
                       "): another event's output goes into it (PERF_EVENT_IOC_SET_OUTPUT), and "
                       "its records mix with the event's for every reader; the broker cannot "
                       "stop it: kill the event and create it again");
   }
+
+  if (reset_period && sampling)
+    (void)sys::set_period(kernel, fd, period);
 
   if (tracepoint) {
     if (auto ids = sys::attached_bpf_programs(kernel, fd); ids.ok()) {

@@ -113,10 +113,13 @@ inline constexpr size_t kMaxGuardHolders = 16;
 
 // Checks one CPU's buffer against what it was at the previous check and
 // repairs what it can. At every check, whatever was found, the event's
-// output is resumed (PERF_EVENT_IOC_PAUSE_OUTPUT 0) and its period set
-// (PERF_EVENT_IOC_PERIOD; for a sampling event): both idempotent, they undo
-// a paused output, a raised period and the throttle a REFRESH limit leaves
-// within one interval, whether or not the check could see them. Found:
+// output is resumed (PERF_EVENT_IOC_PAUSE_OUTPUT 0: idempotent, it undoes a
+// pause shorter than an interval). A sampling event's period is set
+// (PERF_EVENT_IOC_PERIOD) only where the check saw cause (disabled, a REFRESH
+// limit, fewer samples than the count makes) or cannot see the period (a
+// frequency, a throttled interval, records the walk could not reach): setting
+// it restarts the count towards the next sample, which at every check would
+// starve an event whose period outlasts the interval. Found:
 //   - disabled (PERF_EVENT_IOC_DISABLE, or a PERF_EVENT_IOC_REFRESH limit
 //     reached): time_enabled did not move; re-enabled, and so for how long.
 //     Disabled and enabled again between two checks: time_enabled fell

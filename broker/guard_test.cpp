@@ -4,6 +4,7 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <chrono>
 #include <gtest/gtest.h>
 #include <thread>
@@ -75,15 +76,36 @@ TEST_F(GuardTest, HealthyEventHasNothingToSay) {
   EXPECT_TRUE(check().empty());
 }
 
+// How many times the checks since clear_calls() set the event's period.
+size_t periods_set(const sys::testing::FakeKernel& kernel) {
+  return size_t(std::count_if(kernel.calls().begin(), kernel.calls().end(), [](const auto& call) {
+    return call.kind == sys::testing::KernelCall::Kind::kIoctl &&
+           call.request == PERF_EVENT_IOC_PERIOD;
+  }));
+}
+
+// Setting the period restarts the count towards the next sample: a check
+// that sees every sample written leaves it alone.
+TEST_F(GuardTest, APeriodAsTheBrokerSetItIsLeftAlone) {
+  (void)check();
+  emit(20);
+  kernel_.clear_calls();
+  EXPECT_TRUE(check().empty());
+  EXPECT_TRUE(check().empty());
+  EXPECT_EQ(periods_set(kernel_), 0u) << kernel_.render_calls();
+}
+
 TEST_F(GuardTest, ADisabledEventIsReEnabled) {
   (void)check();
   ASSERT_TRUE(sys::disable_event(kernel_, buffer_.fd.get()).ok());
   emit(5);
   EXPECT_EQ(kernel_.count(buffer_.fd.get()), 0u);
+  kernel_.clear_calls();
   std::vector<std::string> found = check(200);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].find("disabled for about"), std::string::npos) << found[0];
   EXPECT_NE(found[0].find("re-enabled"), std::string::npos) << found[0];
+  EXPECT_EQ(periods_set(kernel_), 1u) << "a REFRESH limit's event counts again only then";
   emit(5);
   EXPECT_EQ(kernel_.count(buffer_.fd.get()), 5u) << "counting again";
   EXPECT_TRUE(check().empty());

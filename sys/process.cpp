@@ -302,12 +302,46 @@ Result<SignalFd> SignalFd::open(std::initializer_list<int> signals) {
   sigemptyset(&set);
   for (int s : signals)
     sigaddset(&set, s);
-  if (::pthread_sigmask(SIG_BLOCK, &set, nullptr) != 0)
+  sigset_t before;
+  if (::pthread_sigmask(SIG_BLOCK, &set, &before) != 0)
     return Error(EINVAL, "cannot block signals for the signal fd");
+  sigset_t blocked;
+  sigemptyset(&blocked);
+  for (int s : signals)
+    if (!sigismember(&before, s))
+      sigaddset(&blocked, s);
   Fd fd(::signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK));
-  if (!fd)
-    return error_from_errno(errno, "signalfd");
-  return SignalFd(std::move(fd));
+  if (!fd) {
+    int saved = errno;
+    ::pthread_sigmask(SIG_UNBLOCK, &blocked, nullptr);
+    return error_from_errno(saved, "signalfd");
+  }
+  return SignalFd(std::move(fd), blocked);
+}
+
+SignalFd::SignalFd(SignalFd&& other) noexcept
+    : fd_(std::move(other.fd_)), blocked_(other.blocked_) {}
+
+SignalFd& SignalFd::operator=(SignalFd&& other) noexcept {
+  if (this != &other) {
+    close();
+    fd_ = std::move(other.fd_);
+    blocked_ = other.blocked_;
+  }
+  return *this;
+}
+
+SignalFd::~SignalFd() {
+  close();
+}
+
+void SignalFd::close() {
+  if (!fd_)
+    return;
+  while (read().ok()) {
+  }
+  fd_.reset();
+  ::pthread_sigmask(SIG_UNBLOCK, &blocked_, nullptr);
 }
 
 Result<int> SignalFd::read() {
@@ -356,6 +390,12 @@ Result<pid_t> LockFile::holder(const std::string& path) {
   if (!pid.ok() || *pid == 0 || *pid > uint64_t(INT_MAX))
     return errorf(EINVAL, "%s is held, but holds no pid", path.c_str());
   return pid_t(*pid);
+}
+
+Status send_signal(pid_t pid, int signal) {
+  if (::kill(pid, signal) < 0 && errno != ESRCH)
+    return error_from_errno(errno, "cannot signal process " + std::to_string(pid));
+  return ok_status();
 }
 
 bool perf_capable_at(uint64_t cap_effective, std::optional<long> paranoid) {

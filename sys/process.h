@@ -4,6 +4,7 @@
 // lock that lets one broker own a run directory.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -134,17 +135,25 @@ class Detached {
 };
 
 // Signals as a readable fd (signalfd): open() blocks them for the calling
-// thread, so they arrive only through read().
+// thread, so they arrive only through read(). Closing it discards those still
+// pending and unblocks those open() blocked, on the closing thread (the one
+// that opened it): a process that no longer reads the fd, and the children it
+// forks after, take them again.
 class SignalFd {
  public:
   static Result<SignalFd> open(std::initializer_list<int> signals);
+  SignalFd(SignalFd&& other) noexcept;
+  SignalFd& operator=(SignalFd&& other) noexcept;
+  ~SignalFd();
   int fd() const { return fd_.get(); }
   // The next pending signal number; EAGAIN when none is pending.
   Result<int> read();
 
  private:
-  explicit SignalFd(Fd fd) : fd_(std::move(fd)) {}
+  SignalFd(Fd fd, const sigset_t& blocked) : fd_(std::move(fd)), blocked_(blocked) {}
+  void close();
   Fd fd_;
+  sigset_t blocked_{};  // the signals open() blocked that were not blocked before
 };
 
 // An exclusive lock on a file (flock), held while the object lives: one
@@ -162,5 +171,8 @@ class LockFile {
   explicit LockFile(Fd fd) : fd_(std::move(fd)) {}
   Fd fd_;
 };
+
+// Sends `signal` to `pid`; ESRCH (it has gone) is not an error.
+Status send_signal(pid_t pid, int signal);
 
 }  // namespace pp::sys

@@ -216,6 +216,38 @@ TEST(SignalFd, DeliversABlockedSignalAsData) {
   EXPECT_EQ(*sig, SIGUSR1);
 }
 
+bool blocked(int signal) {
+  sigset_t mask;
+  ::pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+  return sigismember(&mask, signal) == 1;
+}
+
+// A test that ran a recorder in this process left SIGTERM blocked for every
+// child forked after it: closing the fd gives back the mask it found, and a
+// signal left unread does not kill the process on the way.
+TEST(SignalFd, ClosingUnblocksWhatItBlockedAndDropsWhatIsPending) {
+  ASSERT_FALSE(blocked(SIGUSR2));
+  {
+    auto fd = SignalFd::open({SIGUSR2});
+    ASSERT_TRUE(fd.ok()) << fd.error().message();
+    EXPECT_TRUE(blocked(SIGUSR2));
+    SignalFd moved = std::move(*fd);
+    ASSERT_EQ(::kill(::getpid(), SIGUSR2), 0);
+  }
+  EXPECT_FALSE(blocked(SIGUSR2));
+  sigset_t pending;
+  ASSERT_EQ(::sigpending(&pending), 0);
+  EXPECT_FALSE(sigismember(&pending, SIGUSR2));
+
+  sigset_t usr1, old;
+  sigemptyset(&usr1);
+  sigaddset(&usr1, SIGUSR1);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &usr1, &old), 0);
+  { ASSERT_TRUE(SignalFd::open({SIGUSR1}).ok()); }
+  EXPECT_TRUE(blocked(SIGUSR1)) << "blocked before the fd: left blocked";
+  ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 // The capability a level asks: either at the kernel's levels, CAP_SYS_ADMIN
 // alone at the distributions' 3; CAP_PERFMON is bit 38, CAP_SYS_ADMIN 21.
 TEST(PerfCapableAt, Level3AsksForCapSysAdmin) {

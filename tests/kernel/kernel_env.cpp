@@ -11,7 +11,6 @@
 #include <regex>
 #include <sstream>
 
-#include "persistent/protocol.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
@@ -126,24 +125,6 @@ bool GetppidCaller::done() {
   if (!reaped_)
     reaped_ = pid_ > 0 && ::waitpid(pid_, &status_, WNOHANG) == pid_;
   return reaped_;
-}
-
-Result<nlohmann::json> raw_call(sys::UnixSocket& socket, const std::string& payload,
-                                std::vector<sys::Fd>* fds) {
-  std::string frame = persistent::encode_frame(persistent::FrameKind::kRequest, payload);
-  PP_RETURN_IF_ERROR(socket.send(
-      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size())));
-  persistent::FrameReader reader(persistent::FrameKind::kReply, persistent::kMaxReplyPayload);
-  for (;;) {
-    PP_ASSIGN_OR_RETURN(auto next, reader.next());
-    if (next)
-      return persistent::decode_reply(*next);
-    uint8_t buf[4096];
-    PP_ASSIGN_OR_RETURN(size_t n, socket.receive(buf, fds));
-    if (n == 0)
-      return Error(ECONNRESET, "the broker closed the connection");
-    reader.append(std::span<const uint8_t>(buf, n));
-  }
 }
 
 void PrivateBrokerTest::SetUp() {

@@ -72,13 +72,6 @@ class GetppidCaller {
   int status_ = 0;
 };
 
-// One request on a raw connection to a broker, as an attacker would speak
-// the protocol (persistent/protocol.h): the reply's body, or the error it
-// carries (ECONNRESET when the broker closed). Descriptors that come with
-// the reply are appended to `fds` (closed when it is null).
-Result<nlohmann::json> raw_call(sys::UnixSocket& socket, const std::string& payload,
-                                std::vector<sys::Fd>* fds = nullptr);
-
 // A test that runs its own broker in a private run directory (run_dir_,
 // under tmp_). SetUp skips where the kernel refuses perf events or has no
 // syscalls:sys_enter_getppid (a fixture that extends it calls it first and

@@ -22,6 +22,7 @@
 
 #include "persistent/broker_client.h"
 #include "persistent/protocol.h"
+#include "persistent/testing/raw_call.h"
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "sys/unix_socket.h"
@@ -46,7 +47,7 @@ class PersistentCredentials : public PrivateBrokerTest {
 };
 
 Result<json> call(sys::UnixSocket& s, const std::string& payload, std::vector<sys::Fd>* fds) {
-  return raw_call(s, payload, fds);
+  return persistent::testing::raw_call(s, payload, fds);
 }
 
 // Drops the calling (forked) process to uid and gid 65534 with no groups,

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 #include <thread>
 
-#include "sys/lock_holder.h"
 #include "sys/process.h"
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir.h"
@@ -22,13 +21,7 @@ namespace {
 pid_t hold_lock(const std::string& lock) {
   pid_t pid = ::fork();
   if (pid == 0) {
-    // The test process may block or catch signals for tests run before
-    // this one (signalfd loops); the stand-in dies of SIGTERM as a broker
-    // does.
-    sigset_t none;
-    ::sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    ::signal(SIGTERM, SIG_DFL);
+    ::signal(SIGTERM, SIG_DFL);  // the stand-in dies of SIGTERM as a broker does
     auto held = sys::LockFile::acquire(lock);
     if (!held.ok())
       ::_exit(1);
@@ -49,10 +42,16 @@ TEST(DaemonCli, StatusAndStop) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("no broker ran"), std::string::npos) << r.out;
 
+  // A child inherits the mask: a test before this one that left SIGTERM
+  // blocked (a sys::SignalFd never closed) would leave the stand-in alive.
+  sigset_t mask;
+  ASSERT_EQ(::sigprocmask(SIG_SETMASK, nullptr, &mask), 0);
+  ASSERT_FALSE(sigismember(&mask, SIGTERM))
+      << "SIGTERM is blocked in the test process: a test before this one left a signal mask";
   pid_t broker = hold_lock(dir.path("broker.lock"));
   ASSERT_GT(broker, 0);
   for (int i = 0; i < 200; ++i) {
-    auto holder = sys::lock_holder(dir.path("broker.lock"));
+    auto holder = sys::LockFile::holder(dir.path("broker.lock"));
     if (holder.ok() && *holder == broker)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
