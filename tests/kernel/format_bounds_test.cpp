@@ -2,8 +2,6 @@
 // never refuse a format of a real kernel: every event of this one passes.
 #include "report/format_bounds.h"
 
-#include <dirent.h>
-
 #include <gtest/gtest.h>
 #include <string>
 #include <vector>
@@ -14,27 +12,14 @@
 namespace pp::testing {
 namespace {
 
-std::vector<std::string> names_in(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d)
-    return out;
-  while (const dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..")
-      out.push_back(name);
-  }
-  ::closedir(d);
-  return out;
-}
-
 TEST(FormatBoundsOnThisKernel, EveryEventFormatPasses) {
   std::string root = tracefs_root();
   PP_SKIP_UNLESS(!root.empty(), "no tracefs with events/ is mounted");
   sys::Tree tree(root);
   size_t checked = 0;
-  for (const std::string& system : names_in(root + "/events"))
-    for (const std::string& name : names_in(root + "/events/" + system)) {
+  for (const std::string& system : tree.list("events").value_or(std::vector<std::string>{}))
+    for (const std::string& name :
+         tree.list("events/" + system).value_or(std::vector<std::string>{})) {
       auto format = tree.read("events/" + system + "/" + name + "/format");
       if (!format.ok())
         continue;  // enable, filter: files, not events

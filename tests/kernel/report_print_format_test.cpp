@@ -4,7 +4,6 @@
 // printed before the formats were compiled and what perf script prints.
 // The unit tests hold the compiler to the checked-in fixtures; this holds
 // it to whatever kernel CI runs on.
-#include <dirent.h>
 
 #include <gtest/gtest.h>
 #include <iostream>
@@ -24,27 +23,14 @@ namespace {
 // format's ?: and flags on random values, few enough for ~2000 events.
 constexpr int kRecordsPerEvent = 40;
 
-std::vector<std::string> entries(const std::string& dir) {
-  std::vector<std::string> out;
-  DIR* d = ::opendir(dir.c_str());
-  if (!d)
-    return out;
-  while (const dirent* e = ::readdir(d)) {
-    std::string name = e->d_name;
-    if (name != "." && name != "..")
-      out.push_back(name);
-  }
-  ::closedir(d);
-  return out;
-}
-
 TEST(ReportPrintFormat, EveryEventOfThisKernelAsLibtraceeventPrintsIt) {
   std::string root = tracefs_root();
   PP_SKIP_UNLESS(!root.empty(), "no tracefs with events/ is mounted");
   sys::Tree tree(root);
   std::vector<report::Tracepoint> tracepoints;
-  for (const std::string& system : entries(root + "/events")) {
-    for (const std::string& name : entries(root + "/events/" + system)) {
+  for (const std::string& system : tree.list("events").value_or(std::vector<std::string>{})) {
+    for (const std::string& name :
+         tree.list("events/" + system).value_or(std::vector<std::string>{})) {
       auto id = tree.read("events/" + system + "/" + name + "/id", 64);
       if (id.ok())
         tracepoints.push_back({system, name, std::stoull(*id)});
