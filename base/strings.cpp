@@ -21,6 +21,26 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
+std::string ascii_lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z')
+      c = char(c - 'A' + 'a');
+  return out;
+}
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); i++) {
+    char x = a[i] >= 'A' && a[i] <= 'Z' ? char(a[i] - 'A' + 'a') : a[i];
+    char y = b[i] >= 'A' && b[i] <= 'Z' ? char(b[i] - 'A' + 'a') : b[i];
+    if (x != y)
+      return false;
+  }
+  return true;
+}
+
 std::string_view trim(std::string_view text) {
   constexpr std::string_view kSpace = " \t\n\r";
   size_t b = text.find_first_not_of(kSpace);

@@ -20,6 +20,11 @@ std::string join(const std::vector<std::string>& parts, std::string_view sep);
 
 bool starts_with(std::string_view text, std::string_view prefix);
 
+// ASCII case folding, for names the kernel and users spell either way
+// ("CLOCK_MONOTONIC", "intel"); bytes outside A-Z are left as they are.
+std::string ascii_lower(std::string_view text);
+bool equal_ignoring_case(std::string_view a, std::string_view b);
+
 // A hexadecimal digit's value (0-9, a-f, A-F), or -1.
 int hex_digit(char c);
 

@@ -16,6 +16,15 @@ TEST(Strings, SplitKeepsEmptyFields) {
   EXPECT_EQ(split("", ',').size(), 1u);
 }
 
+TEST(Strings, CaseFoldingIsAsciiOnly) {
+  EXPECT_EQ(ascii_lower("CLOCK_Monotonic-1"), "clock_monotonic-1");
+  EXPECT_EQ(ascii_lower("\xc3\x89t\xc3\xa9"), "\xc3\x89t\xc3\xa9");  // UTF-8 bytes untouched
+  EXPECT_TRUE(equal_ignoring_case("Processor Context Corrupt", "processor CONTEXT corrupt"));
+  EXPECT_FALSE(equal_ignoring_case("mono", "monotonic"));
+  EXPECT_FALSE(equal_ignoring_case("a[", "A{"));  // '[' and '{' differ by 0x20 but are not letters
+  EXPECT_TRUE(equal_ignoring_case("", ""));
+}
+
 TEST(Strings, HexDigit) {
   EXPECT_EQ(hex_digit('0'), 0);
   EXPECT_EQ(hex_digit('9'), 9);

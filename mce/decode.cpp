@@ -78,10 +78,7 @@ std::string_view cpu_vendor_name(CpuVendor vendor) {
 }
 
 std::optional<CpuVendor> cpu_vendor_from_name(std::string_view name) {
-  std::string lower;
-  for (char c : name)
-    lower += char(std::tolower(static_cast<unsigned char>(c)));
-  return from_name<CpuVendor>(kVendorNames, lower);
+  return from_name<CpuVendor>(kVendorNames, ascii_lower(name));
 }
 
 // arch/x86/include/asm/processor.h: X86_VENDOR_INTEL 0, _AMD 2, _CENTAUR 5,

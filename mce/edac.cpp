@@ -11,13 +11,6 @@ namespace {
 
 constexpr std::string_view kTypeNames[] = {"corrected", "uncorrected", "deferred", "fatal", "info"};
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // "0x1d26", "1d26" after a 0x-less hex key, "32", "-1": a number, or nullopt
 // (-1, the kernel's "not known", and text that is not a whole number).
 std::optional<uint64_t> number_value(std::string_view v) {
@@ -45,7 +38,7 @@ void set_if_absent(std::optional<uint32_t>& to, std::optional<uint64_t> v) {
 // One "key:value" word of an EDAC line into the location (the keys the
 // drivers print; see the header). False when the key is no layer.
 bool location_word(std::string_view key, std::string_view value, MemoryLocation& loc) {
-  std::string k = lower(key);
+  std::string k = ascii_lower(key);
   std::optional<uint64_t> v = number_value(value);
   if (k == "socket" || k == "processorsocketid" || k == "node" || k == "srcid")
     set_if_absent(loc.socket, v);
@@ -214,7 +207,7 @@ void location_from_edac_label(std::string_view label, MemoryLocation& location) 
     size_t end = at + 1;
     while (end < label.size() && std::isdigit(static_cast<unsigned char>(label[end])))
       end++;
-    std::string name = lower(label.substr(start, at - start));
+    std::string name = ascii_lower(label.substr(start, at - start));
     std::optional<uint64_t> v = number_value(label.substr(at + 1, end - at - 1));
     if (name == "srcid" || name == "cpu")
       set_if_absent(location.socket, v);
@@ -303,9 +296,8 @@ std::optional<EdacError> parse_edac_log_line(std::string_view text) {
 }
 
 McEventFields mc_event_fields_from_json(const nlohmann::ordered_json& j) {
-  McEventFields f;
   if (!j.is_object())
-    return f;
+    return McEventFields{};
   auto num = [&](const char* key) -> std::optional<int64_t> {
     auto it = j.find(key);
     if (it == j.end())
@@ -324,19 +316,7 @@ McEventFields mc_event_fields_from_json(const nlohmann::ordered_json& j) {
     auto it = j.find(key);
     return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
-  f.error_type = uint32_t(num("error_type").value_or(0));
-  f.msg = str("msg");
-  f.label = str("label");
-  f.driver_detail = str("driver_detail");
-  f.error_count = uint16_t(num("error_count").value_or(1));
-  f.mc_index = uint8_t(num("mc_index").value_or(0));
-  f.top_layer = int8_t(num("top_layer").value_or(-1));
-  f.middle_layer = int8_t(num("middle_layer").value_or(-1));
-  f.lower_layer = int8_t(num("lower_layer").value_or(-1));
-  f.address = num("address").value_or(0);
-  f.grain_bits = uint8_t(num("grain_bits").value_or(0));
-  f.syndrome = num("syndrome").value_or(0);
-  return f;
+  return mc_event_fields_by_name(num, str);
 }
 
 EdacError decode_mc_event(const McEventFields& f, const EdacLabels* labels) {

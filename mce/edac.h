@@ -68,13 +68,45 @@ struct EdacError {
 struct McEventFields {
   uint32_t error_type = 0;
   std::string msg, label, driver_detail;
-  uint16_t error_count = 0;
+  uint16_t error_count = 1;  // a record that does not say is one error
   uint8_t mc_index = 0;
   int8_t top_layer = -1, middle_layer = -1, lower_layer = -1;
   int64_t address = 0;
   uint8_t grain_bits = 0;
   int64_t syndrome = 0;
 };
+
+// ras:mc_event's fields by name, from wherever a record keeps them: `num`
+// maps a field's name to an optional integer (std::optional<int64_t> or
+// <uint64_t>), `str` to its text ("" when absent). A field that is absent
+// keeps McEventFields' default; the s8 layers read their low byte, so -1
+// stays -1 whether the reader sign-extended it or not.
+template <class Num, class Str>
+McEventFields mc_event_fields_by_name(const Num& num, const Str& str) {
+  McEventFields f;
+  if (auto v = num("error_type"))
+    f.error_type = uint32_t(*v);
+  if (auto v = num("error_count"))
+    f.error_count = uint16_t(*v);
+  if (auto v = num("mc_index"))
+    f.mc_index = uint8_t(*v);
+  if (auto v = num("top_layer"))
+    f.top_layer = int8_t(uint8_t(*v));
+  if (auto v = num("middle_layer"))
+    f.middle_layer = int8_t(uint8_t(*v));
+  if (auto v = num("lower_layer"))
+    f.lower_layer = int8_t(uint8_t(*v));
+  if (auto v = num("address"))
+    f.address = int64_t(*v);
+  if (auto v = num("grain_bits"))
+    f.grain_bits = uint8_t(*v);
+  if (auto v = num("syndrome"))
+    f.syndrome = int64_t(*v);
+  f.msg = str("msg");
+  f.label = str("label");
+  f.driver_detail = str("driver_detail");
+  return f;
+}
 
 // The fields of a stored ras:mc_event record (report --json's "fields":
 // integers as numbers, longs possibly as "0x..." strings, strings as

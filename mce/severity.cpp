@@ -2,6 +2,7 @@
 
 #include <cctype>
 
+#include "base/strings.h"
 #include "mce/advice.h"
 #include "mce/bits.h"
 #include "mce/vendor.h"
@@ -49,13 +50,6 @@ ErrorContext error_context(const MceRegisters& regs, std::vector<std::string>& n
 namespace pp::mce {
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out;
-  for (char c : s)
-    out += char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (std::isspace(static_cast<unsigned char>(s.front())) != 0))
     s.remove_prefix(1);
@@ -75,7 +69,7 @@ KernelVerdict compare_kernel_verdict(const MceDecoded& d, std::string_view verdi
   KernelVerdict v;
   v.text = std::string(trim(verdict_text));
   std::string_view message = v.text;
-  const std::string low = lower(v.text);
+  const std::string low = ascii_lower(v.text);
   for (std::string_view prefix : {"machine check: ", "kernel panic - not syncing: "}) {
     if (size_t at = low.find(prefix); at != std::string::npos) {
       message = trim(std::string_view(v.text).substr(at + prefix.size()));
@@ -89,7 +83,7 @@ KernelVerdict compare_kernel_verdict(const MceDecoded& d, std::string_view verdi
     level = amd ? intel_kernel_message_severity(message) : amd_kernel_message_severity(message);
   if (level) {
     v.rule = std::string(message);
-  } else if (lower(message).starts_with("fatal machine check") ||
+  } else if (ascii_lower(message).starts_with("fatal machine check") ||
              low.find("kernel panic") != std::string::npos) {
     level = KernelSeverity::kPanic;
   }

@@ -1,8 +1,8 @@
 // AMD's machine-check architecture: AMD's row and Hygon's, which shares it
 // (vendor.h).
-#include <cctype>
 #include <cstdio>
 
+#include "base/strings.h"
 #include "mce/bits.h"
 #include "mce/error_code.h"
 #include "mce/vendor.h"
@@ -201,16 +201,6 @@ constexpr AmdMessage kAmdMessages[] = {
     {"Uncorrected unrecoverable error in kernel context", KernelSeverity::kPanic},
 };
 
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); i++)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 }  // namespace
 
 std::string smca_bank_type_name(uint64_t ipid) {
@@ -235,7 +225,7 @@ std::span<const CpuModel> hygon_cpu_models() {
 
 std::optional<KernelSeverity> amd_kernel_message_severity(std::string_view message) {
   for (const AmdMessage& m : kAmdMessages)
-    if (iequal(message, m.message))
+    if (equal_ignoring_case(message, m.message))
       return m.severity;
   return std::nullopt;
 }

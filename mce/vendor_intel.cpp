@@ -1,7 +1,7 @@
 // The SDM's machine-check architecture: Intel's rows, and Zhaoxin's and
 // Centaur's, which share it (vendor.h).
-#include <cctype>
 
+#include "base/strings.h"
 #include "mce/bits.h"
 #include "mce/error_code.h"
 #include "mce/vendor.h"
@@ -297,13 +297,7 @@ constexpr VendorOps kCentaur = sdm_row(CpuVendor::kCentaur, {});
 std::optional<KernelSeverity> intel_kernel_message_severity(std::string_view message) {
   for (const KernelRule& r : kKernelRules) {
     std::string_view m = r.message;
-    if (m == "No match" || m.size() != message.size())
-      continue;
-    bool same = true;
-    for (size_t i = 0; i < m.size() && same; i++)
-      same = std::tolower(static_cast<unsigned char>(m[i])) ==
-             std::tolower(static_cast<unsigned char>(message[i]));
-    if (same)
+    if (m != "No match" && equal_ignoring_case(m, message))
       return r.severity;
   }
   return std::nullopt;

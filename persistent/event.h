@@ -73,6 +73,13 @@ inline constexpr size_t kMaxTamperings = 16;
 inline constexpr const char* kOriginCreate = "create";
 inline constexpr const char* kOriginConfig = "config";
 
+// The line of an event's error (EventInfo::error) that says what is wrong,
+// for one-line displays: a parse error's "Error: ..." line without that
+// prefix (the caret form takes four lines), else its first line; trimmed.
+//   "event syntax error: 'mce:mce_record'\n ...\nError: ... does not exist."
+//   -> "... does not exist."
+std::string error_line(std::string_view error);
+
 struct EventInfo {
   uint64_t id = 0;
   std::string name;

@@ -60,17 +60,7 @@ namespace {
 std::string one_line_reason(const std::string& error) {
   if (error.find('\n') == std::string::npos)
     return error;
-  std::string first;
-  for (std::string_view line : split(error, '\n')) {
-    std::string_view t = trim(line);
-    if (first.empty())
-      first = std::string(t);
-    if (starts_with(t, "Error: ")) {
-      first = std::string(t.substr(7));
-      break;
-    }
-  }
-  return first + " ('perf persistent list -v' says all)";
+  return error_line(error) + " ('perf persistent list -v' says all)";
 }
 
 }  // namespace

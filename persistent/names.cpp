@@ -114,4 +114,19 @@ std::string_view layout_name(Layout layout) {
   return layout == Layout::kBackward ? "backward" : "forward";
 }
 
+std::string error_line(std::string_view error) {
+  std::string_view first;
+  bool have_first = false;
+  for (std::string_view line : split(error, '\n')) {
+    std::string_view t = trim(line);
+    if (starts_with(t, "Error: "))
+      return std::string(trim(t.substr(7)));
+    if (!have_first && !t.empty()) {
+      first = t;
+      have_first = true;
+    }
+  }
+  return std::string(first);
+}
+
 }  // namespace pp::persistent

@@ -245,35 +245,12 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
 }
 
 mce::McEventFields mc_event_fields(const TraceEvent& event, std::span<const uint8_t> raw) {
-  mce::McEventFields f;
   auto num = [&](const char* name) { return TraceDecoder::number(event, raw, name); };
   auto str = [&](const char* name) {
     const TraceField* field = event.field(name);
     return field ? std::string(TraceDecoder::value(*field, raw).text) : std::string();
   };
-  if (auto v = num("error_type"))
-    f.error_type = uint32_t(*v);
-  if (auto v = num("error_count"))
-    f.error_count = uint16_t(*v);
-  if (auto v = num("mc_index"))
-    f.mc_index = uint8_t(*v);
-  // s8 layers: -1 is "not known", whether the decoder sign-extends or not.
-  if (auto v = num("top_layer"))
-    f.top_layer = int8_t(uint8_t(*v));
-  if (auto v = num("middle_layer"))
-    f.middle_layer = int8_t(uint8_t(*v));
-  if (auto v = num("lower_layer"))
-    f.lower_layer = int8_t(uint8_t(*v));
-  if (auto v = num("address"))
-    f.address = int64_t(*v);
-  if (auto v = num("grain_bits"))
-    f.grain_bits = uint8_t(*v);
-  if (auto v = num("syndrome"))
-    f.syndrome = int64_t(*v);
-  f.msg = str("msg");
-  f.label = str("label");
-  f.driver_detail = str("driver_detail");
-  return f;
+  return mce::mc_event_fields_by_name(num, str);
 }
 
 std::optional<Error> final_error(const ReportStats& stats) {

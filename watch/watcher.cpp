@@ -410,22 +410,13 @@ Status Watcher::harvest() {
   return ok_status();
 }
 
-// The line of a broker's error that says what is missing: its "Error: ..."
-// line when it has one (a parse error's), else its first line.
+// A broker's error on one line, without a closing full stop (it ends a
+// clause of watch's own line).
 std::string short_reason(const std::string& error) {
-  std::string first;
-  for (std::string_view line : split(error, '\n')) {
-    std::string_view t = trim(line);
-    if (first.empty())
-      first = std::string(t);
-    if (starts_with(t, "Error: ")) {
-      t.remove_prefix(7);
-      if (!t.empty() && t.back() == '.')
-        t.remove_suffix(1);
-      return std::string(t);
-    }
-  }
-  return first;
+  std::string line = persistent::error_line(error);
+  if (!line.empty() && line.back() == '.')
+    line.pop_back();
+  return line;
 }
 
 Status Watcher::attach(bool required) {
