@@ -62,6 +62,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -76,7 +77,7 @@
 namespace pp::watch {
 
 // The version of the schema above this program writes and reads.
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;
 
 // SQLite's handles, move-only; shared with db_report.cpp.
 class SqliteDb {
@@ -242,8 +243,12 @@ class History final : public Sink {
   std::string path_;
   HistoryOptions options_;
   SqliteDb db_;
-  SqliteStmt insert_, insert_lost_, contains_, last_time_;
+  SqliteStmt insert_, insert_lost_, contains_, last_time_, mark_time_;
   bool in_transaction_ = false;
+  uint64_t records_in_transaction_ = 0;
+  // The newest time of each (event, CPU) stored in the open transaction,
+  // written to stream_times when it commits.
+  std::map<std::string, std::map<int32_t, uint64_t>, std::less<>> pending_times_;
   std::optional<uint64_t> last_commit_ms_, last_prune_ms_;
   HistoryCounters counters_;
 };
