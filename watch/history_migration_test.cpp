@@ -212,6 +212,7 @@ TEST(HistoryMigrationTest, Version1FileIsMigratedInPlaceKeepingEveryRow) {
   EXPECT_EQ(report(path), report_v1);
   EXPECT_EQ(indexes(path), "lost_wall_ns\nrecords_mce_severity\nrecords_wall_ns\n");
   EXPECT_EQ(dump(path, "PRAGMA quick_check"), "ok\n");
+  EXPECT_EQ(dump(path, "PRAGMA page_size"), "4096\n");  // fixed when version 1 made it
   // Another boot's resume points stay while its records do.
   EXPECT_EQ(dump(path, "SELECT boot_id, event, cpu, time FROM stream_times ORDER BY 1, 2, 3"),
             "boot-a|ctxsw|0|300\nboot-a|ctxsw|1|200\nboot-a|mce_record|3|5000\n"

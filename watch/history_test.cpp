@@ -132,6 +132,7 @@ TEST(HistoryTest, CreatesFilePrivateWithDirectoryAndSchema) {
   EXPECT_EQ(db.text("PRAGMA user_version"), std::to_string(kHistorySchemaVersion));
   EXPECT_EQ(db.text("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(db.text("PRAGMA auto_vacuum"), "2");  // incremental
+  EXPECT_EQ(db.text("PRAGMA page_size"), "16384");
   EXPECT_EQ(db.text("SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE "
                     "type = 'index' AND tbl_name = 'records' ORDER BY name)"),
             "records_mce_severity,records_wall_ns,sqlite_autoindex_records_1");
