@@ -415,14 +415,15 @@ TEST(DbReportTest, NewerSchemaAndGarbageAreRefused) {
   std::string newer = dir.path("newer.db");
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(newer.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(
-      sqlite3_exec(db, "CREATE TABLE t (x); PRAGMA user_version = 2", nullptr, nullptr, nullptr),
-      SQLITE_OK);
+  std::string future = std::to_string(kHistorySchemaVersion + 1);
+  ASSERT_EQ(sqlite3_exec(db, ("CREATE TABLE t (x); PRAGMA user_version = " + future).c_str(),
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   std::ostringstream out, err;
   auto stats = report_db(newer, DbReportOptions{}, out, err);
   ASSERT_FALSE(stats.ok());
-  EXPECT_NE(stats.error().message().find("schema version 2"), std::string::npos)
+  EXPECT_NE(stats.error().message().find("schema version " + future), std::string::npos)
       << stats.error().message();
   dir.write("garbage.db", std::string(4096, 'g'));
   stats = report_db(dir.path("garbage.db"), DbReportOptions{}, out, err);

@@ -22,7 +22,7 @@
 //   (a newer perf-persistent wrote it), as is a file that is not a SQLite
 //   database or fails PRAGMA quick_check.
 //
-// Schema, version 1 (one row per record; the columns are what summaries
+// Schema, version 2 (one row per record; the columns are what summaries
 // group by, `json` keeps everything):
 //
 //   records(id INTEGER PRIMARY KEY,   -- insertion order
@@ -45,13 +45,25 @@
 //   lost(id INTEGER PRIMARY KEY, boot_id TEXT, event TEXT, cpu INTEGER,
 //        records INTEGER,             -- samples the buffer lost
 //        wall_ns INTEGER)             -- when the loss was seen
-//   indexes: records(wall_ns), records(boot_id, event, cpu, time), records(severity)
+//   indexes: records(wall_ns), records(severity) WHERE severity IS NOT NULL
+//   stream_times(boot_id, event, cpu, time)  -- the newest sample time stored per
+//                                     -- boot, event and CPU (last_time()); written
+//                                     -- at each commit, with the records
 //   seen_keys(key TEXT PRIMARY KEY,   -- a deleted machine check's key: never new again
 //             wall_ns, origin, event, record_cpu, cpu, severity, bank, error_class)
 //                                     -- filled by a trigger on every delete of a
 //                                     -- machine check's row; its newest kMaxSeenKeys kept,
 //                                     -- in at most an eighth of max_bytes.
 //                                     -- Made at every open (older files get it).
+//
+// Version 1 differed in its indexes alone: records(boot_id, event, cpu,
+// time) where stream_times is, and records(severity) over every row. open()
+// migrates a version 1 file in place, in one transaction (a failure leaves
+// it as it was); report --db reads both versions.
+//
+// Writing: one prepared INSERT per record into the open transaction; a
+// commit at each tick past commit_interval_ms, every
+// 65536 records, and at the final tick (stop, SIGTERM).
 //
 // Retention (at open, then at most once a minute from tick()): records and
 // lost rows older than max_age_s by wall_ns are deleted (records without a
@@ -62,6 +74,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -76,7 +89,7 @@
 namespace pp::watch {
 
 // The version of the schema above this program writes and reads.
-inline constexpr int kHistorySchemaVersion = 1;
+inline constexpr int kHistorySchemaVersion = 2;
 
 // SQLite's handles, move-only; shared with db_report.cpp.
 class SqliteDb {
@@ -242,8 +255,12 @@ class History final : public Sink {
   std::string path_;
   HistoryOptions options_;
   SqliteDb db_;
-  SqliteStmt insert_, insert_lost_, contains_, last_time_;
+  SqliteStmt insert_, insert_lost_, contains_, last_time_, mark_time_;
   bool in_transaction_ = false;
+  uint64_t records_in_transaction_ = 0;
+  // The newest time of each (event, CPU) stored in the open transaction,
+  // written to stream_times when it commits.
+  std::map<std::string, std::map<int32_t, uint64_t>, std::less<>> pending_times_;
   std::optional<uint64_t> last_commit_ms_, last_prune_ms_;
   HistoryCounters counters_;
 };

@@ -129,12 +129,15 @@ TEST(HistoryTest, CreatesFilePrivateWithDirectoryAndSchema) {
   ASSERT_EQ(::stat(dir.path("var/lib/pp").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   RawDb db(path);
-  EXPECT_EQ(db.text("PRAGMA user_version"), "1");
+  EXPECT_EQ(db.text("PRAGMA user_version"), std::to_string(kHistorySchemaVersion));
   EXPECT_EQ(db.text("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(db.text("PRAGMA auto_vacuum"), "2");  // incremental
-  EXPECT_EQ(db.number("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
-                      "('records_wall_ns', 'records_boot_event_cpu_time', 'records_severity')"),
-            3);
+  EXPECT_EQ(db.text("PRAGMA page_size"), "16384");
+  EXPECT_EQ(db.text("SELECT group_concat(name, ',') FROM (SELECT name FROM sqlite_master WHERE "
+                    "type = 'index' AND tbl_name = 'records' ORDER BY name)"),
+            "records_mce_severity,records_wall_ns,sqlite_autoindex_records_1");
+  EXPECT_EQ(db.text("SELECT sql FROM sqlite_master WHERE name = 'records_mce_severity'"),
+            "CREATE INDEX records_mce_severity ON records(severity) WHERE severity IS NOT NULL");
 }
 
 TEST(HistoryTest, StoresColumnsAndTheRecordObject) {
@@ -456,7 +459,8 @@ TEST(HistoryTest, NewerSchemaIsRefusedWithWhatToDo) {
   const std::string& m = h.error().message();
   EXPECT_NE(m.find(path), std::string::npos) << m;
   EXPECT_NE(m.find("version 7"), std::string::npos) << m;
-  EXPECT_NE(m.find("knows version 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("knows version " + std::to_string(kHistorySchemaVersion)), std::string::npos)
+      << m;
   EXPECT_NE(m.find("another file"), std::string::npos) << m;
 }
 

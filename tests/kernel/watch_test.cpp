@@ -135,6 +135,40 @@ TEST_F(Watch, KeepsEveryCallOnceAcrossRestarts) {
       << summary.out;
 }
 
+// More records than one transaction of the history holds (65536), then a
+// SIGTERM while the watcher waits: what it says it kept is in the file (the
+// step commits and the final one), and a restart adds the rest, if any,
+// and nothing twice.
+TEST_F(Watch, SigtermKeepsEveryRecordPastTheTransactionSize) {
+  constexpr long kCalls = 70000;
+  auto stored = [&] {  // the summary's count: no 70000 lines to parse
+    CommandResult r = run_pp({"report", "--db", db_, "--summary", "--json"});
+    EXPECT_EQ(r.status, 0) << r.err;
+    return json::parse(r.out, nullptr, false).value("/summary/records"_json_pointer, int64_t{-1});
+  };
+  GetppidCaller caller(kCalls);
+  CommandResult made = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "ppid",
+                           "--filter", caller.filter(), "-m", "2048"});  // 8 MiB a CPU
+  ASSERT_EQ(made.status, 0) << made.err;
+  ASSERT_TRUE(caller.run());
+  CommandResult watched =
+      run_command({"timeout", "--preserve-status", "-s", "TERM", "3", binary_path(), "watch", "-e",
+                   "persistent/ppid/", "--db", db_, "--no-harvest", "--run-dir=" + run_dir_});
+  ASSERT_EQ(watched.status, 0) << watched.err;
+  std::smatch kept;
+  ASSERT_TRUE(std::regex_search(watched.err, kept, std::regex(R"(stopped: (\d+) records kept)")))
+      << watched.err;
+  EXPECT_EQ(stored(), std::stol(kept[1])) << watched.err;
+  CommandResult again = watch_once();
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_EQ(stored(), kCalls) << again.err;
+  // It resumed after the newest record stored (stream_times, written with
+  // each commit): the history's uniqueness would hide a resume point left
+  // behind, so the restart must say how many it added.
+  std::string added = std::to_string(kCalls - std::stol(kept[1])) + " records kept,";
+  EXPECT_NE(again.err.find("watch: " + added), std::string::npos) << again.err;
+}
+
 TEST_F(Watch, PromtoolAcceptsTheMetricsFile) {
   GetppidCaller caller(100);
   create_for(caller);
