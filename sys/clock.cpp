@@ -19,16 +19,6 @@ struct Alias {
 };
 constexpr Alias kAliases[] = {{"mono", 1}, {"raw", 4}, {"real", 0}, {"boot", 7}};
 
-bool same_word(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (size_t i = 0; i < a.size(); i++)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 Result<uint64_t> now_ns(int clockid) {
   struct timespec ts = {};
   if (::clock_gettime(clockid_t(clockid), &ts) != 0)
@@ -48,13 +38,13 @@ Result<int> parse_clockid(std::string_view text) {
         if (uint64_t(c.id) == *n)
           return c.id;
   } else {
-    if (name.size() > 6 && same_word(name.substr(0, 6), "CLOCK_"))
+    if (name.size() > 6 && equal_ignoring_case(name.substr(0, 6), "CLOCK_"))
       name.remove_prefix(6);
     for (const ClockInfo& c : kClocks)
-      if (same_word(name, c.name))
+      if (equal_ignoring_case(name, c.name))
         return c.id;
     for (const Alias& a : kAliases)
-      if (same_word(name, a.name))
+      if (equal_ignoring_case(name, a.name))
         return a.id;
   }
   std::string names;
