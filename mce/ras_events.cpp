@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/json.h"
+#include "base/terminal.h"
 #include "mce/aer.h"
 
 namespace pp::mce {
@@ -92,6 +93,15 @@ class Reader {
   const RasFields& fields_;
 };
 
+// "uncorrected (non-fatal)": the common severity, and the source's own name
+// for it when that says more.
+std::string severity_words(MceSeverity common, std::string_view own) {
+  std::string out(mce_severity_name(common));
+  if (!own.empty() && own != out)
+    out += " (" + std::string(own) + ")";
+  return out;
+}
+
 void set_severity(RasDecoded& d, MceSeverity s) {
   d.severity = s;
   d.json["severity"] = std::string(mce_severity_name(s));
@@ -146,8 +156,8 @@ RasDecoded decode_aer(const Reader& f) {
   } else {
     d.json["tlp_header"] = nullptr;
   }
-  std::string first = "PCIe AER " + std::string(mce_severity_name(d.severity)) + " (" + sev_name +
-                      ") on " + (e.device.empty() ? std::string("an unnamed device") : e.device);
+  std::string first = "PCIe AER " + severity_words(d.severity, sev_name) + " on " +
+                      (e.device.empty() ? std::string("an unnamed device") : e.device);
   std::string names;
   for (const std::string& b : bits)
     names += (names.empty() ? "" : ", ") + b;
@@ -283,8 +293,7 @@ RasDecoded decode_arm(const Reader& f) {
   d.json["psci_state"] = hex(f.number("psci_state").value_or(0));
   std::string first = "ARM processor error";
   if (sev)
-    first += " " + std::string(mce_severity_name(d.severity)) + " (" +
-             std::string(cper_severity_name(*sev)) + ")";
+    first += " " + severity_words(d.severity, cper_severity_name(*sev));
   if (!d.where.empty())
     first += " on " + d.where;
   d.lines.push_back(first);
@@ -318,8 +327,7 @@ RasDecoded decode_non_standard(const Reader& f) {
   d.json["fru_text"] = fru_text;
   d.where = fru_text;
   d.lines.push_back("vendor error section " + section + " " +
-                    std::string(mce_severity_name(d.severity)) +
-                    (sev ? " (" + std::string(cper_severity_name(*sev)) + ")" : std::string()) +
+                    severity_words(d.severity, sev ? cper_severity_name(*sev) : "") +
                     (fru_text.empty() ? std::string() : " on " + fru_text));
   d.lines.push_back("FRU " + fru);
   raw_section(d, f, "data", "data", "buf", "len");
@@ -441,9 +449,9 @@ RasDecoded decode_extlog_mem(const Reader& f) {
   d.json["fru_id"] = fru;
   d.json["fru_text"] = fru_text;
   d.where = fru_text;
-  d.lines.push_back("eMCA memory error " + std::string(mce_severity_name(d.severity)) +
-                    (sev ? " (" + std::string(cper_severity_name(*sev)) + ")" : std::string()) +
-                    ": " + type + " at " + hex(pa) + " (mask lsb " + std::to_string(lsb) + ")" +
+  d.lines.push_back("eMCA memory error " +
+                    severity_words(d.severity, sev ? cper_severity_name(*sev) : "") + ": " + type +
+                    " at " + hex(pa) + " (mask lsb " + std::to_string(lsb) + ")" +
                     (fru_text.empty() ? std::string() : " on " + fru_text));
   if (auto data = f.elements("data"))
     memory_location(d, *data);
@@ -581,7 +589,7 @@ RasFields ras_fields_from_json(const nlohmann::ordered_json& fields) {
 }
 
 const std::vector<std::string_view>& ras_tracepoints() {
-  static const std::vector<std::string_view> kAll = {
+  static const std::vector<std::string_view> all = {
       "mce:mce_record",
       "ras:mc_event",
       "ras:aer_event",
@@ -597,7 +605,7 @@ const std::vector<std::string_view>& ras_tracepoints() {
       "cxl:cxl_generic_event",
       "cxl:cxl_poison",
   };
-  return kAll;
+  return all;
 }
 
 bool is_ras_event(std::string_view tp) {
@@ -627,7 +635,9 @@ void print_ras_text(const RasDecoded& d, std::string& out) {
   for (size_t i = 0; i < d.lines.size(); i++) {
     if (i)
       out += "  ";
-    out += d.lines[i];
+    // Device names, FRU texts and labels are what firmware or a driver
+    // chose: escaped, so that none can move a reader's cursor.
+    append_terminal_safe(out, d.lines[i]);
     out += '\n';
   }
 }

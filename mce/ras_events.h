@@ -88,7 +88,8 @@ struct RasDecoded {
 std::optional<RasDecoded> decode_ras_event(std::string_view tracepoint, const RasFields& fields);
 
 // The text form: the first line, then the others indented by two spaces,
-// each ending in '\n'.
+// each ending in '\n'; control characters a device or firmware put in a
+// name are escaped (base/terminal.h).
 void print_ras_text(const RasDecoded& decoded, std::string& out);
 // The JSON object (above).
 inline const nlohmann::ordered_json& ras_json(const RasDecoded& decoded) {

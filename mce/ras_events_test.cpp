@@ -4,6 +4,7 @@
 // record's JSON gives back, and records with fields missing or malformed.
 #include "mce/ras_events.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "base/json.h"
@@ -75,6 +76,21 @@ TEST(RasEvents, AerUnknownSeverityAndMissingFieldsStillDecode) {
   EXPECT_TRUE(d->json["tlp_header"].is_null());  // valid, but no words
   EXPECT_EQ(d->lines[0],
             "PCIe AER uncorrected (unknown (7)) on an unnamed device: no status bit set");
+}
+
+// A device name is whatever the kernel was given: the text form escapes
+// control characters; the JSON keeps the bytes (as JSON escapes).
+TEST(RasEvents, TextEscapesWhatADeviceNamed) {
+  RasFields f;
+  f["dev_name"].text = "0000:01:00.0\x1b[2J\n";
+  f["severity"].number = 2;
+  auto d = decode_ras_event("ras:aer_event", f);
+  ASSERT_TRUE(d);
+  std::string out;
+  print_ras_text(*d, out);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(d->json["device"], "0000:01:00.0\x1b[2J\n");
 }
 
 TEST(RasEvents, CxlAerUncorrectableByFieldNames) {

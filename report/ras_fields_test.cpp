@@ -201,7 +201,7 @@ TEST(RasFields, ArmEventOf618WithRawSections) {
   EXPECT_EQ(r.json["context_info"], "");
   EXPECT_EQ(r.json["vendor_info"], "dead");
   EXPECT_EQ(text_of(r),
-            "ARM processor error corrected (corrected) on cpu 3\n"
+            "ARM processor error corrected on cpu 3\n"
             "  MPIDR 0x80000003 (affinity level 0), MIDR 0x481fd010 (HiSilicon part 0xd01)\n"
             "  error info (4 bytes): 00200402\n"
             "  vendor info (2 bytes): dead\n");
@@ -284,7 +284,7 @@ TEST(RasFields, ExtlogMemEventOf61WithCompactLocation) {
             R"({"node":1,"card":2,"module":3,"bank_group":2,"bank_address":5,"row":135732,)"
             R"("column":128,"rank":1,"chip_id":3})");
   EXPECT_EQ(text_of(*r),
-            "eMCA memory error corrected (corrected): single-bit ECC at 0x1f2e3d4c0 (mask lsb 6) "
+            "eMCA memory error corrected: single-bit ECC at 0x1f2e3d4c0 (mask lsb 6) "
             "on CPU0_DIMM_B2\n"
             "  location: node 1, card 2, module 3, bank_group 2, bank_address 5, row 135732, "
             "column 128, rank 1, chip_id 3\n"
