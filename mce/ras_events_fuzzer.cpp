@@ -1,5 +1,6 @@
 // libFuzzer target: any input through the RAS tracepoints' decoders
-// (mce/ras_events.h) and their printers. The input's first byte picks the
+// (mce/ras_events.h) and their printers, and through the ERST record reader
+// (mce/erst.h). The input's first byte picks the
 // tracepoint; the rest is read two ways: as the JSON "fields" object of a
 // stored record, and, byte for byte, as every field a decoder reads (its
 // numbers, strings and arrays). A decoder must never crash or read outside
@@ -11,6 +12,7 @@
 #include <string_view>
 
 #include "base/json.h"
+#include "mce/erst.h"
 #include "mce/ras_events.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
@@ -20,6 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace pp::mce;
   if (size == 0)
     return 0;
+  // The whole input as an ERST record (mce/erst.h), decoded when it reads.
+  if (auto m = parse_erst_mce(std::span(data, size), "fuzz"); m.ok()) {
+    std::string out;
+    print_mce_text(decode_mce(m->regs), out);
+  }
   const auto& tracepoints = ras_tracepoints();
   std::string_view tp = tracepoints[data[0] % tracepoints.size()];
   std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
