@@ -263,9 +263,9 @@ void append_text(std::string& out, const nlohmann::ordered_json& j, bool verbose
     // Decoded again from the stored fields (mce/ras_events.h); --json has
     // the decoding the watcher made from the payload, raw sections whole.
     std::string tracepoint = get_s("tracepoint");
-    if (auto d = mce::decode_ras_event(tracepoint, mce::ras_fields_from_json(*fields))) {
+    if (auto ras = mce::decode_ras_event(tracepoint, mce::ras_fields_from_json(*fields))) {
       std::string text;  // terminal-safe: print_ras_text() escapes
-      mce::print_ras_text(*d, text);
+      mce::print_ras_text(*ras, text);
       append_indented(out, text);
     }
   }
