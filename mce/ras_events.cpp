@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "base/terminal.h"
 #include "mce/aer.h"
+#include "mce/ras_keys.h"
 
 namespace pp::mce {
 namespace {
@@ -606,6 +607,53 @@ const std::vector<std::string_view>& ras_tracepoints() {
       "cxl:cxl_poison",
   };
   return all;
+}
+
+const std::vector<std::string_view>& ras_json_keys() {
+  static const std::vector<std::string_view> keys = {"source",
+                                                     "severity",
+                                                     "aer_severity",
+                                                     "device",
+                                                     "status",
+                                                     "status_bits",
+                                                     "tlp_header",
+                                                     "pfn",
+                                                     "address",
+                                                     "page_type",
+                                                     "result",
+                                                     "cper_severity",
+                                                     "cpu",
+                                                     "mpidr",
+                                                     "affinity",
+                                                     "affinity_level",
+                                                     "midr",
+                                                     "implementer",
+                                                     "part",
+                                                     "variant",
+                                                     "revision",
+                                                     "running_state",
+                                                     "psci_state",
+                                                     "error_info",
+                                                     "context_info",
+                                                     "vendor_info",
+                                                     "section_type",
+                                                     "fru_id",
+                                                     "fru_text",
+                                                     "data",
+                                                     "sequence",
+                                                     "error_type",
+                                                     "address_mask_lsb",
+                                                     "location",
+                                                     "event",
+                                                     "log",
+                                                     "memdev",
+                                                     "host",
+                                                     "serial",
+                                                     "first_error",
+                                                     "dpa",
+                                                     "hpa",
+                                                     "dpa_length"};
+  return keys;
 }
 
 bool is_ras_event(std::string_view tp) {
