@@ -23,6 +23,8 @@
 #include "sys/clock.h"
 #include "sys/explain.h"
 #include "sys/process.h"
+#include "sys/ras_daemon.h"
+#include "sys/tree.h"
 
 namespace pp::broker {
 
@@ -418,6 +420,7 @@ Result<persistent::EventInfo> Broker::create_event(const persistent::CreateReque
     return explained(saved.error().with_context("saving the registry"));
   }
   store_fds(events_.at(id));
+  hold_ras_gate();
   const persistent::EventInfo& made = events_.at(id).info;
   log("created event " + std::to_string(id) + " '" + name + "' (" + plan.event + ") on CPUs " +
       format_cpu_list(made.cpus) + ", " + std::to_string(plan.pages) + " pages each, for " +
@@ -475,7 +478,35 @@ Result<persistent::EventInfo> Broker::kill_event(std::string_view reference) {
     log("cannot remove the published entry of '" + killed.name + "': " + s.error().message());
   for (auto& client : clients_)
     client->opened.erase(killed.id);
+  hold_ras_gate();
   return killed;  // `gone` closes its fds and mappings here
+}
+
+void Broker::hold_ras_gate() {
+  // The tracepoint's name, with or without a filter or modifiers after it.
+  constexpr std::string_view kExtlog = "ras:extlog_mem_event";
+  bool wanted = std::any_of(events_.begin(), events_.end(), [&](const auto& entry) {
+    const persistent::EventInfo& info = entry.second.info;
+    return info.state == "running" && info.event.starts_with(kExtlog) &&
+           (info.event.size() == kExtlog.size() ||
+            std::string_view(":/").find(info.event[kExtlog.size()]) != std::string_view::npos);
+  });
+  if (wanted == bool(ras_gate_))
+    return;
+  if (!wanted) {
+    ras_gate_.reset();
+    log("released " + sys::Tree(config_.sysfs_root).path(sys::kRasDaemonActive) +
+        ": no event keeps ras:extlog_mem_event any more");
+    return;
+  }
+  auto gate = sys::open_ras_daemon_active(config_.sysfs_root);
+  if (!gate.ok()) {
+    log("an event keeps ras:extlog_mem_event, but " + gate.error().message());
+    return;
+  }
+  ras_gate_ = std::move(*gate);
+  log("holding " + sys::Tree(config_.sysfs_root).path(sys::kRasDaemonActive) +
+      " open: the kernel emits ras:extlog_mem_event while it is held");
 }
 
 Status Broker::open_context(LiveEvent& context) {

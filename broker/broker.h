@@ -281,6 +281,11 @@ class Broker {
   Status open_context(LiveEvent& context);
   void drop_unused_contexts();
   Result<persistent::EventInfo> kill_event(std::string_view reference);
+  // Holds the kernel's ras/daemon_active open (sys/ras_daemon.h) while a
+  // running event keeps ras:extlog_mem_event, and closes it when none does:
+  // without it the kernel never emits that tracepoint. Called after every
+  // change to the events; a failure to open is logged once per change.
+  void hold_ras_gate();
   persistent::EventInfo snapshot(const LiveEvent& event, bool verbose) const;
   std::vector<persistent::EventInfo> infos() const;
 
@@ -376,6 +381,7 @@ class Broker {
   std::optional<sys::LockFile> lock_;
   sys::UnixListener listener_;
   std::map<uint64_t, LiveEvent> events_;
+  sys::Fd ras_gate_;  // ras/daemon_active, while an event keeps ras:extlog_mem_event
   uint64_t next_id_ = 1;
   std::vector<std::unique_ptr<Client>> clients_;
   std::string start_summary_;

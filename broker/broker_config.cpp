@@ -241,6 +241,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
       (event.info.state == "unavailable" ? report.unavailable : report.failed)
           .emplace_back(event.info.name, again.error().message());
   }
+  hold_ras_gate();
   PP_RETURN_IF_ERROR(save());
   return report;
 }

@@ -284,6 +284,51 @@ TEST_F(BrokerFakeKernelTest, KillClosesEverythingAndUnpublishes) {
   EXPECT_EQ(again.id, 2u) << "ids are not reused";
 }
 
+// Whether this process holds `path` open (its /proc/self/fd links).
+bool holds_open(const std::string& path) {
+  auto fds = sys::Tree("/proc").list("self/fd");
+  if (!fds.ok())
+    return false;
+  for (const std::string& fd : *fds) {
+    char target[4096];
+    ssize_t n = ::readlink(("/proc/self/fd/" + fd).c_str(), target, sizeof(target));
+    if (n > 0 && std::string(target, size_t(n)) == path)
+      return true;
+  }
+  return false;
+}
+
+// The kernel emits ras:extlog_mem_event only while ras/daemon_active is
+// held open: the broker holds it exactly while an event keeps the
+// tracepoint (two here: it stays held until the last is killed), and
+// never for another event.
+TEST_F(BrokerFakeKernelTest, HoldsDaemonActiveWhileAnEventKeepsExtlog) {
+  sysfs_.write("kernel/debug/ras/daemon_active", "0\n");
+  std::string gate = sysfs_.path() + "/kernel/debug/ras/daemon_active";
+  start();
+  auto b = client();
+  create(*b, kGetppidRequest);
+  EXPECT_FALSE(holds_open(gate)) << "no event keeps extlog";
+  create(*b, {"ras:extlog_mem_event", "extlog", 0, "", ""});
+  EXPECT_TRUE(holds_open(gate));
+  create(*b, {"ras:extlog_mem_event", "extlog2", 0, "", ""});
+  ASSERT_TRUE(b->kill("extlog").ok());
+  EXPECT_TRUE(holds_open(gate)) << "extlog2 still keeps it";
+  ASSERT_TRUE(b->kill("extlog2").ok());
+  EXPECT_FALSE(holds_open(gate));
+  create(*b, {"ras:extlog_mem_events_of_another_name", "other", 0, "", ""});
+  EXPECT_FALSE(holds_open(gate)) << "only that tracepoint";
+}
+
+// Without debugfs the event is still made; only the gate is missing, and
+// the broker's log says why.
+TEST_F(BrokerFakeKernelTest, ExtlogWithoutDebugfsStillCreates) {
+  start();
+  auto b = client();
+  persistent::EventInfo e = create(*b, {"ras:extlog_mem_event", "extlog", 0, "", ""});
+  EXPECT_EQ(e.state, "running");
+}
+
 TEST_F(BrokerFakeKernelTest, OpenHandsAnFdAndCountsTheReader) {
   start();
   persistent::EventInfo e = create(*client(), kGetppidRequest);

@@ -8,6 +8,7 @@
 
 #include "base/strings.h"
 #include "check/checker.h"
+#include "mce/ras_events.h"
 
 namespace pp::check {
 
@@ -172,6 +173,7 @@ void Checker::events() {
     if (!e.is_context)
       report_.events++;
   no_mce_event(source);
+  ras_event_unkept(source);
 }
 
 std::string Checker::label(const persistent::EventInfo& e) {
@@ -277,6 +279,67 @@ void Checker::no_mce_event(const std::string& source) {
       "no persistent event holds mce:mce_record: machine checks are not recorded", source,
       "create one: 'perf persistent create -e mce:mce_record' (or add it to the broker's "
       "config)");
+}
+
+}  // namespace pp::check
+
+namespace pp::check {
+
+// The RAS tracepoints other than mce_record (no-mce-event's) that this
+// kernel has (tracefs events/<system>/<name>/id) and no running event
+// keeps: their errors are lost while nothing reads them.
+void Checker::ras_event_unkept(const std::string& source) {
+  std::string where = tracefs_.path("events/ras");
+  if (!tracefs_mounted_) {
+    add("ras-event-unkept", CheckStatus::kUnknown,
+        "cannot tell which RAS tracepoints exist: tracefs is not mounted", where,
+        "mount tracefs (see tracefs-not-mounted)");
+    return;
+  }
+  std::vector<std::string> present, unkept;
+  for (std::string_view tp : mce::ras_tracepoints()) {
+    if (tp == "mce:mce_record")
+      continue;
+    size_t colon = tp.find(':');
+    std::string dir =
+        "events/" + std::string(tp.substr(0, colon)) + "/" + std::string(tp.substr(colon + 1));
+    auto id_text = tracefs_.read(dir + "/id");
+    if (!id_text.ok())
+      continue;
+    present.emplace_back(tp);
+    auto id = parse_u64(trim(*id_text), dir);
+    bool kept = std::any_of(events_.begin(), events_.end(), [&](const persistent::EventInfo& e) {
+      return e.state == "running" &&
+             (e.event == tp ||
+              (id.ok() && e.attr.attr.type == PERF_TYPE_TRACEPOINT && e.attr.attr.config == *id));
+    });
+    if (!kept)
+      unkept.emplace_back(tp);
+  }
+  if (present.empty()) {
+    add("ras-event-unkept", CheckStatus::kOk,
+        "not applicable: this kernel has no RAS tracepoint besides mce:mce_record", where);
+    return;
+  }
+  if (!listed_ && in_.backend) {
+    add("ras-event-unkept", CheckStatus::kUnknown,
+        "cannot tell whether events keep the RAS tracepoints: the events could not be listed",
+        source, "run check as root");
+    return;
+  }
+  if (unkept.empty()) {
+    add("ras-event-unkept", CheckStatus::kOk,
+        "every RAS tracepoint this kernel has is kept (" + join(present, ", ") + ")", source);
+    return;
+  }
+  add("ras-event-unkept", CheckStatus::kWarning,
+      "this kernel has " + std::to_string(unkept.size()) + " RAS tracepoint" +
+          (unkept.size() == 1 ? "" : "s") + " that no persistent event keeps: " +
+          join(unkept, ", ") + "; errors they report are not recorded",
+      source,
+      "keep each in the broker's config (the packaged /etc/perf-persistent.conf lists them, "
+      "each optional), or 'perf persistent create -e " +
+          unkept.front() + "'");
 }
 
 }  // namespace pp::check

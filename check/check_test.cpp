@@ -150,6 +150,7 @@ const char* const kIds[] = {
     "event-tampered",
     "buffers-lost",
     "no-mce-event",
+    "ras-event-unkept",
     "ras-cec-absorbs-corrected",
     "mce-polling-disabled",
     "mce-ignore-ce",
@@ -176,7 +177,7 @@ TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
   }
   EXPECT_EQ(report.findings.size(), std::size(kIds));
   std::string text = text_of(report, false);
-  EXPECT_EQ(text.rfind("PERSISTENT OK - 19 checks passed, 1 event(s) held | critical=0 "
+  EXPECT_EQ(text.rfind("PERSISTENT OK - 20 checks passed, 1 event(s) held | critical=0 "
                        "warning=0 unknown=0 acknowledged=0 events=1\n",
                        0),
             0u)
@@ -282,6 +283,29 @@ const Cause kCauses[] = {
     {"no-mce-event", CheckStatus::kCritical,
      [](CheckTest& t) { t.backend.events[0].state = "failed"; }, nullptr,
      "no persistent event holds mce:mce_record"},
+    // The kernel has aer_event and mc_event; only mc_event is kept (by its
+    // event string). Fixed: aer_event kept, by its tracepoint id alone.
+    {"ras-event-unkept", CheckStatus::kWarning,
+     [](CheckTest& t) {
+       t.dir.write("sys/kernel/tracing/events/ras/aer_event/id", "1224\n");
+       t.dir.write("sys/kernel/tracing/events/ras/mc_event/id", "1227\n");
+       persistent::EventInfo e = mce_event();
+       e.id = 2;
+       e.name = "mc_event";
+       e.event = "ras:mc_event";
+       e.attr.attr.config = 1227;
+       t.backend.events.push_back(e);
+     },
+     [](CheckTest& t) {
+       t.dir.write("sys/kernel/tracing/events/ras/aer_event/id", "1224\n");
+       persistent::EventInfo e = mce_event();
+       e.id = 2;
+       e.name = "pcie";
+       e.event = "persistent/pcie/";
+       e.attr.attr.config = 1224;
+       t.backend.events.push_back(e);
+     },
+     "1 RAS tracepoint that no persistent event keeps: ras:aer_event; errors"},
     // Before 5.7 the collector ended the notifier chain: mce_record missed
     // what it absorbed. Since, it marks the error handled and the chain
     // goes on: only /dev/mcelog, EDAC and extlog miss it (an OK note).

@@ -10,7 +10,7 @@
 //                     machinecheck sysfs, mce= options, other consumers
 //   broker_rules.cpp  who holds the events: the broker, its unit, the
 //                     events' states, tampering, lost buffers, an event on
-//                     mce_record
+//                     mce_record, the other RAS tracepoints kept
 //   limit_rules.cpp   what the kernel lets the holder keep: perf_event_paranoid,
 //                     locked memory, fds, buffers that wrap too fast
 //
@@ -74,6 +74,7 @@ class Checker {
   void tampered(const std::string& source);
   void buffers_lost(const std::string& source);
   void no_mce_event(const std::string& source);
+  void ras_event_unkept(const std::string& source);
 
   // limit_rules.cpp
   void broker_status();

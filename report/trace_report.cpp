@@ -253,6 +253,58 @@ mce::McEventFields mc_event_fields(const TraceEvent& event, std::span<const uint
   return mce::mc_event_fields_by_name(num, str);
 }
 
+mce::RasFields ras_fields(const TraceEvent& event, std::span<const uint8_t> raw) {
+  mce::RasFields out;
+  for (const TraceField& f : event.fields) {
+    if (raw.size() < size_t(f.offset) + f.size)
+      continue;
+    FieldValue v = TraceDecoder::value(f, raw);
+    mce::RasValue value;
+    switch (v.kind) {
+      case FieldKind::kUnsigned:
+      case FieldKind::kSigned:
+      case FieldKind::kPointer:
+        value.number = v.number;
+        break;
+      case FieldKind::kString: {
+        // A char array whole: a GUID kept in one has NULs inside.
+        value.text = std::string(v.text);
+        auto bytes = raw.subspan(f.offset, f.size);
+        value.elements = std::vector<uint64_t>(bytes.begin(), bytes.end());
+        break;
+      }
+      case FieldKind::kDynString: {
+        // libtraceevent takes a __data_loc u8[] for a string too: its bytes
+        // whole, as the __data_loc word says (length << 16 | offset).
+        value.text = std::string(v.text);
+        uint32_t loc = 0;
+        std::memcpy(&loc, raw.data() + f.offset, 4);
+        size_t at = (loc & 0xffff) + (f.relative ? f.offset + f.size : 0), length = loc >> 16;
+        if (at <= raw.size()) {
+          auto bytes = raw.subspan(at, std::min(length, raw.size() - at));
+          value.elements = std::vector<uint64_t>(bytes.begin(), bytes.end());
+        }
+        break;
+      }
+      case FieldKind::kArray:
+      case FieldKind::kDynArray: {
+        std::vector<uint64_t> e;
+        // An odd-sized blob (a struct, a guid_t) as its bytes.
+        uint32_t es = v.element_size && v.element_size <= 8 ? v.element_size : 1;
+        for (size_t i = 0; i + es <= v.raw.size(); i += es) {
+          uint64_t x = 0;
+          std::memcpy(&x, v.raw.data() + i, es);  // little-endian hosts only, as perf.data
+          e.push_back(x);
+        }
+        value.elements = std::move(e);
+        break;
+      }
+    }
+    out.emplace(f.name, std::move(value));
+  }
+  return out;
+}
+
 std::optional<Error> final_error(const ReportStats& stats) {
   if (stats.bad == 0)
     return std::nullopt;
@@ -429,6 +481,11 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
     e.edac = int32_t(edacs_.size());
     edacs_.push_back(mce::decode_mc_event(mc_event_fields(*event, s.raw),
                                           options_.edac_labels ? &*options_.edac_labels : nullptr));
+  } else if (!options_.summary && mce::is_ras_event(event->name)) {
+    if (auto d = mce::decode_ras_event(event->name, ras_fields(*event, s.raw))) {
+      e.ras = int32_t(rases_.size());
+      rases_.push_back(std::move(*d));
+    }
   }
   if (options_.summary)
     count(e);
@@ -582,13 +639,15 @@ void TraceReport::print_text(const Entry& e) {
 }
 
 void TraceReport::print_mce_text_of(const Entry& e) {
-  if (e.mce < 0 && e.edac < 0)
+  if (e.mce < 0 && e.edac < 0 && e.ras < 0)
     return;
   std::string text;
   if (e.mce >= 0)
     mce::print_mce_text(mces_[size_t(e.mce)], text);
-  else
+  else if (e.edac >= 0)
     mce::print_edac_text(edacs_[size_t(e.edac)], text);
+  else
+    mce::print_ras_text(rases_[size_t(e.ras)], text);
   append_indented(buffer_, text, "  ");
 }
 
@@ -623,6 +682,10 @@ void TraceReport::print_json(const Entry& e) {
   if (e.edac >= 0) {
     buffer_ += ",\"edac\":"sv;
     buffer_ += dump_json(mce::edac_json(edacs_[size_t(e.edac)]));
+  }
+  if (e.ras >= 0) {
+    buffer_ += ",\"ras\":"sv;
+    buffer_ += dump_json(mce::ras_json(rases_[size_t(e.ras)]));
   }
   buffer_ += "}\n"sv;
 }

@@ -36,6 +36,7 @@
 #include "base/result.h"
 #include "mce/decode.h"
 #include "mce/edac.h"
+#include "mce/ras_events.h"
 #include "mce/tally.h"
 #include "report/bytes.h"
 #include "report/trace_decoder.h"
@@ -77,6 +78,11 @@ mce::MceRegisters mce_registers(const TraceEvent& event, std::span<const uint8_t
 // ras:mc_event's fields by name (mce/edac.h); a field the format does not
 // have keeps McEventFields' default.
 mce::McEventFields mc_event_fields(const TraceEvent& event, std::span<const uint8_t> raw);
+
+// The fields of a RAS record (mce/ras_events.h) by name: integers as
+// numbers, strings as text, arrays as their elements; a char array as its
+// bytes whole (a GUID's NULs included), which a text field would cut.
+mce::RasFields ras_fields(const TraceEvent& event, std::span<const uint8_t> raw);
 
 // The fields of a record TraceDecoder::check() accepted, as report --json's
 // "fields" object (the same rules: integers as numbers, u64 and pointers as
@@ -153,6 +159,7 @@ class TraceReport {
     int32_t tid;
     int32_t mce = -1;   // index into mces_ for a machine check
     int32_t edac = -1;  // index into edacs_ for a ras:mc_event record
+    int32_t ras = -1;   // index into rases_ for another RAS record (mce/ras_events.h)
     uint32_t comm = 0;  // index into comms_ of the thread's name then (finish() sets it)
 
     std::span<const uint8_t> payload() const { return {raw, raw_size}; }
@@ -202,6 +209,7 @@ class TraceReport {
   uint64_t shown_ = 0;
   mce::MceTally machine_checks_;
   std::vector<mce::EdacError> edacs_;
+  std::vector<mce::RasDecoded> rases_;
   std::vector<Fork> forks_;
   std::vector<std::string> comms_{""};
   std::unordered_map<std::string, uint32_t> comm_index_;

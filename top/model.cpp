@@ -170,6 +170,7 @@ void TopModel::clear_tables(State& state) {
   state.symbols.clear();
   state.machine_checks.clear();
   state.last.clear();
+  state.last_ras.clear();
   state.counted = state.filtered = 0;
 }
 
@@ -447,6 +448,13 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
           key += '-';
       }
       state.values[key]++;
+      if (mce::is_ras_event(trace->name)) {
+        if (auto d = mce::decode_ras_event(trace->name, report::ras_fields(*trace, s.raw))) {
+          state.last_ras.push_front(Ras{s.time, int(s.cpu), std::move(*d)});
+          if (state.last_ras.size() > kTopLastMce)
+            state.last_ras.pop_back();
+        }
+      }
       break;
     }
     case TopKind::kSymbols: {
@@ -638,6 +646,24 @@ void TopModel::render_event(size_t i, const TopView& view, std::vector<TopLine>&
           line += "  " + pad(parts[r][k], widths[k]);
         out.push_back({line, false, false});
       }
+      if (!s.last_ras.empty())
+        out.push_back({"  last " + std::to_string(s.last_ras.size()) + " decoded (newest first)",
+                       true, false});
+      for (const Ras& r : s.last_ras) {
+        std::string text;
+        mce::print_ras_text(r.decoded, text);
+        bool first = true;
+        for (std::string_view line : split(text, '\n')) {
+          if (line.empty())
+            continue;
+          out.push_back({"  " +
+                             (first ? format_time(r.time) + " CPU " + std::to_string(r.cpu) + ": "
+                                    : std::string()) +
+                             std::string(line),
+                         false, first && uncorrected(r.decoded.severity)});
+          first = false;
+        }
+      }
       break;
     }
     case TopKind::kSymbols: {
@@ -732,6 +758,12 @@ nlohmann::ordered_json TopModel::event_json(size_t i, const TopView& view, bool 
         rows.push_back({{"values", std::move(values)}, {"count", count}});
       }
       j["top"] = std::move(rows);
+      if (mce::is_ras_event(e.name)) {
+        nlohmann::ordered_json last = nlohmann::ordered_json::array();
+        for (const Ras& r : s.last_ras)
+          last.push_back({{"time", r.time}, {"cpu", r.cpu}, {"decoded", mce::ras_json(r.decoded)}});
+        j["ras_last"] = std::move(last);
+      }
       break;
     }
     case TopKind::kSymbols: {

@@ -7,6 +7,9 @@
 //   mce:mce_record    machine checks counted (mce/tally.h: per severity,
 //                     bank, CPU, socket and error class), and the last ten
 //                     records decoded, newest first
+//   the other RAS tracepoints (mce/ras_events.h: ras:aer_event...)
+//                     a tracepoint's table, and the last ten records
+//                     decoded, newest first
 //   IP samples        the hottest symbols (through a SymbolSource)
 //
 // The same content renders as text lines (the screen and --stdio) and as
@@ -34,6 +37,7 @@
 #include "base/result.h"
 #include "filter/expression.h"
 #include "mce/decode.h"
+#include "mce/ras_events.h"
 #include "mce/tally.h"
 #include "report/trace_decoder.h"
 #include "sys/perf_abi_sample.h"
@@ -166,6 +170,11 @@ class TopModel {
     int cpu = 0;
     mce::MceDecoded decoded;
   };
+  struct Ras {  // another RAS record (mce/ras_events.h), decoded
+    uint64_t time = 0;
+    int cpu = 0;
+    mce::RasDecoded decoded;
+  };
   struct State {
     std::vector<Cpu> cpus;
     std::optional<int> readers;
@@ -176,9 +185,10 @@ class TopModel {
     std::unordered_map<std::string, Symbol> symbols;
     mce::MceTally machine_checks;  // mce:mce_record: the counts
     std::deque<Mce> last;
-    uint64_t counted = 0;   // samples the tables counted (after the filter)
-    uint64_t filtered = 0;  // samples the filter left out
-    uint64_t bad = 0;       // samples that could not be decoded
+    std::deque<Ras> last_ras;  // a RAS tracepoint's last records, newest first
+    uint64_t counted = 0;      // samples the tables counted (after the filter)
+    uint64_t filtered = 0;     // samples the filter left out
+    uint64_t bad = 0;          // samples that could not be decoded
   };
 
   Cpu& cpu_state(State& state, int cpu);

@@ -288,6 +288,36 @@ TEST_F(TopModelTest, TracepointTableByDefaultKeyThenChosenKeys) {
   EXPECT_FALSE(model.set_filter("no_such==1").ok());
 }
 
+// A RAS tracepoint's table is followed by its last records decoded,
+// newest first (mce/ras_events.h), in the text and under "ras_last".
+TEST_F(TopModelTest, RasTracepointShowsItsLastRecordsDecoded) {
+  sys::EventAttr attr = tracepoint_attr(kAerId);
+  TopModel model({event("persistent/aer/", "ras:aer_event", attr)}, decoder_.get(), nullptr);
+  for (int i = 0; i < 12; ++i) {
+    report::Bytes b;
+    // Completion Timeout, non-fatal; the newest a fatal Poisoned TLP.
+    bool last = i == 11;
+    append_sample(
+        attr,
+        aer_payload(last ? "0000:03:00.0" : "0000:00:1c.0", last ? 0x1000 : 0x4000, last ? 1 : 0),
+        77, uint64_t(i + 1) * 1000000000, 0, b);
+    model.records(0, 0, b);
+  }
+  nlohmann::ordered_json j = model.json(TopView{});
+  const auto& last = j["events"][0]["ras_last"];
+  ASSERT_EQ(last.size(), kTopLastMce);
+  EXPECT_EQ(last[0]["time"], 12000000000u);
+  EXPECT_EQ(last[0]["decoded"]["severity"], "fatal");
+  EXPECT_EQ(last[0]["decoded"]["status_bits"][0], "Poisoned TLP");
+  EXPECT_EQ(last[1]["decoded"]["aer_severity"], "non-fatal");
+  std::string text = all_text(model.render(TopView{}));
+  EXPECT_NE(text.find("last 10 decoded (newest first)\n"
+                      "  12.000000 CPU 0: PCIe AER fatal on 0000:03:00.0: Poisoned TLP\n"
+                      "    status 0x00001000, TLP header not available\n"),
+            std::string::npos)
+      << text;
+}
+
 class TableSymbols final : public SymbolSource {
  public:
   SymbolHit resolve(int32_t pid, uint64_t ip, bool kernel) override {

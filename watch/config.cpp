@@ -7,6 +7,7 @@
 #include "base/ini.h"
 #include "base/strings.h"
 #include "sys/tree.h"
+#include "watch/harvest.h"
 #include "watch/match.h"
 #include "watch/trigger.h"
 
@@ -295,6 +296,10 @@ Result<WatchOptions> watch_options(const WatchArgs& args,
     options.harvest_options.kmsg.clear();
   if (args.no_pstore)
     options.harvest_options.pstore.clear();
+  // systemd-pstore's archive holds what it moved out of the default pstore:
+  // read with it, not with another pstore (--pstore DIR) nor without one.
+  if (args.pstore.empty() && !args.no_pstore)
+    options.harvest_options.systemd_pstore = kSystemdPstore;
   options.once = args.once;
   if (!args.duration.empty()) {
     PP_ASSIGN_OR_RETURN(options.duration_ms, parse_seconds_ms(args.duration, "--duration"));

@@ -12,6 +12,7 @@
 #include "base/terminal.h"
 #include "base/time_arg.h"
 #include "base/wall_time.h"
+#include "mce/ras_events.h"
 #include "mce/tally.h"
 #include "sys/clock.h"
 #include "watch/faults.h"
@@ -258,6 +259,15 @@ void append_text(std::string& out, const nlohmann::ordered_json& j, bool verbose
     std::string text;
     mce::print_mce_text(*d, text);
     append_indented(out, text);
+  } else if (j.contains("ras") && fields != j.end()) {
+    // Decoded again from the stored fields (mce/ras_events.h); --json has
+    // the decoding the watcher made from the payload, raw sections whole.
+    std::string tracepoint = get_s("tracepoint");
+    if (auto ras = mce::decode_ras_event(tracepoint, mce::ras_fields_from_json(*fields))) {
+      std::string text;  // terminal-safe: print_ras_text() escapes
+      mce::print_ras_text(*ras, text);
+      append_indented(out, text);
+    }
   }
   if (verbose && fields != j.end() && fields->is_object()) {
     auto raw = fields->find("raw_line");

@@ -18,7 +18,8 @@ std::optional<mce::MceDecoded> stored_mce(const nlohmann::ordered_json& record) 
   std::string o = origin != record.end() && origin->is_string() ? origin->get<std::string>() : "";
   if (o == origin_name(Origin::kLive)) {
     mce::set_mce_origin(d, mce::MceOrigin::kTracepoint);
-  } else if (o == origin_name(Origin::kKmsg) || o == origin_name(Origin::kPstore)) {
+  } else if (o == origin_name(Origin::kKmsg) || o == origin_name(Origin::kPstore) ||
+             o == origin_name(Origin::kErst)) {
     mce::set_mce_origin(d, mce::MceOrigin::kKernelLog);
     auto fields = record.find("fields");
     if (fields != record.end() && fields->is_object()) {

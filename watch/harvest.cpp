@@ -3,17 +3,21 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 
 #include "base/strings.h"
 #include "mce/bits.h"
+#include "mce/erst.h"
 #include "mce/kernel_log.h"
 #include "sys/fd.h"
 #include "sys/input.h"
@@ -341,10 +345,185 @@ const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
   if (regs.mcgstatus.value_or(0) & mce::bits::kMcip)
     return nullptr;  // the #MC handler's own: a new error
   for (const WatchRecord& r : records)
-    if (r.origin == Origin::kPstore && r.mce && same_error(regs, r.mce->regs))
+    if ((r.origin == Origin::kPstore || r.origin == Origin::kErst) && r.mce &&
+        same_error(regs, r.mce->regs))
       return &r;
   return nullptr;
 }
+
+namespace {
+
+// An mce-erst-* file (mce/erst.h) as a record: origin erst, the registers
+// the kernel saved as it panicked, its own grade of the error.
+std::optional<WatchRecord> erst_record(const std::string& path, const std::string& shown,
+                                       std::vector<std::string>& notes) {
+  Result<std::string> bytes = sys::read_input(path, "the ERST record");
+  if (!bytes) {
+    notes.push_back("pstore: " + bytes.error().message() + "; skipped");
+    return std::nullopt;
+  }
+  auto parsed = mce::parse_erst_mce(
+      std::span(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size()), path);
+  if (!parsed.ok()) {
+    notes.push_back("pstore: " + parsed.error().message());
+    return std::nullopt;
+  }
+  WatchRecord r;
+  r.origin = Origin::kErst;
+  r.tracepoint = "mce:mce_record";
+  const mce::MceRegisters& regs = parsed->regs;
+  if (regs.cpu)
+    r.cpu = int32_t(*regs.cpu);
+  if (regs.walltime && *regs.walltime && *regs.walltime < UINT64_MAX / 1000000000ull)
+    r.wall_ns = *regs.walltime * 1000000000ull;
+  r.mce = mce::decode_mce(regs, mce::CpuVendor::kUnknown, mce::MceOrigin::kKernelLog);
+  r.key = mce_key(regs);
+  r.fields["pstore_file"] = shown;
+  if (parsed->kernel_severity)
+    r.fields["kernel_severity"] = std::string(mce::kernel_severity_name(*parsed->kernel_severity));
+  else
+    r.fields["kernel_severity"] = "unknown (" + std::to_string(parsed->raw_severity) + ")";
+  if (parsed->extra_bytes)
+    notes.push_back("pstore: " + path + " has " + std::to_string(parsed->extra_bytes) +
+                    " bytes past the 6.1 struct mce (a newer kernel's fields): not read");
+  notes.push_back("pstore: read " + path + ": 1 machine check (the kernel's record in ERST)");
+  return r;
+}
+
+std::string path_in(const std::string& dir, const std::string& name) {
+  std::string path = dir;
+  path += '/';
+  path += name;
+  return path;
+}
+
+// Every dmesg-* and mce-* file of a pstore directory (or of one of
+// systemd-pstore's archive directories), mce-* first: a record from ERST
+// holds the registers whole, so it is the one kept when the panic text
+// gives the same error. `shown` prefixes the file names in the records.
+void read_pstore_dir(const std::string& dir, const std::string& shown,
+                     const std::vector<std::string>& listed, Harvest& h) {
+  std::vector<std::string> dmesg, mce;
+  bool has_parts = false;
+  for (const std::string& name : listed) {
+    if (starts_with(name, "mce-"))
+      mce.push_back(name);
+    else if (starts_with(name, "dmesg-"))
+      dmesg.push_back(name), has_parts = true;
+  }
+  // systemd-pstore joins the dmesg parts of a record into dmesg.txt: read
+  // it where the parts are gone.
+  if (!has_parts && std::find(listed.begin(), listed.end(), "dmesg.txt") != listed.end())
+    dmesg.push_back("dmesg.txt");
+  for (const std::string& name : mce)
+    if (auto r = erst_record(path_in(dir, name), shown + name, h.notes))
+      h.records.push_back(std::move(*r));
+  for (const std::string& name : dmesg) {
+    const std::string path = path_in(dir, name);
+    if (name.size() > 6 && name.substr(name.size() - 6) == ".enc.z") {
+      h.notes.push_back("pstore: " + path +
+                        " is compressed and the kernel could not decompress it; skipped "
+                        "(read it with the tool of its compressor)");
+      continue;
+    }
+    Result<std::string> text = sys::read_input(path, "the log");
+    if (!text) {
+      h.notes.push_back("pstore: " + text.error().message() + "; skipped");
+      continue;
+    }
+    std::vector<WatchRecord> found =
+        records_from_log(*text, Origin::kPstore, shown + name, h.notes);
+    h.notes.push_back("pstore: read " + path + ": " + std::to_string(found.size()) +
+                      " machine check(s)");
+    for (WatchRecord& r : found)
+      h.records.push_back(std::move(r));
+  }
+}
+
+// systemd-pstore's Storage= (pstore.conf(5): external, the default, keeps
+// the files under /var/lib/systemd/pstore; journal and none keep none):
+// the last setting of the main file and its drop-ins, in order.
+std::string pstore_storage(const std::vector<std::string>& conf_files) {
+  std::string storage = "external";
+  for (const std::string& path : conf_files) {
+    Result<std::string> text = sys::read_input(path, "pstore.conf");
+    if (!text)
+      continue;
+    bool in_section = false;
+    for (std::string_view line : split(*text, '\n')) {
+      line = trim(line);
+      if (line.empty() || line[0] == '#' || line[0] == ';')
+        continue;
+      if (line[0] == '[') {
+        in_section = line == "[PStore]";
+        continue;
+      }
+      if (in_section && starts_with(line, "Storage")) {
+        size_t eq = line.find('=');
+        if (eq != std::string_view::npos && trim(line.substr(0, eq)) == "Storage")
+          storage = std::string(trim(line.substr(eq + 1)));
+      }
+    }
+  }
+  return storage;
+}
+
+// The archive systemd-pstore made of earlier boots' pstore files: its own
+// files and those of its record directories (one level: <id>/dmesg.txt...).
+void read_systemd_archive(const HarvestOptions& options, Harvest& h) {
+  std::vector<std::string> conf = {options.systemd_pstore_conf};
+  if (auto dropins = sys::Tree(options.systemd_pstore_conf + ".d").list(""); dropins.ok())
+    for (const std::string& name : *dropins)
+      if (name.size() > 5 && name.substr(name.size() - 5) == ".conf")
+        conf.push_back(options.systemd_pstore_conf + ".d/" + name);
+  std::string storage = pstore_storage(conf);
+  if (storage != "external") {
+    h.notes.push_back("systemd-pstore: Storage=" + storage + " in " + options.systemd_pstore_conf +
+                      ": it keeps no files; a previous boot's records it took from pstore are in "
+                      "the journal only (journalctl -t systemd-pstore)");
+    return;
+  }
+  sys::Tree archive(options.systemd_pstore);
+  auto top = archive.list("");
+  if (!top.ok()) {
+    h.notes.push_back("systemd-pstore: no archive at " + options.systemd_pstore +
+                      " (systemd-pstore never moved a record there)");
+    return;
+  }
+  read_pstore_dir(options.systemd_pstore, "systemd-pstore/", *top, h);
+  for (const std::string& name : *top) {
+    if (!archive.is_directory(name))
+      continue;
+    auto inner = archive.list(name);
+    if (inner.ok())
+      read_pstore_dir(path_in(options.systemd_pstore, name), "systemd-pstore/" + name + '/', *inner,
+                      h);
+  }
+}
+
+// Records that share a key are one error seen in several places (ERST, the
+// panic text in pstore or in systemd-pstore's archive, the next boot's
+// relog): the first is kept, with every origin that saw it in its fields'
+// "origins", in the order seen.
+void merge_by_key(Harvest& h) {
+  std::vector<WatchRecord> kept;
+  std::map<std::string, size_t> at;
+  for (WatchRecord& r : h.records) {
+    auto [it, fresh] = at.emplace(r.key, kept.size());
+    std::string origin(origin_name(r.origin));
+    if (fresh) {
+      r.fields["origins"] = nlohmann::ordered_json::array({origin});
+      kept.push_back(std::move(r));
+      continue;
+    }
+    nlohmann::ordered_json& origins = kept[it->second].fields["origins"];
+    if (std::find(origins.begin(), origins.end(), origin) == origins.end())
+      origins.push_back(origin);
+  }
+  h.records = std::move(kept);
+}
+
+}  // namespace
 
 Result<Harvest> harvest(const HarvestOptions& options) {
   Harvest h;
@@ -361,34 +540,18 @@ Result<Harvest> harvest(const HarvestOptions& options) {
                         "; no previous boot's log was read (mount -t pstore pstore " +
                         options.pstore + ")");
     } else {
-      std::vector<std::string> names;  // sorted
-      for (std::string& name : *listed)
-        if (starts_with(name, "dmesg-"))
-          names.push_back(std::move(name));
-      if (names.empty())
-        h.notes.push_back("pstore: no dmesg-* file in " + options.pstore +
-                          " (no previous boot's log kept, or pstore not mounted there)");
-      for (const std::string& name : names) {
-        const std::string path = options.pstore + "/" + name;
-        if (name.size() > 6 && name.substr(name.size() - 6) == ".enc.z") {
-          h.notes.push_back("pstore: " + path +
-                            " is compressed and the kernel could not decompress it; skipped "
-                            "(read it with the tool of its compressor)");
-          continue;
-        }
-        Result<std::string> text = sys::read_input(path, "the log");
-        if (!text) {
-          h.notes.push_back("pstore: " + text.error().message() + "; skipped");
-          continue;
-        }
-        std::vector<WatchRecord> found = records_from_log(*text, Origin::kPstore, name, h.notes);
-        h.notes.push_back("pstore: read " + path + ": " + std::to_string(found.size()) +
-                          " machine check(s)");
-        for (WatchRecord& r : found)
-          h.records.push_back(std::move(r));
-      }
+      bool any = std::any_of(listed->begin(), listed->end(), [](const std::string& n) {
+        return starts_with(n, "dmesg-") || starts_with(n, "mce-");
+      });
+      if (!any)
+        h.notes.push_back("pstore: no dmesg-* or mce-* file in " + options.pstore +
+                          " (no previous boot's log kept, systemd-pstore moved them, or pstore "
+                          "not mounted there)");
+      read_pstore_dir(options.pstore, "", *listed, h);
     }
   }
+  if (!options.systemd_pstore.empty())
+    read_systemd_archive(options, h);
 
   // This boot's log.
   if (!options.kmsg.empty()) {
@@ -427,6 +590,7 @@ Result<Harvest> harvest(const HarvestOptions& options) {
                         " record(s), " + std::to_string(count) + " machine check(s)");
     }
   }
+  merge_by_key(h);
   return h;
 }
 

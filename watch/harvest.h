@@ -25,7 +25,20 @@
 //   means the kernel overwrote records before they were read: noted.
 // - pstore: every dmesg-* file in the directory (dmesg-ramoops-0,
 //   dmesg-efi-..., ...), whole; a file that cannot be read, or one pstore
-//   could not decompress (*.enc.z), is noted and skipped.
+//   could not decompress (*.enc.z), is noted and skipped. Every mce-* file
+//   (mce-erst-<id>: the struct mce the kernel wrote to ERST as it
+//   panicked, mce/erst.h) is one record of origin "erst", read before the
+//   dmesg files; one shorter than the 6.1 struct mce is refused with a note.
+// - systemd-pstore's archive (/var/lib/systemd/pstore, where
+//   systemd-pstore.service moves pstore's files at boot when pstore.conf
+//   says Storage=external, the default): the same files at its top and in
+//   each of its directories (<id>/dmesg-erst-..., <id>/dmesg.txt, which it
+//   joins from a record's parts), "pstore_file" being
+//   "systemd-pstore/<id>/<name>". Storage=journal or none: a note.
+// Records with the same key (one error from ERST, from the panic text and
+// from the next boot's relog) are one record: the first (ERST's before the
+// text's, pstore's before kmsg's), its fields' "origins" listing every
+// origin that saw it: ["erst", "pstore", "kmsg"].
 // Only what the kernel's machine-check code wrote is parsed: a kmsg record
 // of the kernel's facility (pri >> 3 == 0, which no write to /dev/kmsg can
 // claim) whose text begins "mce: [Hardware Error]: ", and in pstore a line
@@ -60,9 +73,16 @@
 
 namespace pp::watch {
 
+inline constexpr const char* kSystemdPstore = "/var/lib/systemd/pstore";
+
 struct HarvestOptions {
   std::string kmsg = "/dev/kmsg";         // "" skips it
   std::string pstore = "/sys/fs/pstore";  // "" skips it
+  // systemd-pstore's archive (kSystemdPstore), and its config file
+  // (drop-ins in <conf>.d/); "" skips the archive. Read only: nothing there
+  // is moved or removed. watch reads it with the default pstore only.
+  std::string systemd_pstore;
+  std::string systemd_pstore_conf = "/etc/systemd/pstore.conf";
 };
 
 struct Harvest {

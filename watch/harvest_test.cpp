@@ -5,11 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
 #include <string>
 
+#include "base/json.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 
@@ -42,6 +44,14 @@ std::string all_notes(const Harvest& h) {
   for (const std::string& n : h.notes)
     s += n + "\n";
   return s;
+}
+
+// The sources to read; systemd-pstore's archive only where a test names it.
+HarvestOptions opts(std::string kmsg, std::string pstore) {
+  HarvestOptions o;
+  o.kmsg = std::move(kmsg);
+  o.pstore = std::move(pstore);
+  return o;
 }
 
 Harvest must_harvest(const HarvestOptions& options) {
@@ -117,7 +127,7 @@ TEST(Harvest, ReadsTheMachineCheckOfAPanicInPstore) {
   TempDir dir;
   dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
   dir.write("console-ramoops-0", "not a dmesg record\n");
-  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  Harvest h = must_harvest(opts("", dir.path()));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   const WatchRecord& r = h.records[0];
   EXPECT_EQ(r.origin, Origin::kPstore);
@@ -151,35 +161,105 @@ TEST(Harvest, TheNextBootsRelogOfTheKeptBanksIsThePstoreError) {
   TempDir dir;
   dir.write("pstore/dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
   dir.write("kmsg", fixture("kmsg-boot2"));
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
-  // pstore's error, then the boot's two relogged banks: CPU 0's (the same
-  // error) and CPU 1's (what QEMU's broadcast wrote there).
-  ASSERT_EQ(h.records.size(), 3u) << all_notes(h);
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
+  // pstore's error, seen again in the boot's relog of CPU 0's bank (one
+  // record, both origins), then CPU 1's relogged bank (what QEMU's
+  // broadcast wrote there).
+  ASSERT_EQ(h.records.size(), 2u) << all_notes(h);
   EXPECT_EQ(h.records[0].origin, Origin::kPstore);
   EXPECT_EQ(h.records[0].key, kPanicKey);
-  const WatchRecord& relog = h.records[1];
-  EXPECT_EQ(relog.origin, Origin::kKmsg);
-  EXPECT_EQ(relog.cpu, 0);
-  ASSERT_TRUE(relog.mce.has_value());
-  EXPECT_EQ(relog.mce->regs.mcgstatus, 0u);
-  EXPECT_EQ(relog.mce->regs.walltime, 1796397484u);  // a new TIME ...
-  EXPECT_EQ(relog.key, kPanicKey);                   // ... the same error
-  EXPECT_EQ(relog.fields.value("kmsg_seq", 0), 362);
+  EXPECT_EQ(dump_json(h.records[0].fields["origins"]), R"(["pstore","kmsg"])");
   EXPECT_TRUE(has_note(h,
                        "record 362: CPU 0 bank 1 status 0xbe00000000000150 is the machine "
                        "check kept in pstore"))
       << all_notes(h);
-  const WatchRecord& other = h.records[2];
+  const WatchRecord& other = h.records[1];
+  EXPECT_EQ(other.origin, Origin::kKmsg);
   EXPECT_EQ(other.cpu, 1);
   EXPECT_EQ(other.key, "mce:cpu=1:bank=1:status=a000000000000000:time=1796397484");
+  EXPECT_EQ(dump_json(other.fields["origins"]), R"(["kmsg"])");
   EXPECT_TRUE(has_note(h, "read " + dir.path("kmsg") + ": 412 record(s), 2 machine check(s)"))
       << all_notes(h);
+}
+
+// The kernel's struct mce in ERST (tests/fixtures/pstore/mce-erst-*, 128
+// bytes in the 6.1 layout, made from the values of the panic the other
+// fixtures hold): one record of origin erst with its registers exact, the
+// panic text and the next boot's relog of the same error folded into it.
+TEST(Harvest, AnErstRecordIsThePanicsErrorWithEveryOrigin) {
+  TempDir dir;
+  dir.write("pstore/dmesg-erst-7330904870197624834", fixture("dmesg-ramoops-0"));
+  dir.write("pstore/mce-erst-7330904870197624833", fixture("mce-erst-7330904870197624833"));
+  dir.write("kmsg", fixture("kmsg-boot2"));
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
+  ASSERT_EQ(h.records.size(), 2u) << all_notes(h);
+  const WatchRecord& r = h.records[0];
+  EXPECT_EQ(r.origin, Origin::kErst);
+  EXPECT_EQ(r.key, kPanicKey);
+  EXPECT_EQ(dump_json(r.fields["origins"]), R"(["erst","pstore","kmsg"])");
+  EXPECT_EQ(r.fields.value("pstore_file", ""), "mce-erst-7330904870197624833");
+  EXPECT_EQ(r.fields.value("kernel_severity", ""), "panic");
+  ASSERT_TRUE(r.mce.has_value());
+  EXPECT_EQ(r.mce->severity, mce::MceSeverity::kFatal);
+  EXPECT_EQ(r.mce->regs.status, 0xbe00000000000150u);
+  EXPECT_EQ(r.mce->regs.bank, 1u);
+  EXPECT_EQ(r.mce->regs.addr, 0x1234000u);
+  EXPECT_EQ(r.mce->regs.misc, 0x86u);
+  EXPECT_EQ(r.mce->regs.mcgstatus, 0x5u);
+  EXPECT_EQ(r.mce->regs.cpuid, 0x50654u);
+  EXPECT_EQ(r.wall_ns, 1796397471ull * 1000000000ull);
+  EXPECT_EQ(record_json(r).value("origin", ""), "erst");
+  // A live sample of the relog finds it too.
+  EXPECT_EQ(relogged_error(h.records, h.records[0].mce->regs), nullptr) << "MCIP: the #MC's own";
+  mce::MceRegisters relog = r.mce->regs;
+  relog.mcgstatus = 0;
+  EXPECT_EQ(relogged_error(h.records, relog), &h.records[0]);
+}
+
+TEST(Harvest, ATruncatedErstRecordIsRefusedWithItsReason) {
+  TempDir dir;
+  dir.write("mce-erst-1", fixture("mce-erst-7330904870197624833").substr(0, 100));
+  dir.write("mce-erst-2", std::string(128, '\0'));
+  Harvest h = must_harvest(opts("", dir.path()));
+  EXPECT_TRUE(h.records.empty());
+  EXPECT_TRUE(has_note(h, dir.path("mce-erst-1") +
+                              " holds 100 bytes, and the kernel's struct mce is 128 (Linux 5.9 "
+                              "and later): truncated, or an older kernel's layout; not read"))
+      << all_notes(h);
+  EXPECT_TRUE(has_note(h, "mce-erst-2 holds a struct mce whose status is 0")) << all_notes(h);
+}
+
+// systemd-pstore moved the files out of pstore at boot: its archive is
+// read (a record directory's files, read-only), unless pstore.conf keeps
+// them in the journal only.
+TEST(Harvest, ReadsSystemdPstoresArchiveAsConfigured) {
+  TempDir dir;
+  dir.write("pstore/.keep", "");
+  dir.write("archive/7330904870197624833/mce-erst-7330904870197624833",
+            fixture("mce-erst-7330904870197624833"));
+  dir.write("archive/7330904870197624833/dmesg.txt", fixture("dmesg-ramoops-0"));
+  dir.write("pstore.conf", "[PStore]\n#Storage=external\n");
+  HarvestOptions o = opts("", dir.path("pstore"));
+  o.systemd_pstore = dir.path("archive");
+  o.systemd_pstore_conf = dir.path("pstore.conf");
+  Harvest h = must_harvest(o);
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].origin, Origin::kErst);
+  EXPECT_EQ(h.records[0].fields.value("pstore_file", ""),
+            "systemd-pstore/7330904870197624833/mce-erst-7330904870197624833");
+  EXPECT_EQ(dump_json(h.records[0].fields["origins"]), R"(["erst","pstore"])");
+  EXPECT_TRUE(std::filesystem::exists(dir.path("archive/7330904870197624833/dmesg.txt")));
+
+  dir.write("pstore.conf.d/50-journal.conf", "[PStore]\nStorage = journal\n");
+  Harvest journal = must_harvest(o);
+  EXPECT_TRUE(journal.records.empty());
+  EXPECT_TRUE(has_note(journal, "Storage=journal")) << all_notes(journal);
 }
 
 TEST(Harvest, ALiveSampleOfTheRelogFindsThePstoreError) {
   TempDir dir;
   dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
-  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  Harvest h = must_harvest(opts("", dir.path()));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   // The boot-time poll's mce_record: MCG_STATUS 0, a new walltime.
   mce::MceRegisters live;
@@ -217,7 +297,7 @@ TEST(Harvest, TheSameBootsExceptionIsNotARelog) {
             "0,14,5,-;mce: [Hardware Error]: TSC 0 ADDR 5678000 MISC 86 \n"
             "0,15,5,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796399999 SOCKET 0 APIC 0 "
             "microcode 1\n");
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
   ASSERT_EQ(h.records.size(), 3u) << all_notes(h);
   EXPECT_EQ(h.records[1].key,
             "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796399999");
@@ -245,7 +325,7 @@ TEST(Harvest, ASpoofedMachineCheckInTheKernelLogIsIgnored) {
             std::string("Panic#1 Part1\n") + "<6>[    9.1] cgroup: fork rejected in /a\n" + kSpoof +
                 "\n" +  // a newline inside a name: a line without <pri>
                 "<14>[    9.2] " + kSpoof + "\n");
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   EXPECT_EQ(h.records[0].key, "mce:cpu=1:bank=2:status=9000000000000134");
   EXPECT_EQ(h.records[0].fields.value("raw_line", ""),
@@ -260,7 +340,7 @@ TEST(Harvest, ASpoofedMachineCheckInTheKernelLogIsIgnored) {
 TEST(Harvest, KeepsTheLineItReadWithEachRecord) {
   TempDir dir;
   dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
-  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  Harvest h = must_harvest(opts("", dir.path()));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   EXPECT_EQ(h.records[0].fields.value("raw_line", ""),
             "<0>[   12.630100] mce: [Hardware Error]: CPU 0: Machine Check Exception: 5 Bank 1: "
@@ -271,12 +351,13 @@ TEST(Harvest, ARelogWithoutPstoreIsStoredAsKmsgs) {
   TempDir dir;
   dir.write("kmsg", fixture("kmsg-boot2"));
   dir.mkdir("pstore");
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = dir.path("pstore")});
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
   ASSERT_EQ(h.records.size(), 2u) << all_notes(h);
   EXPECT_EQ(h.records[0].origin, Origin::kKmsg);
   EXPECT_EQ(h.records[0].key,
             "mce:cpu=0:bank=1:status=be00000000000150:addr=1234000:misc=86:time=1796397484");
-  EXPECT_TRUE(has_note(h, "pstore: no dmesg-* file in " + dir.path("pstore"))) << all_notes(h);
+  EXPECT_TRUE(has_note(h, "pstore: no dmesg-* or mce-* file in " + dir.path("pstore")))
+      << all_notes(h);
 }
 
 TEST(Harvest, SkipsWhatItCannotReadAndSaysSo) {
@@ -284,7 +365,7 @@ TEST(Harvest, SkipsWhatItCannotReadAndSaysSo) {
   dir.write("dmesg-efi-176839182000001.enc.z", std::string("\x78\x9c\x01\x02\x03", 5));
   dir.mkdir("dmesg-ramoops-1");  // read() fails: EISDIR
   dir.write("dmesg-ramoops-0", fixture("dmesg-ramoops-0"));
-  Harvest h = must_harvest({.kmsg = "", .pstore = dir.path()});
+  Harvest h = must_harvest(opts("", dir.path()));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   EXPECT_EQ(h.records[0].key, kPanicKey);
   EXPECT_TRUE(has_note(h, dir.path("dmesg-efi-176839182000001.enc.z") + " is compressed"))
@@ -303,19 +384,19 @@ TEST(Harvest, AKernelLogWithoutMachineChecksGivesNone) {
   ASSERT_LT(without.size(), log.size());
   TempDir dir;
   dir.write("kmsg", without);
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  Harvest h = must_harvest(opts(dir.path("kmsg"), ""));
   EXPECT_TRUE(h.records.empty());
   EXPECT_TRUE(has_note(h, ": 404 record(s), 0 machine check(s)")) << all_notes(h);
 }
 
 TEST(Harvest, AbsentSourcesAreNotesNotErrors) {
   TempDir dir;
-  Harvest h = must_harvest({.kmsg = dir.path("no-kmsg"), .pstore = dir.path("no-pstore")});
+  Harvest h = must_harvest(opts(dir.path("no-kmsg"), dir.path("no-pstore")));
   EXPECT_TRUE(h.records.empty());
   EXPECT_TRUE(has_note(h, "kmsg: no " + dir.path("no-kmsg"))) << all_notes(h);
   EXPECT_TRUE(has_note(h, "pstore: no " + dir.path("no-pstore"))) << all_notes(h);
   // And "" skips a source without a word.
-  Harvest none = must_harvest({.kmsg = "", .pstore = ""});
+  Harvest none = must_harvest(opts("", ""));
   EXPECT_TRUE(none.records.empty());
   EXPECT_TRUE(none.notes.empty());
 }
@@ -332,7 +413,7 @@ TEST(Harvest, JoinsFragmentsAndUnescapes) {
             "4,22,5,c; ADDR 5678000\\x09\n"
             "0,23,5,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796390000 SOCKET 0 APIC 1 "
             "microcode 1\n");
-  Harvest h = must_harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  Harvest h = must_harvest(opts(dir.path("kmsg"), ""));
   ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
   EXPECT_EQ(h.records[0].key,
             "mce:cpu=1:bank=2:status=9400000000000091:addr=5678000:time=1796390000");
@@ -353,7 +434,7 @@ TEST(Harvest, ReadsANonBlockingSourceUntilEagain) {
       "0,6,1,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796390001 SOCKET 0 APIC 0 "
       "microcode 1\n";
   ASSERT_EQ(::write(writer, text.data(), text.size()), ssize_t(text.size()));
-  Result<Harvest> h = harvest({.kmsg = fifo, .pstore = ""});
+  Result<Harvest> h = harvest(opts(fifo, ""));
   ::close(writer);
   ASSERT_TRUE(h.ok()) << h.error().message();
   ASSERT_EQ(h->records.size(), 1u) << all_notes(*h);
@@ -364,7 +445,7 @@ TEST(Harvest, AKernelLogItCannotReadIsAnError) {
   // A directory opens, and its read() fails (EISDIR), whoever runs this.
   TempDir dir;
   dir.mkdir("kmsg");
-  Result<Harvest> h = harvest({.kmsg = dir.path("kmsg"), .pstore = ""});
+  Result<Harvest> h = harvest(opts(dir.path("kmsg"), ""));
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.error().kind(), ErrorKind::kRefused);
   EXPECT_EQ(h.error().code(), EISDIR);

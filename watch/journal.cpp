@@ -66,7 +66,7 @@ void add_record_fields(std::vector<std::string>& fields, const nlohmann::ordered
   if (!json.is_object())
     return;
   for (const auto& [key, value] : json.items()) {
-    if (key == "mce" || key == "fields")
+    if (key == "mce" || key == "ras" || key == "fields")
       continue;
     add_field(fields, "PERF_PERSISTENT_", key, value);
   }
@@ -74,6 +74,10 @@ void add_record_fields(std::vector<std::string>& fields, const nlohmann::ordered
   if (mce != json.end() && mce->is_object())
     for (const auto& [key, value] : mce->items())
       add_field(fields, "MCE_", key, value);
+  auto ras = json.find("ras");
+  if (ras != json.end() && ras->is_object())
+    for (const auto& [key, value] : ras->items())
+      add_field(fields, "RAS_", key, value);
   auto tp = json.find("fields");
   if (tp != json.end() && tp->is_object())
     for (const auto& [key, value] : tp->items())
@@ -135,6 +139,8 @@ std::string machine_check_message(const WatchRecord& r) {
     out += " (kernel log)";
   else if (r.origin == Origin::kPstore)
     out += " (previous boot, pstore)";
+  else if (r.origin == Origin::kErst)
+    out += " (previous boot, ERST)";
   out += ": ";
   if (!r.mce)
     return out + "not decoded";
@@ -202,16 +208,28 @@ void JournalSink::send(const std::vector<std::string>& fields) {
   }
 }
 
+std::vector<std::string> ras_entry(const WatchRecord& r, const nlohmann::ordered_json& json) {
+  std::string message = r.ras && !r.ras->lines.empty() ? r.ras->lines[0] : r.tracepoint;
+  if (r.origin == Origin::kPstore)
+    message += " (previous boot)";
+  auto fields = head(message, kRasErrorMessageId,
+                     journal_priority(r.ras ? r.ras->severity : mce::MceSeverity::kUncorrected));
+  add_record_fields(fields, json);
+  return fields;
+}
+
 Status JournalSink::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
   if (r.mce)
     send(machine_check_entry(r, json));
+  else if (r.ras)
+    send(ras_entry(r, json));
   else if (options_.every_record)
     send(record_entry(r, json));
   return ok_status();
 }
 
 Status JournalSink::take(const WatchRecord& r, const RecordJson& json) {
-  if (!r.mce && !options_.every_record)
+  if (!r.mce && !r.ras && !options_.every_record)
     return ok_status();
   return record(r, json.tree());
 }

@@ -18,6 +18,13 @@
 //   MCE_STATUS_BITS=VAL EN ADDRV ...
 //   TP_<FIELD>=...                 the tracepoint's fields
 //
+// Another RAS record's entry (MESSAGE_ID kRasErrorMessageId, the priority
+// of its severity on the machine checks' scale):
+//
+//   MESSAGE=PCIe AER uncorrected (non-fatal) on 0000:01:00.0: Completion Timeout
+//   RAS_SOURCE=aer  RAS_SEVERITY=uncorrected  RAS_AER_SEVERITY=non-fatal
+//   RAS_DEVICE=0000:01:00.0  RAS_STATUS=0x00004000  RAS_STATUS_BITS=Completion Timeout
+//
 // The record's object (record_json) gives the fields: its own keys as
 // PERF_PERSISTENT_<KEY>, "mce"'s as MCE_<KEY>, "fields"' as TP_<KEY>, each
 // name made a valid journal field name (journal_field_name), arrays joined
@@ -46,6 +53,9 @@ namespace pp::watch {
 inline constexpr const char* kMachineCheckMessageId = "9bf6feb612cb4010889354da986b2bfa";
 inline constexpr const char* kSamplesLostMessageId = "dd8e57929aa84b01841a550ec3519fe2";
 inline constexpr const char* kRecordMessageId = "8a65308e806e46bfa01b812fbc2e9305";
+// A RAS record other than a machine check (AER, memory failure, ARM, vendor
+// CPER, eMCA, CXL): "ras"'s keys as RAS_<KEY>.
+inline constexpr const char* kRasErrorMessageId = "d7e46b76479942ed81a129c7fa6893f0";
 inline constexpr const char* kSyslogIdentifier = "perf-persistent-watch";
 
 // The seam to the journal: one entry, its fields "NAME=value" each.
@@ -107,6 +117,8 @@ std::vector<std::string> machine_check_entry(const WatchRecord& record,
 std::vector<std::string> lost_entry(const LostNotice& notice);
 std::vector<std::string> record_entry(const WatchRecord& record,
                                       const nlohmann::ordered_json& json);
+// Another RAS record's (WatchRecord::ras), sent whether or not every_record.
+std::vector<std::string> ras_entry(const WatchRecord& record, const nlohmann::ordered_json& json);
 
 // The one line MESSAGE of a machine check: "machine check: CPU 1 bank 2:
 // corrected, memory-controller: mmm=read, channel 1, addr 0x5678000";

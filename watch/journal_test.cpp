@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -167,6 +168,44 @@ TEST(JournalSink, DefaultSendsMachineChecksAndLossesOnly) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_EQ(entries[0], machine_check_entry(m, record_json(m)));
   ASSERT_TRUE(sink.tick(0, true).ok());
+}
+
+// An AER record is sent without --journal=all, at its severity's
+// priority, its decoding as RAS_ fields; its object, the stored JSON and
+// --match see the same "ras" keys.
+TEST(JournalSink, RasRecordsAreSentWithTheirDecoding) {
+  std::vector<std::vector<std::string>> entries;
+  JournalSink sink(std::make_unique<FakeJournal>(&entries), JournalOptions{});
+  WatchRecord r;
+  r.event = "aer_event";
+  r.tracepoint = "ras:aer_event";
+  r.cpu = 0;
+  r.pid = r.tid = 0;
+  r.key = "live:b:aer_event:0:5";
+  r.ras = mce::decode_ras_event("ras:aer_event",
+                                mce::ras_fields_from_json(nlohmann::ordered_json::parse(
+                                    R"({"dev_name":"0000:01:00.0","status":16384,"severity":1})")));
+  ASSERT_TRUE(r.ras);
+  RecordJson json(r);
+  ASSERT_TRUE(sink.take(r, json).ok());
+  ASSERT_EQ(entries.size(), 1u);
+  const std::vector<std::string>& e = entries[0];
+  EXPECT_EQ(e[0], "MESSAGE=PCIe AER fatal on 0000:01:00.0: Completion Timeout");
+  EXPECT_EQ(e[1], std::string("MESSAGE_ID=") + kRasErrorMessageId);
+  EXPECT_EQ(e[2], "PRIORITY=2");
+  auto has = [&](const std::string& field) {
+    return std::find(e.begin(), e.end(), field) != e.end();
+  };
+  EXPECT_TRUE(has("RAS_SOURCE=aer"));
+  EXPECT_TRUE(has("RAS_AER_SEVERITY=fatal"));
+  EXPECT_TRUE(has("RAS_DEVICE=0000:01:00.0"));
+  EXPECT_TRUE(has("RAS_STATUS_BITS=Completion Timeout"));
+  EXPECT_TRUE(has("PERF_PERSISTENT_TRACEPOINT=ras:aer_event"));
+  EXPECT_NE(json.text().find(R"("ras":{"source":"aer","severity":"fatal")"), std::string::npos)
+      << json.text();
+  const nlohmann::ordered_json* v = record_field(json.tree(), "aer_severity");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(*v, "fatal");
 }
 
 TEST(JournalSink, EveryRecordSendsPlainRecordsAsInfo) {

@@ -1,6 +1,8 @@
 #include "watch/match.h"
 
 #include "mce/decode.h"
+#include "mce/ras_events.h"
+#include "mce/ras_keys.h"
 #include "report/trace_decoder.h"
 #include "watch/record.h"
 
@@ -18,10 +20,19 @@ filter::Keys record_keys(std::span<const report::TraceEvent* const> formats, boo
   for (const char* own : {"origin", "event", "tracepoint", "time", "wall_time", "cpu", "pid", "tid",
                           "comm", "key", "common_pid"})
     keys.add(own);
+  bool ras = false;
   for (const report::TraceEvent* format : formats) {
     machine_checks = machine_checks || format->is_mce;
+    ras = ras || mce::is_ras_event(format->name);
     for (const report::TraceField& f : format->fields)
       keys.add(f.name);
+  }
+  // Another RAS record's decoding ("ras": source, aer_severity, device...),
+  // its severity on the machine checks' scale.
+  if (ras) {
+    for (std::string_view name : mce::ras_json_keys())
+      keys.add(std::string(name));
+    keys.add("severity", &filter::mce_severity_scale());
   }
   if (machine_checks) {
     // Every name mce_json() writes: the registers, then what the decoding

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "mce/decode.h"
+#include "mce/ras_events.h"
 #include "report/trace_decoder.h"
 #include "watch/record.h"
 
@@ -304,6 +305,28 @@ TEST(MatchFields, ANameNoRecordHasIsRefused) {
   filter::Keys with_mce = record_keys(formats, /*machine_checks=*/true);
   for (const char* ok : {"severity >= ucna", "bank == 7", "addr != 0", "error_class == memory"})
     EXPECT_TRUE(check_match_fields(ok, with_mce, "--match").ok()) << ok;
+}
+
+// A RAS tracepoint among the formats brings its decoding's names, severity
+// ranked on the machine checks' scale; every key a decoding writes is one.
+TEST(MatchFields, RasEventsBringTheirDecodingsNames) {
+  report::TraceEvent aer;
+  aer.name = "ras:aer_event";
+  const report::TraceEvent* formats[] = {&aer};
+  filter::Keys keys = record_keys(formats, /*machine_checks=*/false);
+  for (const char* ok : {"source == aer && aer_severity != corrected", "severity >= uncorrected",
+                         "aer_severity == fatal"})
+    EXPECT_TRUE(check_match_fields(ok, keys, "--match").ok()) << ok;
+  for (std::string_view tp : mce::ras_tracepoints()) {
+    auto d = mce::decode_ras_event(tp, {});
+    if (!d)
+      continue;
+    for (const auto& [name, value] : d->json.items()) {
+      // severity is ranked: it takes a severity's name.
+      std::string text = name + (name == "severity" ? " == corrected" : " == x");
+      EXPECT_TRUE(check_match_fields(text, keys, "--match").ok()) << tp << ": " << name;
+    }
+  }
 }
 
 // record_keys() names a machine check's fields by hand: every key a

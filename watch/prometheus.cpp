@@ -88,6 +88,47 @@ constexpr Family kMemoryErrors{
     "the watcher's history (from its start without one), by DIMM (the label the kernel gives, "
     "which is the DIMM's EDAC "
     "dimm_label) and type (corrected, uncorrected, deferred, fatal, info)."};
+// The other RAS records' counters, one family per source
+// (mce/ras_events.h), each labelled by keys of the record's "ras" object.
+struct RasFamily {
+  std::string_view source;
+  Family family;
+  std::vector<const char*> labels;  // the label names, and the "ras" keys they show
+};
+const RasFamily kRasFamilies[] = {
+    {"aer",
+     {"perf_persistent_aer_errors_total", "counter",
+      "PCIe AER errors (ras:aer_event records) by PCI device and AER severity (corrected, "
+      "non-fatal, fatal), counted since the watcher started."},
+     {"device", "aer_severity"}},
+    {"memory_failure",
+     {"perf_persistent_memory_failures_total", "counter",
+      "Pages the kernel handled after an uncorrected memory error (ras:memory_failure_event "
+      "records) by page type and result (Ignored, Failed, Delayed, Recovered), counted since "
+      "the watcher started."},
+     {"page_type", "result"}},
+    {"arm",
+     {"perf_persistent_arm_errors_total", "counter",
+      "ARM processor error sections of firmware (CPER) records (ras:arm_event) by severity, "
+      "counted since the watcher started."},
+     {"severity"}},
+    {"non_standard",
+     {"perf_persistent_vendor_errors_total", "counter",
+      "Firmware (CPER) error sections of a vendor's type (ras:non_standard_event) by section "
+      "type GUID and severity, counted since the watcher started."},
+     {"section_type", "severity"}},
+    {"extlog_mem",
+     {"perf_persistent_extlog_memory_errors_total", "counter",
+      "eMCA memory errors (ras:extlog_mem_event) by memory error type and severity, counted "
+      "since the watcher started."},
+     {"error_type", "severity"}},
+    {"cxl",
+     {"perf_persistent_cxl_events_total", "counter",
+      "CXL memory device errors and event records (cxl:* tracepoints) by memory device, "
+      "tracepoint and severity, counted since the watcher started."},
+     {"memdev", "event", "severity"}},
+};
+
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
 constexpr Family kLastMce{"perf_persistent_last_machine_check_timestamp_seconds", "gauge",
@@ -242,6 +283,19 @@ void PrometheusFile::count(const WatchRecord& r, const nlohmann::ordered_json* f
   }
   if (r.tracepoint == kMcEvent && fields)
     count_memory_errors(*fields, 1);
+  if (r.ras) {
+    for (const RasFamily& f : kRasFamilies) {
+      if (f.source != r.ras->source)
+        continue;
+      std::vector<std::string> values;
+      for (const char* label : f.labels) {
+        auto v = r.ras->json.find(label);
+        std::string text = v == r.ras->json.end() ? "" : json_scalar_text(*v);
+        values.push_back(text.empty() ? "unknown" : text);
+      }
+      ras_[std::string(f.source)][values]++;
+    }
+  }
   if (r.mce) {
     const mce::MceDecoded& d = *r.mce;
     std::string severity(mce::mce_severity_name(d.severity));
@@ -283,8 +337,8 @@ Status PrometheusFile::tick(uint64_t now_ms, bool final) {
 
 std::string PrometheusFile::text() const {
   std::string out;
-  auto family = [&](const Family& f, std::initializer_list<const char*> labels,
-                    const Series& series, bool as_seconds) {
+  auto family = [&](const Family& f, const std::vector<const char*>& labels, const Series& series,
+                    bool as_seconds) {
     if (series.empty())
       return;
     append_header(out, f);
@@ -319,6 +373,9 @@ std::string PrometheusFile::text() const {
          false);
   family(kBySeverity, {"mce_severity"}, by_severity_, false);
   family(kMemoryErrors, {"dimm", "type"}, memory_errors_, false);
+  for (const RasFamily& f : kRasFamilies)
+    if (auto it = ras_.find(std::string(f.source)); it != ras_.end())
+      family(f.family, f.labels, it->second, false);
   family(kLastRecord, {"event"}, last_record_ns_, true);
   family(kLastMce, {"mce_severity"}, last_mce_ns_, true);
   single(kBrokerUp, broker_up_ ? "1" : "0");

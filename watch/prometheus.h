@@ -20,6 +20,13 @@
 //   perf_persistent_machine_checks_total{mce_severity,bank,error_class,cpu,origin}
 //   perf_persistent_machine_checks_by_severity_total{mce_severity}   every severity, from 0
 //   perf_persistent_memory_errors_total{dimm,type}   EDAC's ras:mc_event records
+//   perf_persistent_aer_errors_total{device,aer_severity}   ras:aer_event
+//   perf_persistent_memory_failures_total{page_type,result}  ras:memory_failure_event
+//   perf_persistent_arm_errors_total{severity}       ras:arm_event
+//   perf_persistent_vendor_errors_total{section_type,severity}  ras:non_standard_event
+//   perf_persistent_extlog_memory_errors_total{error_type,severity}  ras:extlog_mem_event
+//   perf_persistent_cxl_events_total{memdev,event,severity}  cxl:*
+//     (these six count from the watcher's start: the history does not seed them)
 //   perf_persistent_last_record_timestamp_seconds{event}
 //   perf_persistent_last_machine_check_timestamp_seconds{mce_severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
@@ -108,13 +115,14 @@ class PrometheusFile final : public Sink {
   using Series = std::map<std::vector<std::string>, uint64_t, LabelsLess>;
 
   PrometheusOptions options_;
-  Series records_;         // event, cpu
-  Series lost_;            // event, cpu
-  Series machine_checks_;  // severity, bank, error_class, cpu, origin
-  Series by_severity_;     // severity
-  Series memory_errors_;   // dimm, type
-  Series last_record_ns_;  // event
-  Series last_mce_ns_;     // severity
+  Series records_;                     // event, cpu
+  Series lost_;                        // event, cpu
+  Series machine_checks_;              // severity, bank, error_class, cpu, origin
+  Series by_severity_;                 // severity
+  Series memory_errors_;               // dimm, type
+  std::map<std::string, Series> ras_;  // the other RAS records, by source (prometheus.cpp)
+  Series last_record_ns_;              // event
+  Series last_mce_ns_;                 // severity
   bool broker_up_ = false;
   bool watch_up_ = true;
   bool written_ = false;

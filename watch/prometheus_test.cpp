@@ -200,6 +200,48 @@ TEST(PrometheusFile, MemoryErrorsPerDimm) {
       << text;
 }
 
+// The other RAS records count in their source's family, labelled from
+// their decoding (mce/ras_events.h) as take() gets them: without the
+// record's tree. promtool accepts the families (checked below with the
+// rest when it is installed).
+TEST(PrometheusFile, AerAndOtherRasRecordsCountByTheirLabels) {
+  testing::TempDir dir;
+  auto p = open_in(dir);
+  ASSERT_TRUE(p);
+  auto ras = [](const std::string& tp, const char* fields_text) {
+    WatchRecord r;
+    r.event = tp.substr(tp.find(':') + 1);
+    r.tracepoint = tp;
+    r.cpu = 0;
+    r.ras = mce::decode_ras_event(
+        tp, mce::ras_fields_from_json(nlohmann::ordered_json::parse(fields_text)));
+    return r;
+  };
+  WatchRecord aer =
+      ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":16384,"severity":0})");
+  for (int i = 0; i < 2; i++)
+    ASSERT_TRUE(p->take(aer, RecordJson(aer)).ok());
+  WatchRecord corrected =
+      ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":1,"severity":2})");
+  ASSERT_TRUE(p->take(corrected, RecordJson(corrected)).ok());
+  WatchRecord failure = ras("ras:memory_failure_event", R"({"pfn":4660,"type":13,"result":3})");
+  ASSERT_TRUE(p->take(failure, RecordJson(failure)).ok());
+  std::string text = p->text();
+  EXPECT_NE(text.find("# TYPE perf_persistent_aer_errors_total counter\n"
+                      "perf_persistent_aer_errors_total{device=\"0000:01:00.0\",aer_severity="
+                      "\"corrected\"} 1\n"
+                      "perf_persistent_aer_errors_total{device=\"0000:01:00.0\",aer_severity="
+                      "\"non-fatal\"} 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("perf_persistent_memory_failures_total{page_type=\"dirty LRU page\","
+                      "result=\"Recovered\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("perf_persistent_cxl_events_total"), std::string::npos)
+      << "a family appears with its first record";
+}
+
 // A live ras:mc_event record, as the watcher feeds it: its fields are in
 // the payload alone (record.fields empty), and take() still counts its
 // errors on its DIMM. The payload is the 6.1 layout of the fixture's
@@ -284,6 +326,13 @@ TEST(PrometheusFile, PromtoolAcceptsTheFile) {
   auto p = open_in(dir);
   ASSERT_TRUE(p);
   known_load(*p);
+  WatchRecord aer;
+  aer.event = "aer_event";
+  aer.tracepoint = "ras:aer_event";
+  aer.ras = mce::decode_ras_event(
+      "ras:aer_event", mce::ras_fields_from_json(nlohmann::ordered_json::parse(
+                           R"({"dev_name":"0000:01:00.0","status":16384,"severity":1})")));
+  ASSERT_TRUE(p->take(aer, RecordJson(aer)).ok());
   // A label value that needs escaping.
   p->add_event("odd\"name\\with\nnewline", {5});
   ASSERT_TRUE(p->tick(0, true).ok());

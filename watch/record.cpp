@@ -14,6 +14,8 @@ std::string_view origin_name(Origin origin) {
       return "kmsg";
     case Origin::kPstore:
       return "pstore";
+    case Origin::kErst:
+      return "erst";
   }
   return "live";
 }
@@ -42,6 +44,8 @@ nlohmann::ordered_json object_of(const WatchRecord& r, const nlohmann::ordered_j
   j["fields"] = fields;
   if (r.mce)
     j["mce"] = nlohmann::ordered_json(mce::mce_json(*r.mce));
+  if (r.ras)
+    j["ras"] = mce::ras_json(*r.ras);
   j["key"] = r.key;
   return j;
 }
@@ -65,9 +69,9 @@ const nlohmann::ordered_json& RecordJson::tree() const {
 const std::string& RecordJson::text() const {
   if (text_)
     return *text_;
-  // Machine checks and harvested records are rare: their text is the
-  // tree's. The rest is record_json()'s layout, key for key.
-  if (!event_ || record_.mce) {
+  // Machine checks, the other RAS records and harvested records are rare:
+  // their text is the tree's. The rest is record_json()'s layout, key for key.
+  if (!event_ || record_.mce || record_.ras) {
     text_ = dump_json(tree());
     return *text_;
   }
@@ -136,7 +140,7 @@ const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,
   if (name == "common_pid")
     name = "pid";
   std::string key(name);
-  for (const char* part : {"mce", "fields"}) {
+  for (const char* part : {"mce", "ras", "fields"}) {
     auto it = record.find(part);
     if (it != record.end() && it->is_object()) {
       auto f = it->find(key);

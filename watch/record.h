@@ -9,6 +9,8 @@
 //   //  "time":18970883561123,"wall_time":"2026-12-04T03:00:00.000000000Z",
 //   //  "cpu":1,"pid":0,"tid":0,"fields":{...},"mce":{...decode's object...},
 //   //  "key":"..."}
+//   // A RAS record other than a machine check has "ras" where "mce" is
+//   // (mce/ras_events.h: {"source":"aer","severity":"uncorrected",...}).
 //   const nlohmann::ordered_json* v = record_field(j, "severity");  // mce's first
 //
 // The object is report --json's line (Documentation/perf-persistent-report.txt)
@@ -25,6 +27,7 @@
 
 #include "base/result.h"
 #include "mce/decode.h"
+#include "mce/ras_events.h"
 
 namespace pp::report {
 struct TraceEvent;
@@ -37,8 +40,9 @@ enum class Origin {
   kLive,    // a persistent event's buffer
   kKmsg,    // this boot's kernel log (/dev/kmsg), logged before the watcher read
   kPstore,  // a previous boot's kernel log kept in pstore (a panic's last words)
+  kErst,    // a previous boot's machine check the kernel wrote to ERST (pstore mce-erst-*)
 };
-// "live", "kmsg", "pstore".
+// "live", "kmsg", "pstore", "erst".
 std::string_view origin_name(Origin origin);
 
 struct WatchRecord {
@@ -52,6 +56,10 @@ struct WatchRecord {
   std::string comm;
   nlohmann::ordered_json fields = nlohmann::ordered_json::object();  // the tracepoint's
   std::optional<mce::MceDecoded> mce;                                // a machine check's decoding
+  // Another RAS record's decoding (mce/ras_events.h: AER, memory failure,
+  // ARM, vendor CPER, eMCA, CXL), made from the payload when it was read:
+  // the stored fields cannot give a GUID or a raw section back whole.
+  std::optional<mce::RasDecoded> ras;
   // The record's identity: two records with the same key are the same
   // record (seen again after a restart, or in both kmsg and pstore) and are
   // stored once. Never empty once made by the watcher or the harvest.
@@ -98,7 +106,9 @@ class RecordJson {
 
 // A field of a record's object by name, as triggers and --match name them:
 // the machine check's decoding first ("severity", "bank", "error_class",
-// "status", "addr"), then the tracepoint's fields ("prev_comm"), then the
+// "status", "addr"), then a RAS record's ("severity", "aer_severity",
+// "device", "status_bits", "page_type", "result"), then the tracepoint's
+// fields ("prev_comm"), then the
 // record's own ("cpu", "pid", "event", "tracepoint", "origin"). nullptr when
 // none has it.
 const nlohmann::ordered_json* record_field(const nlohmann::ordered_json& record,

@@ -394,7 +394,7 @@ Status Watcher::harvest() {
   uint64_t before = fed_;
   std::map<std::string, uint64_t> by_origin;
   for (const WatchRecord& r : found.records) {
-    if (r.origin == Origin::kPstore)
+    if (r.origin == Origin::kPstore || r.origin == Origin::kErst)
       pstore_.push_back(r);
     uint64_t was = fed_;
     PP_RETURN_IF_ERROR(feed(r, RecordJson(r)));
@@ -630,6 +630,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   } else {
     r.key = "live:" + boot_id_ + ":" + r.event + ":" + std::to_string(stream.cpu) + ":" +
             std::to_string(r.time);
+    if (mce::is_ras_event(te->name))
+      r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample->raw));
   }
   // The fields are written from the payload when a sink asks (r.fields
   // stays empty): most records need their text alone.

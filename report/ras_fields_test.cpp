@@ -1,0 +1,327 @@
+// The RAS tracepoints' records as the kernel lays them out, by the real
+// formats (tests/fixtures/tracefs-debian-6.1/events/ras/*/format, Debian
+// 12's 6.1 kernel; tests/fixtures/tracefs-6.18/events/ras/, a 6.18 kernel),
+// through the decoder libtraceevent builds from them, ras_fields() and
+// mce/'s decoders; and the same records through their stored JSON
+// (fields_json(), ras_fields_from_json()), as watch's history keeps them.
+#include <cstring>
+#include <gtest/gtest.h>
+#include <sstream>
+
+#include "base/json.h"
+#include "mce/ras_events.h"
+#include "report/trace_decoder.h"
+#include "report/trace_report.h"
+#include "report/tracing_data.h"
+#include "tests/support/test_env.h"
+
+namespace pp::report {
+namespace {
+
+std::unique_ptr<TraceDecoder> decoder_of(const std::string& tracefs, const char* system,
+                                         const char* name, uint64_t id) {
+  sys::Tree tree(testing::fixtures_dir() + "/" + tracefs);
+  std::vector<Tracepoint> tps = {{system, name, id}};
+  auto built = build_tracing_data(tree, tps, 4096);
+  EXPECT_TRUE(built.ok()) << built.error().message();
+  if (!built.ok())
+    return nullptr;
+  auto parsed = parse_tracing_data(*built);
+  EXPECT_TRUE(parsed.ok()) << parsed.error().message();
+  auto d = TraceDecoder::create(*parsed, /*plugins=*/false);
+  EXPECT_TRUE(d.ok()) << d.error().message();
+  return d.ok() ? std::move(*d) : nullptr;
+}
+
+template <typename T>
+void put(Bytes& b, size_t offset, T v) {
+  if (b.size() < offset + sizeof(T))
+    b.resize(offset + sizeof(T));
+  std::memcpy(b.data() + offset, &v, sizeof(T));
+}
+
+// A __data_loc (offset | length << 16) at `loc` for bytes appended to `b`.
+void add_dynamic(Bytes& b, size_t loc, const std::vector<uint8_t>& bytes) {
+  size_t offset = b.size();
+  b.insert(b.end(), bytes.begin(), bytes.end());
+  put<uint32_t>(b, loc, uint32_t(bytes.size() << 16 | offset));
+}
+void add_string(Bytes& b, size_t loc, const std::string& text) {
+  std::vector<uint8_t> bytes(text.begin(), text.end());
+  bytes.push_back(0);
+  add_dynamic(b, loc, bytes);
+}
+
+// The record decoded twice, from the payload and from its stored JSON
+// fields; both must agree.
+mce::RasDecoded decode_both(const TraceDecoder& d, uint64_t id, const Bytes& raw) {
+  const TraceEvent* e = d.event(int(id));
+  EXPECT_NE(e, nullptr);
+  if (!e)
+    return {};
+  EXPECT_TRUE(d.check(*e, raw).ok());
+  auto live = mce::decode_ras_event(e->name, ras_fields(*e, raw));
+  EXPECT_TRUE(live.has_value()) << e->name;
+  if (!live)
+    return {};
+  auto stored = mce::decode_ras_event(e->name, mce::ras_fields_from_json(fields_json(*e, raw)));
+  EXPECT_TRUE(stored.has_value());
+  return *live;
+}
+
+std::string text_of(const mce::RasDecoded& d) {
+  std::string out;
+  mce::print_ras_text(d, out);
+  return out;
+}
+
+// aer_event (6.1): __data_loc dev_name @8, u32 status @12, u8 severity
+// @16, u8 tlp_header_valid @17, u32 tlp_header[4] @20; id 1224. The record
+// the QEMU test's `pcie_aer_inject_error rng0 COMP_TIME` gives.
+TEST(RasFields, AerEventOf61UncorrectedNonFatalCompletionTimeout) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "aer_event", 1224);
+  ASSERT_TRUE(d);
+  Bytes b(36, 0);
+  put<uint16_t>(b, 0, 1224);
+  put<uint32_t>(b, 12, 1u << 14);
+  put<uint8_t>(b, 16, 0);
+  add_string(b, 8, "0000:01:00.0");
+  mce::RasDecoded r = decode_both(*d, 1224, b);
+  EXPECT_EQ(r.severity, mce::MceSeverity::kUncorrected);
+  EXPECT_EQ(r.where, "0000:01:00.0");
+  EXPECT_EQ(dump_json(r.json),
+            R"({"source":"aer","severity":"uncorrected","aer_severity":"non-fatal",)"
+            R"("device":"0000:01:00.0","status":"0x00004000","status_bits":["Completion Timeout"],)"
+            R"("tlp_header":null})");
+  EXPECT_EQ(text_of(r),
+            "PCIe AER uncorrected (non-fatal) on 0000:01:00.0: Completion Timeout\n"
+            "  status 0x00004000, TLP header not available\n");
+}
+
+TEST(RasFields, AerEventFatalWithTlpHeaderAndCorrectedBits) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "aer_event", 1224);
+  ASSERT_TRUE(d);
+  Bytes b(36, 0);
+  put<uint16_t>(b, 0, 1224);
+  put<uint32_t>(b, 12, (1u << 12) | (1u << 18));  // Poisoned TLP, Malformed TLP
+  put<uint8_t>(b, 16, 1);
+  put<uint8_t>(b, 17, 1);
+  put<uint32_t>(b, 20, 0x4a000001);
+  put<uint32_t>(b, 24, 0x0100000f);
+  put<uint32_t>(b, 28, 0xfebf1000);
+  put<uint32_t>(b, 32, 0);
+  add_string(b, 8, "0000:3b:00.0");
+  mce::RasDecoded r = decode_both(*d, 1224, b);
+  EXPECT_EQ(r.severity, mce::MceSeverity::kFatal);
+  EXPECT_EQ(r.json["aer_severity"], "fatal");
+  EXPECT_EQ(dump_json(r.json["status_bits"]), R"(["Poisoned TLP","Malformed TLP"])");
+  EXPECT_EQ(dump_json(r.json["tlp_header"]),
+            R"(["0x4a000001","0x0100000f","0xfebf1000","0x00000000"])");
+
+  // Severity 2 reads the same bits from the correctable table.
+  put<uint32_t>(b, 12, 1u | (1u << 6) | (1u << 2));
+  put<uint8_t>(b, 16, 2);
+  put<uint8_t>(b, 17, 0);
+  mce::RasDecoded c = decode_both(*d, 1224, b);
+  EXPECT_EQ(c.severity, mce::MceSeverity::kCorrected);
+  EXPECT_EQ(c.json["aer_severity"], "corrected");
+  EXPECT_EQ(dump_json(c.json["status_bits"]), R"(["Receiver Error","bit 2","Bad TLP"])");
+  EXPECT_TRUE(c.json["tlp_header"].is_null());
+}
+
+// memory_failure_event (6.1): unsigned long pfn @8, int type @16, int
+// result @20; id 1223.
+TEST(RasFields, MemoryFailureEventOf61) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "memory_failure_event", 1223);
+  ASSERT_TRUE(d);
+  Bytes b(24, 0);
+  put<uint16_t>(b, 0, 1223);
+  put<uint64_t>(b, 8, 0x12345);
+  put<int32_t>(b, 16, 13);  // dirty LRU page
+  put<int32_t>(b, 20, 3);   // Recovered
+  mce::RasDecoded r = decode_both(*d, 1223, b);
+  EXPECT_EQ(r.severity, mce::MceSeverity::kUncorrected);
+  EXPECT_EQ(dump_json(r.json),
+            R"({"source":"memory_failure","severity":"uncorrected","pfn":"0x12345",)"
+            R"("address":"0x12345000","page_type":"dirty LRU page","result":"Recovered"})");
+  EXPECT_EQ(text_of(r), "memory failure at pfn 0x12345 (dirty LRU page): Recovered\n");
+  put<int32_t>(b, 16, -1);
+  put<int32_t>(b, 20, 9);
+  mce::RasDecoded odd = decode_both(*d, 1223, b);
+  EXPECT_EQ(odd.json["page_type"], "unknown (-1)");
+  EXPECT_EQ(odd.json["result"], "unknown (9)");
+}
+
+// arm_event (6.1): u64 mpidr @8, u64 midr @16, u32 running_state @24, u32
+// psci_state @28, u8 affinity @32; id 1226. No severity: uncorrected.
+TEST(RasFields, ArmEventOf61) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "arm_event", 1226);
+  ASSERT_TRUE(d);
+  Bytes b(36, 0);
+  put<uint16_t>(b, 0, 1226);
+  put<uint64_t>(b, 8, 0x81000100ULL);  // Aff2 0, Aff1 1, Aff0 0
+  put<uint64_t>(b, 16, 0x413fd0c1);    // Arm, variant 3, part 0xd0c (Neoverse N1), rev 1
+  put<uint32_t>(b, 24, 1);
+  put<uint8_t>(b, 32, 2);
+  mce::RasDecoded r = decode_both(*d, 1226, b);
+  EXPECT_EQ(r.severity, mce::MceSeverity::kUncorrected);
+  EXPECT_TRUE(r.json["cper_severity"].is_null());
+  EXPECT_EQ(r.json["implementer"], "Arm");
+  EXPECT_EQ(r.json["part"], "0xd0c");
+  EXPECT_EQ(r.json["variant"], 3);
+  EXPECT_EQ(dump_json(r.json["affinity"]), "[0,0,1,0]");
+  EXPECT_FALSE(r.json.contains("error_info"));
+}
+
+// arm_event (6.18) adds the raw sections (u32 pei_len @36, __data_loc u8[]
+// pei_buf @40, ctx @44/48, oem @52/56), u8 sev @60 and int cpu @64; id
+// 2205. A section's bytes beyond its length are not shown. libtraceevent
+// takes a u8[] for a string: its bytes are read whole, NULs included.
+TEST(RasFields, ArmEventOf618WithRawSections) {
+  auto d = decoder_of("tracefs-6.18", "ras", "arm_event", 2205);
+  ASSERT_TRUE(d);
+  Bytes b(68, 0);
+  put<uint16_t>(b, 0, 2205);
+  put<uint64_t>(b, 8, 0x80000003ULL);
+  put<uint64_t>(b, 16, 0x481fd010);  // HiSilicon
+  put<uint8_t>(b, 60, 2);            // corrected
+  put<int32_t>(b, 64, 3);
+  put<uint32_t>(b, 36, 4);
+  add_dynamic(b, 40, {0x00, 0x20, 0x04, 0x02, 0xff});  // one byte past pei_len
+  put<uint32_t>(b, 44, 0);
+  add_dynamic(b, 48, {});
+  put<uint32_t>(b, 52, 2);
+  add_dynamic(b, 56, {0xde, 0xad});
+  mce::RasDecoded r = decode_both(*d, 2205, b);
+  EXPECT_EQ(r.severity, mce::MceSeverity::kCorrected);
+  EXPECT_EQ(r.json["cper_severity"], "corrected");
+  EXPECT_EQ(r.json["cpu"], 3);
+  EXPECT_EQ(r.json["implementer"], "HiSilicon");
+  EXPECT_EQ(r.json["error_info"], "00200402");
+  EXPECT_EQ(r.json["context_info"], "");
+  EXPECT_EQ(r.json["vendor_info"], "dead");
+  EXPECT_EQ(text_of(r),
+            "ARM processor error corrected on cpu 3\n"
+            "  MPIDR 0x80000003 (affinity level 0), MIDR 0x481fd010 (HiSilicon part 0xd01)\n"
+            "  error info (4 bytes): 00200402\n"
+            "  vendor info (2 bytes): dead\n");
+}
+
+// non_standard_event: char sec_type[16] @8, char fru_id[16] @24,
+// __data_loc fru_text @40, u8 sev @44, u32 len @48, __data_loc u8[] buf
+// @52; ids 1225 (6.1) and 2204 (6.18). The GUIDs hold NULs: the decoding
+// of the payload keeps them whole.
+TEST(RasFields, NonStandardEventOf61And618) {
+  for (auto [root, id] : {std::pair{"tracefs-debian-6.1", 1225}, std::pair{"tracefs-6.18", 2204}}) {
+    SCOPED_TRACE(root);
+    auto d = decoder_of(root, "ras", "non_standard_event", uint64_t(id));
+    ASSERT_TRUE(d);
+    Bytes b(56, 0);
+    put<uint16_t>(b, 0, uint16_t(id));
+    const uint8_t sec[16] = {0x9a, 0x78, 0x56, 0x34, 0x12, 0x00, 0xbc, 0xde,
+                             0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08};
+    std::memcpy(b.data() + 8, sec, 16);
+    for (int i = 0; i < 16; i++)
+      b[24 + size_t(i)] = uint8_t(0xa0 + i);
+    put<uint8_t>(b, 44, 0);  // recoverable
+    put<uint32_t>(b, 48, 3);
+    add_string(b, 40, "DIMM A1");
+    add_dynamic(b, 52, {0x01, 0x02, 0x03});
+    const TraceEvent* e = d->event(id);
+    ASSERT_NE(e, nullptr);
+    auto r = mce::decode_ras_event(e->name, ras_fields(*e, b));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->severity, mce::MceSeverity::kUncorrected);
+    EXPECT_EQ(r->json["cper_severity"], "recoverable");
+    EXPECT_EQ(r->json["section_type"], "9a785634-1200-bcde-0102-030405060708");
+    EXPECT_EQ(r->json["fru_id"], "a0a1a2a3-a4a5-a6a7-a8a9-aaabacadaeaf");
+    EXPECT_EQ(r->json["fru_text"], "DIMM A1");
+    EXPECT_EQ(r->json["data"], "010203");
+    EXPECT_EQ(r->where, "DIMM A1");
+  }
+}
+
+// extlog_mem_event (6.1): u32 err_seq @8, u8 etype @12, u8 sev @13, u64 pa
+// @16, u8 pa_mask_lsb @24, guid_t fru_id @25, __data_loc fru_text @44,
+// struct cper_mem_err_compact data @48 (55 bytes); id 1228.
+TEST(RasFields, ExtlogMemEventOf61WithCompactLocation) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "extlog_mem_event", 1228);
+  ASSERT_TRUE(d);
+  Bytes b(104, 0);
+  put<uint16_t>(b, 0, 1228);
+  put<uint32_t>(b, 8, 7);
+  put<uint8_t>(b, 12, 2);  // single-bit ECC
+  put<uint8_t>(b, 13, 2);  // corrected
+  put<uint64_t>(b, 16, 0x1f2e3d4c0);
+  put<uint8_t>(b, 24, 6);
+  const uint8_t fru[16] = {0x33, 0x22, 0x11, 0x00, 0x55, 0x44, 0x77, 0x66,
+                           0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd, 0xee, 0xff};
+  std::memcpy(b.data() + 25, fru, 16);
+  // node 1, card 2, module 3, row 0x1234 with row extension 2 (bit 17),
+  // column 0x80, rank 1, bank group 2 and address 5, chip id 3.
+  uint64_t valid = (1u << 3) | (1u << 4) | (1u << 5) | (1u << 8) | (1u << 9) | (1u << 15) |
+                   (1u << 18) | (1u << 19) | (1u << 20) | (1u << 21);
+  put<uint64_t>(b, 48, valid);
+  put<uint16_t>(b, 56, 1);
+  put<uint16_t>(b, 58, 2);
+  put<uint16_t>(b, 60, 3);
+  put<uint16_t>(b, 62, 0x0205);
+  put<uint16_t>(b, 66, 0x1234);
+  put<uint16_t>(b, 68, 0x80);
+  put<uint16_t>(b, 96, 1);
+  put<uint8_t>(b, 102, uint8_t(3 << 5 | 2));
+  add_string(b, 44, "CPU0_DIMM_B2");
+  const TraceEvent* e = d->event(1228);
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(d->check(*e, b).ok());
+  auto r = mce::decode_ras_event(e->name, ras_fields(*e, b));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->severity, mce::MceSeverity::kCorrected);
+  EXPECT_EQ(r->json["error_type"], "single-bit ECC");
+  EXPECT_EQ(r->json["address"], "0x1f2e3d4c0");
+  EXPECT_EQ(r->json["fru_id"], "00112233-4455-6677-8899-aabbccddeeff");
+  EXPECT_EQ(dump_json(r->json["location"]),
+            R"({"node":1,"card":2,"module":3,"bank_group":2,"bank_address":5,"row":135732,)"
+            R"("column":128,"rank":1,"chip_id":3})");
+  EXPECT_EQ(text_of(*r),
+            "eMCA memory error corrected: single-bit ECC at 0x1f2e3d4c0 (mask lsb 6) "
+            "on CPU0_DIMM_B2\n"
+            "  location: node 1, card 2, module 3, bank_group 2, bank_address 5, row 135732, "
+            "column 128, rank 1, chip_id 3\n"
+            "  FRU 00112233-4455-6677-8899-aabbccddeeff\n");
+}
+
+// A record the report prints: its decoding after the print format's line,
+// and under "ras" in --json.
+TEST(RasFields, ReportPrintsTheDecodingInTextAndJson) {
+  auto d = decoder_of("tracefs-debian-6.1", "ras", "aer_event", 1224);
+  ASSERT_TRUE(d);
+  Bytes b(36, 0);
+  put<uint16_t>(b, 0, 1224);
+  put<uint32_t>(b, 12, 1u << 14);
+  add_string(b, 8, "0000:01:00.0");
+  for (bool json : {false, true}) {
+    ReportOptions options;
+    options.json = json;
+    std::ostringstream out, err;
+    TraceReport report(options, *d, out, err);
+    ASSERT_TRUE(report.start(std::nullopt).ok());
+    sys::Sample s;
+    s.raw = b;
+    s.time = 1000;
+    report.sample(s, "test", 0);
+    ASSERT_TRUE(report.finish().ok());
+    if (json)
+      EXPECT_NE(out.str().find(R"("ras":{"source":"aer","severity":"uncorrected")"),
+                std::string::npos)
+          << out.str();
+    else
+      EXPECT_NE(out.str().find("\n  PCIe AER uncorrected (non-fatal) on 0000:01:00.0: "
+                               "Completion Timeout\n"),
+                std::string::npos)
+          << out.str();
+  }
+}
+
+}  // namespace
+}  // namespace pp::report
