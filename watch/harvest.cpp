@@ -345,8 +345,7 @@ const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
   if (regs.mcgstatus.value_or(0) & mce::bits::kMcip)
     return nullptr;  // the #MC handler's own: a new error
   for (const WatchRecord& r : records)
-    if ((r.origin == Origin::kPstore || r.origin == Origin::kErst) && r.mce &&
-        same_error(regs, r.mce->regs))
+    if (from_previous_boot(r.origin) && r.mce && same_error(regs, r.mce->regs))
       return &r;
   return nullptr;
 }

@@ -541,7 +541,7 @@ Status History::store(const WatchRecord& r, std::string_view text) {
   sqlite3_stmt* s = insert_.get();
   bind_text(s, 1, r.key);
   bind_text(s, 2, origin_name(r.origin));
-  bind_text(s, 3, r.origin == Origin::kPstore ? std::string_view() : options_.boot_id);
+  bind_text(s, 3, from_previous_boot(r.origin) ? std::string_view() : options_.boot_id);
   bind_text(s, 4, r.event);
   bind_text(s, 5, r.tracepoint);
   bind_i64(s, 6, known(int64_t(r.time), r.time != 0));
@@ -569,8 +569,8 @@ Status History::store(const WatchRecord& r, std::string_view text) {
   counters_.stored++;
   // The row's boot_id, event, cpu and time all known: its stream's resume
   // point, as version 1's max(time) over those columns found it.
-  if (r.origin != Origin::kPstore && !options_.boot_id.empty() && !r.event.empty() && r.cpu >= 0 &&
-      r.time != 0) {
+  if (!from_previous_boot(r.origin) && !options_.boot_id.empty() && !r.event.empty() &&
+      r.cpu >= 0 && r.time != 0) {
     auto e = pending_times_.find(r.event);
     if (e == pending_times_.end())
       e = pending_times_.emplace(r.event, std::map<int32_t, uint64_t>()).first;

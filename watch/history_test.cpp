@@ -146,13 +146,16 @@ TEST(HistoryTest, StoresColumnsAndTheRecordObject) {
   WatchRecord m = mce_record("k-mce", 1796311931000000000ull);
   WatchRecord t = tracepoint_record("k-tp", 1796311932000000000ull);
   t.origin = Origin::kPstore;
+  WatchRecord e = mce_record("k-erst", 1796311933000000000ull);
+  e.origin = Origin::kErst;
   {
     auto h = History::open(path, options());
     ASSERT_TRUE(h.ok()) << h.error().message();
     ASSERT_TRUE(add(**h, m).ok());
     ASSERT_TRUE(add(**h, t).ok());
+    ASSERT_TRUE(add(**h, e).ok());
     ASSERT_TRUE((*h)->tick(0, true).ok());
-    EXPECT_EQ((*h)->counters().stored, 2u);
+    EXPECT_EQ((*h)->counters().stored, 3u);
   }
   RawDb db(path);
   EXPECT_EQ(db.text("SELECT severity || ',' || bank || ',' || error_class || ',' || printf('%x', "
@@ -165,6 +168,10 @@ TEST(HistoryTest, StoresColumnsAndTheRecordObject) {
   EXPECT_EQ(db.text("SELECT coalesce(boot_id, 'null') || ',' || coalesce(severity, 'null') || "
                     "',' || origin FROM records WHERE key = 'k-tp'"),
             "null,null,pstore");
+  // ERST: a previous boot's machine check, so no boot id either.
+  EXPECT_EQ(db.text("SELECT coalesce(boot_id, 'null') || ',' || severity || ',' || origin FROM "
+                    "records WHERE key = 'k-erst'"),
+            "null,srao,erst");
 }
 
 TEST(HistoryTest, SameKeyIsStoredOnceCommittedOrNotAndAcrossReopen) {

@@ -210,7 +210,7 @@ void JournalSink::send(const std::vector<std::string>& fields) {
 
 std::vector<std::string> ras_entry(const WatchRecord& r, const nlohmann::ordered_json& json) {
   std::string message = r.ras && !r.ras->lines.empty() ? r.ras->lines[0] : r.tracepoint;
-  if (r.origin == Origin::kPstore)
+  if (from_previous_boot(r.origin))
     message += " (previous boot)";
   auto fields = head(message, kRasErrorMessageId,
                      journal_priority(r.ras ? r.ras->severity : mce::MceSeverity::kUncorrected));

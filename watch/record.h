@@ -44,6 +44,11 @@ enum class Origin {
 };
 // "live", "kmsg", "pstore", "erst".
 std::string_view origin_name(Origin origin);
+// A record a previous boot left (pstore's text, ERST): it has no boot id of
+// this boot's, and no stream to resume.
+inline bool from_previous_boot(Origin origin) {
+  return origin == Origin::kPstore || origin == Origin::kErst;
+}
 
 struct WatchRecord {
   Origin origin = Origin::kLive;

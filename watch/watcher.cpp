@@ -394,7 +394,7 @@ Status Watcher::harvest() {
   uint64_t before = fed_;
   std::map<std::string, uint64_t> by_origin;
   for (const WatchRecord& r : found.records) {
-    if (r.origin == Origin::kPstore || r.origin == Origin::kErst)
+    if (from_previous_boot(r.origin))
       pstore_.push_back(r);
     uint64_t was = fed_;
     PP_RETURN_IF_ERROR(feed(r, RecordJson(r)));
