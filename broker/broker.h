@@ -112,6 +112,9 @@ struct BrokerConfig {
       persistent::kMaxConnections;  // then an idle one makes room, or the new one is refused
   size_t max_clients_per_uid =
       persistent::kMaxConnectionsPerUid;  // for uids that are not perfmon-capable
+  // Of max_clients, kept for perfmon-capable clients that hold no buffer.
+  size_t reserved_clients = persistent::kReservedConnections;
+  size_t max_readers_per_uid = persistent::kMaxReadersPerUid;  // root included
   int stall_timeout_ms =
       persistent::kStallTimeoutMs;                   // a client mid-frame for this long is dropped
   int idle_timeout_ms = persistent::kIdleTimeoutMs;  // a client with nothing under way, closed
@@ -341,6 +344,12 @@ class Broker {
   std::string judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const;
   // Room for one more connection from `peer`, or the error to turn it away with.
   Status admit(const sys::PeerCredentials& peer, bool privileged);
+  // Whether `client`, holding no buffer yet, may become a reader (the
+  // bounds of persistent/limits.h); EAGAIN saying which bound when not.
+  Status admit_reader(const Client& client) const;
+  // Out of descriptors: accepts one connection on the spare fd, tells it
+  // why and closes it.
+  void refuse_for_want_of_fds();
   bool idle(const Client& client) const;
   // The same definition under the same name: the existing event, or null.
   const LiveEvent* same_event(const persistent::CreateRequest& request) const;
@@ -375,6 +384,7 @@ class Broker {
   sys::Tree proc_;
   std::optional<sys::LockFile> lock_;
   sys::UnixListener listener_;
+  sys::SpareFd spare_fd_;  // freed to accept, refuse and close when out of fds
   std::map<uint64_t, LiveEvent> events_;
   uint64_t next_id_ = 1;
   std::vector<std::unique_ptr<Client>> clients_;

@@ -40,10 +40,19 @@ Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>
   std::string frame = encode_frame(FrameKind::kRequest, encode_request(timed));
   Status sent = socket_.send(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
-  if (!sent.ok())
+  std::vector<uint8_t> buf(65536);
+  if (!sent.ok()) {
+    // A broker that turns a connection away says why and closes it, maybe
+    // before the request went: the reason waits in the socket; read it.
+    auto n = socket_.receive(buf, fds);
+    if (n.ok() && *n > 0) {
+      reader_.append(std::span<const uint8_t>(buf.data(), *n));
+      if (auto payload = reader_.next(); payload.ok() && payload->has_value())
+        return decode_reply(**payload);
+    }
     return Error(
         EPIPE, "cannot send a request to the broker at " + where_ + ": " + sent.error().message());
-  std::vector<uint8_t> buf(65536);
+  }
   for (;;) {
     auto payload = reader_.next();
     if (!payload.ok())
