@@ -1,5 +1,7 @@
 #include "persistent/broker_client.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -13,8 +15,44 @@
 
 namespace pp::persistent {
 
+namespace {
+
+// Whether `info` (of the run directory or of its socket) is root's or the
+// caller's own, and writable by nobody else: a socket another user could
+// have put there would answer list and open with what that user chose.
+Status check_trusted(const std::string& what, const std::string& path, const sys::PathInfo& info) {
+  uid_t self = ::geteuid();
+  if (info.is_link)
+    return errorf(EPERM,
+                  "the %s %s is a symbolic link; a broker never serves through one, and whoever "
+                  "controls the link chooses who answers: give the directory it points to with "
+                  "--run-dir",
+                  what.c_str(), path.c_str());
+  if (info.uid != 0 && info.uid != self)
+    return errorf(EPERM,
+                  "the %s %s belongs to uid %u, neither root nor uid %u that runs this command; "
+                  "its broker could answer with anything, so it is not asked: give a run "
+                  "directory of root's or your own with --run-dir",
+                  what.c_str(), path.c_str(), unsigned(info.uid), unsigned(self));
+  if (info.is_directory && (info.mode & 022) != 0)
+    return errorf(EPERM,
+                  "the %s %s has mode %04o: another user could replace its socket, so it is not "
+                  "asked; 'chmod 0700 %s', or give another with --run-dir",
+                  what.c_str(), path.c_str(), unsigned(info.mode), path.c_str());
+  return ok_status();
+}
+
+}  // namespace
+
 Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeout_ms) {
   std::string path = dir.socket();
+  // Looked at before the connect; nothing is sent to a broker it refuses.
+  // A directory or socket that is not there is left to the connect, which
+  // says the broker is not running.
+  if (auto info = sys::path_info(dir.root()); info.ok())
+    PP_RETURN_IF_ERROR(check_trusted("run directory", dir.root(), *info));
+  if (auto info = sys::path_info(path); info.ok())
+    PP_RETURN_IF_ERROR(check_trusted("broker socket", path, *info));
   auto socket = sys::UnixSocket::connect(path);
   if (!socket.ok()) {
     int code = socket.error().code();
