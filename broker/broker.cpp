@@ -62,6 +62,23 @@ Broker::~Broker() {
   }
 }
 
+void Broker::still_busy() {
+  if (!notifying())
+    return;
+  int64_t now = sys::monotonic_ms();
+  if (now < next_busy_notify_ms_)
+    return;
+  std::string state = "EXTEND_TIMEOUT_USEC=" + std::to_string(kBusyExtendUsec);
+  int64_t every = config_.busy_notify_ms;
+  if (watchdog_interval_ms_ > 0) {
+    state += "\nWATCHDOG=1";
+    every = std::min(every, watchdog_interval_ms_);
+    next_watchdog_ms_ = now + watchdog_interval_ms_;
+  }
+  notify(state);
+  next_busy_notify_ms_ = now + every;
+}
+
 void Broker::notify(const std::string& state) const {
   if (!notifying())
     return;
@@ -196,6 +213,7 @@ Status Broker::restore() {
   next_id_ = state.next_id;
   size_t restored = 0, failed = 0, adopted = 0, samples_kept = 0;
   for (persistent::EventInfo& info : state.events) {
+    still_busy();
     LiveEvent event;
     event.info = std::move(info);
     event.info.backend = "broker";

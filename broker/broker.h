@@ -73,6 +73,13 @@
 
 namespace pp::broker {
 
+// While a start or reload holds the event loop: how often the broker says
+// so to the service manager, and by how much it extends the timeout each
+// time (EXTEND_TIMEOUT_USEC, sd_notify(3)). One event takes about 24 ms to
+// create at the documented maximum (1,024 events in about 24 s).
+inline constexpr int kBusyNotifyMs = 1000;
+inline constexpr uint64_t kBusyExtendUsec = 10'000'000;
+
 // What an event that cannot be made is listed as: "unavailable" when it is
 // optional (`optional = yes` in the config) and this host lacks it (no such
 // tracepoint, PMU or CPU: ENOENT, ENODEV, EOPNOTSUPP); "failed" otherwise.
@@ -124,6 +131,9 @@ struct BrokerConfig {
   // A handover (daemon --replace) not complete this long after its first
   // request is abandoned: the broker serves on (persistent/limits.h).
   int handover_timeout_ms = persistent::kHandoverTimeoutMs;
+  // During a start or reload, at most this long between two messages that
+  // the broker is still busy (Broker::still_busy()); changeable for tests.
+  int busy_notify_ms = kBusyNotifyMs;
   // The guard's intervals (persistent/guard.h), changeable for tests.
   int guard_interval_ms = kGuardIntervalMs;         // after a hand-out or a finding
   int guard_max_interval_ms = kGuardMaxIntervalMs;  // after clean checks
@@ -233,6 +243,12 @@ class Broker {
   // Whether the service manager listens (BrokerConfig::systemd).
   bool notifying() const { return config_.systemd && config_.systemd->notifying(); }
   void notify(const std::string& state) const;
+  // Called between two events of a start or reload, which hold the event
+  // loop (1,024 events can take half a minute): every busy_notify_ms (and
+  // every watchdog interval), EXTEND_TIMEOUT_USEC=kBusyExtendUsec and, when
+  // a watchdog runs, WATCHDOG=1, so that neither the start or reload
+  // timeout nor the watchdog ends a broker that is busy but alive.
+  void still_busy();
   // The fd store: `event`'s per-CPU fds stored (unless they came from the
   // store), or removed.
   void store_fds(const LiveEvent& event);
@@ -395,6 +411,7 @@ class Broker {
   bool listener_stored_ = false;        // the listening socket is in systemd's fd store
   int64_t watchdog_interval_ms_ = 0;    // half WATCHDOG_USEC; 0 for no watchdog
   int64_t next_watchdog_ms_ = 0;
+  int64_t next_busy_notify_ms_ = 0;  // still_busy(): when it next tells the manager
   // The handover (daemon --replace): the client taking over, and the fds
   // being handed to it, page by page (each duplicated only for its page).
   const Client* handover_client_ = nullptr;
