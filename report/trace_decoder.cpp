@@ -118,7 +118,10 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
   auto add = [&](const std::string& system, const std::string& format) {
     // libtraceevent's parser recurses on the format: a crafted one is
     // refused before it overflows the stack (report/format_bounds.h).
-    if (Status bounded = check_format_bounds(format); !bounded.ok()) {
+    Status bounded = check_format_bounds(format);
+    if (bounded.ok())
+      bounded = check_format_fields(format);
+    if (!bounded.ok()) {
       std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
       d->warnings_.push_back("the format of " + system + " (" + first +
                              ") is not parsed: " + bounded.error().message());
