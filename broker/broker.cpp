@@ -64,6 +64,23 @@ Broker::~Broker() {
   }
 }
 
+void Broker::still_busy() {
+  if (!notifying())
+    return;
+  int64_t now = sys::monotonic_ms();
+  if (now < next_busy_notify_ms_)
+    return;
+  std::string state = "EXTEND_TIMEOUT_USEC=" + std::to_string(kBusyExtendUsec);
+  int64_t every = config_.busy_notify_ms;
+  if (watchdog_interval_ms_ > 0) {
+    state += "\nWATCHDOG=1";
+    every = std::min(every, watchdog_interval_ms_);
+    next_watchdog_ms_ = now + watchdog_interval_ms_;
+  }
+  notify(state);
+  next_busy_notify_ms_ = now + every;
+}
+
 void Broker::notify(const std::string& state) const {
   if (!notifying())
     return;
@@ -171,6 +188,7 @@ Result<std::unique_ptr<Broker>> Broker::start(BrokerConfig config) {
   // Before the first connection: a request sent before accept() carries its
   // sender too.
   PP_RETURN_IF_ERROR(broker->listener_.pass_credentials());
+  broker->spare_fd_.take();
   if (broker->notifying()) {
     Status stored =
         from_store ? ok_status()
@@ -197,6 +215,7 @@ Status Broker::restore() {
   next_id_ = state.next_id;
   size_t restored = 0, failed = 0, adopted = 0, samples_kept = 0;
   for (persistent::EventInfo& info : state.events) {
+    still_busy();
     LiveEvent event;
     event.info = std::move(info);
     event.info.backend = "broker";
@@ -278,6 +297,10 @@ persistent::FdRoom Broker::fd_room(const std::string& name, size_t cpus, bool ne
   }
   if (auto usage = sys::fd_usage(env))
     room.usage = *usage;
+  size_t connected = 0;
+  for (const auto& c : clients_)
+    connected += c->socket.valid();
+  room.client_room = config_.max_clients > connected ? config_.max_clients - connected : 0;
   return room;
 }
 
@@ -910,10 +933,12 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
                   "persistent event %llu '%s' has no buffer on CPU %d (its CPUs: %s)",
                   (unsigned long long)event.info.id, event.info.name.c_str(), request.cpu,
                   format_cpu_list(event.info.cpus).c_str());
+  bool keeping = request.keep || client.keeper;
+  if (client.opened.empty())
+    PP_RETURN_IF_ERROR(admit_reader(client));
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
   // Every fd that leaves is guarded from now, the keeper's too: "keep" is
   // any perfmon client's to claim, and nothing shows what its holder does.
-  bool keeping = request.keep || client.keeper;
   guard_from_now(event, size_t(buffer - event.buffers.begin()),
                  holder_of(client, keeping ? "the keeper" : ""));
   client.opened.insert(event.info.id);
@@ -1062,13 +1087,83 @@ Status Broker::admit(const sys::PeerCredentials& peer, bool privileged) {
   return ok_status();
 }
 
+Status Broker::admit_reader(const Client& client) const {
+  size_t readers = 0, mine = 0;
+  for (const auto& c : clients_) {
+    if (!c->socket.valid() || c->opened.empty())
+      continue;
+    readers++;
+    mine += c->peer.uid == client.peer.uid;
+  }
+  size_t most = config_.max_clients > config_.reserved_clients
+                    ? config_.max_clients - config_.reserved_clients
+                    : 0;
+  if (mine >= config_.max_readers_per_uid)
+    return errorf(EAGAIN,
+                  "uid %u holds %zu connections that read event buffers already, the most one "
+                  "user may hold; end some of its records, tops or watches and try again",
+                  unsigned(client.peer.uid), mine);
+  if (readers >= most)
+    return errorf(EAGAIN,
+                  "the broker serves %zu connections that read event buffers already, the most "
+                  "(%zu connections less %zu kept for list, kill and check); end some records, "
+                  "tops or watches and try again",
+                  readers, config_.max_clients, config_.reserved_clients);
+  return ok_status();
+}
+
+void Broker::refuse_for_want_of_fds() {
+  if (!spare_fd_.held())
+    return;
+  // The figures need an fd or two of their own (/proc/self): read with
+  // the spare freed, which the first accept then takes.
+  spare_fd_.release();
+  std::string why = "the broker is out of file descriptors";
+  if (auto usage = sys::fd_usage(explain_env()))
+    why += " (" + std::to_string(usage->open + 1) + " open of its limit of " +
+           std::to_string(usage->limit) + ", for " + std::to_string(clients_.size()) +
+           " connections and " + std::to_string(events_.size()) + " events)";
+  why +=
+      " and cannot serve this connection; try again when other clients have ended, or kill "
+      "events you no longer need; the broker's limit is LimitNOFILE= in its unit, or the "
+      "ulimit -n of the shell that started it";
+  std::string frame = persistent::encode_frame(persistent::FrameKind::kReply,
+                                               persistent::encode_error_reply(Error(EMFILE, why)));
+  spare_fd_.take();
+  size_t refused = 0;
+  // A bounded batch: the backlog holds at most its length, and a client
+  // that ends meanwhile frees a slot for the next accept.
+  for (int tries = 0; tries < 64 && spare_fd_.held(); tries++) {
+    spare_fd_.release();
+    bool accepted = false;
+    {
+      auto socket = listener_.accept();
+      if (socket.ok()) {
+        accepted = true;
+        (void)socket->send_some(
+            std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
+      }
+    }  // closed here, before the spare is taken again
+    spare_fd_.take();
+    if (!accepted)
+      break;
+    refused++;
+  }
+  if (refused)
+    log_.write("accept", "turned away " + std::to_string(refused) +
+                             " connection(s) for want of file descriptors");
+}
+
 void Broker::accept_clients() {
   for (;;) {
     auto socket = listener_.accept();
     if (!socket.ok()) {
       int code = socket.error().code();
       if (code == EMFILE || code == ENFILE || code == ENOBUFS || code == ENOMEM) {
-        // The connection waits in the backlog; retrying at once would spin.
+        // Each waiting client is told why, on the spare fd, instead of
+        // waiting in the backlog for nothing; then a pause, not a spin.
+        if (code == EMFILE || code == ENFILE)
+          refuse_for_want_of_fds();
         accept_paused_until_ms_ = sys::monotonic_ms() + config_.accept_backoff_ms;
         log_.write("accept", socket.error().message() + "; accepting again in " +
                                  std::to_string(config_.accept_backoff_ms) + " ms (" +

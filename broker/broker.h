@@ -73,6 +73,13 @@
 
 namespace pp::broker {
 
+// While a start or reload holds the event loop: how often the broker says
+// so to the service manager, and by how much it extends the timeout each
+// time (EXTEND_TIMEOUT_USEC, sd_notify(3)). One event takes about 24 ms to
+// create at the documented maximum (1,024 events in about 24 s).
+inline constexpr int kBusyNotifyMs = 1000;
+inline constexpr uint64_t kBusyExtendUsec = 10'000'000;
+
 // What an event that cannot be made is listed as: "unavailable" when it is
 // optional (`optional = yes` in the config) and this host lacks it (no such
 // tracepoint, PMU or CPU: ENOENT, ENODEV, EOPNOTSUPP); "failed" otherwise.
@@ -112,6 +119,9 @@ struct BrokerConfig {
       persistent::kMaxConnections;  // then an idle one makes room, or the new one is refused
   size_t max_clients_per_uid =
       persistent::kMaxConnectionsPerUid;  // for uids that are not perfmon-capable
+  // Of max_clients, kept for perfmon-capable clients that hold no buffer.
+  size_t reserved_clients = persistent::kReservedConnections;
+  size_t max_readers_per_uid = persistent::kMaxReadersPerUid;  // root included
   int stall_timeout_ms =
       persistent::kStallTimeoutMs;                   // a client mid-frame for this long is dropped
   int idle_timeout_ms = persistent::kIdleTimeoutMs;  // a client with nothing under way, closed
@@ -121,6 +131,9 @@ struct BrokerConfig {
   // A handover (daemon --replace) not complete this long after its first
   // request is abandoned: the broker serves on (persistent/limits.h).
   int handover_timeout_ms = persistent::kHandoverTimeoutMs;
+  // During a start or reload, at most this long between two messages that
+  // the broker is still busy (Broker::still_busy()); changeable for tests.
+  int busy_notify_ms = kBusyNotifyMs;
   // The guard's intervals (persistent/guard.h), changeable for tests.
   int guard_interval_ms = kGuardIntervalMs;         // after a hand-out or a finding
   int guard_max_interval_ms = kGuardMaxIntervalMs;  // after clean checks
@@ -230,6 +243,12 @@ class Broker {
   // Whether the service manager listens (BrokerConfig::systemd).
   bool notifying() const { return config_.systemd && config_.systemd->notifying(); }
   void notify(const std::string& state) const;
+  // Called between two events of a start or reload, which hold the event
+  // loop (1,024 events can take half a minute): every busy_notify_ms (and
+  // every watchdog interval), EXTEND_TIMEOUT_USEC=kBusyExtendUsec and, when
+  // a watchdog runs, WATCHDOG=1, so that neither the start or reload
+  // timeout nor the watchdog ends a broker that is busy but alive.
+  void still_busy();
   // The fd store: `event`'s per-CPU fds stored (unless they came from the
   // store), or removed.
   void store_fds(const LiveEvent& event);
@@ -346,6 +365,12 @@ class Broker {
   std::string judge(const sys::PeerCredentials& who, const sys::Fd& pidfd) const;
   // Room for one more connection from `peer`, or the error to turn it away with.
   Status admit(const sys::PeerCredentials& peer, bool privileged);
+  // Whether `client`, holding no buffer yet, may become a reader (the
+  // bounds of persistent/limits.h); EAGAIN saying which bound when not.
+  Status admit_reader(const Client& client) const;
+  // Out of descriptors: accepts one connection on the spare fd, tells it
+  // why and closes it.
+  void refuse_for_want_of_fds();
   bool idle(const Client& client) const;
   // The same definition under the same name: the existing event, or null.
   const LiveEvent* same_event(const persistent::CreateRequest& request) const;
@@ -380,6 +405,7 @@ class Broker {
   sys::Tree proc_;
   std::optional<sys::LockFile> lock_;
   sys::UnixListener listener_;
+  sys::SpareFd spare_fd_;  // freed to accept, refuse and close when out of fds
   std::map<uint64_t, LiveEvent> events_;
   sys::Fd ras_gate_;  // ras/daemon_active, while an event keeps ras:extlog_mem_event
   uint64_t next_id_ = 1;
@@ -391,6 +417,7 @@ class Broker {
   bool listener_stored_ = false;        // the listening socket is in systemd's fd store
   int64_t watchdog_interval_ms_ = 0;    // half WATCHDOG_USEC; 0 for no watchdog
   int64_t next_watchdog_ms_ = 0;
+  int64_t next_busy_notify_ms_ = 0;  // still_busy(): when it next tells the manager
   // The handover (daemon --replace): the client taking over, and the fds
   // being handed to it, page by page (each duplicated only for its page).
   const Client* handover_client_ = nullptr;

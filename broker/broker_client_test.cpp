@@ -2,6 +2,7 @@
 #include "persistent/broker_client.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -209,6 +210,41 @@ TEST(BackendSelection, BrokerEventsAreKnownByTheirType) {
   EXPECT_FALSE(persistent::is_broker_event(attr));
   EXPECT_GT(uint64_t(persistent::kBrokerPmuType), uint64_t(INT32_MAX))
       << "the kernel's PMU types stop there";
+}
+
+// A client asks no broker whose run directory or socket another user could
+// have made: not one behind a link, in a directory others may write, or of
+// a uid that is neither root nor the caller. Nothing connects.
+TEST(BrokerConnectionTrust, RefusesARunDirectoryAnotherUserControls) {
+  ::pp::testing::TempDir tmp;
+  std::string dir = tmp.path("run");
+  ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  auto listener = sys::UnixListener::listen(dir + "/broker.sock", 0666);
+  ASSERT_TRUE(listener.ok()) << listener.error().message();
+  auto refused = [&](const std::string& root, const std::string& why) {
+    auto c = persistent::BrokerConnection::connect(persistent::RunDir(root));
+    ASSERT_FALSE(c.ok()) << root;
+    EXPECT_EQ(c.error().code(), EPERM);
+    EXPECT_NE(c.error().message().find(why), std::string::npos) << c.error().message();
+    EXPECT_FALSE(listener->accept().ok()) << "it connected all the same";
+  };
+  ASSERT_EQ(::chmod(dir.c_str(), 0757), 0);
+  refused(dir, "has mode 0757: another user could replace its socket");
+  ASSERT_EQ(::chmod(dir.c_str(), 0711), 0);
+  std::string link = tmp.path("link");
+  ASSERT_EQ(::symlink(dir.c_str(), link.c_str()), 0);
+  refused(link, "is a symbolic link");
+  if (::geteuid() == 0) {  // as root, a directory of nobody's
+    ASSERT_EQ(::chown(dir.c_str(), 65534, 65534), 0);
+    refused(dir, "belongs to uid 65534, neither root nor uid 0");
+    ASSERT_EQ(::chown(dir.c_str(), 0, 0), 0);
+    ASSERT_EQ(::lchown((dir + "/broker.sock").c_str(), 65534, 65534), 0);
+    refused(dir, "the broker socket " + dir + "/broker.sock belongs to uid 65534");
+    ASSERT_EQ(::lchown((dir + "/broker.sock").c_str(), 0, 0), 0);
+  }
+  auto mine = persistent::BrokerConnection::connect(persistent::RunDir(dir));
+  EXPECT_TRUE(mine.ok()) << mine.error().message();
+  EXPECT_TRUE(listener->accept().ok()) << "a directory of the caller's own is asked";
 }
 
 }  // namespace

@@ -178,6 +178,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
         !wanted_names.count(event.info.name))
       gone.emplace_back(id, event.info.name);
   for (const auto& [id, name] : gone) {
+    still_busy();
     auto killed = kill_event(std::to_string(id));
     if (!killed.ok())
       return killed.error().with_context("killing '" + name + "', gone from the config file");
@@ -186,6 +187,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
     report.killed.push_back(name);
   }
   for (const ConfigEvent& w : wanted) {
+    still_busy();
     const std::string& name = w.request.name;
     touched.insert(name);
     bool changed = false;
@@ -235,6 +237,7 @@ Result<Broker::ReloadReport> Broker::apply_config(const std::vector<ConfigEvent>
     if (!retry_failed || event.info.is_context || touched.count(event.info.name) ||
         event.info.state == "running")
       continue;
+    still_busy();
     if (Status again = retry(event); again.ok())
       report.retried.push_back(event.info.name);
     else

@@ -468,10 +468,12 @@ TEST_F(BrokerFakeKernelTest, GuardBacksOffAndTightensAfterAFinding) {
 }
 
 // A create that would run the broker out of fds midway is refused before
-// anything is opened, with the figures and what to raise. The fds and the
-// limit come from a fake <proc>/self: 45 open of 64, then 44.
+// anything is opened, with the figures and what to raise; the fds of the
+// connections it may still accept count (3 at most, 1 open: 2 more). The
+// fds and the limit come from a fake <proc>/self: 43 open of 64, then 42.
 TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
-  ASSERT_NO_FATAL_FAILURE(fake_proc(45, 64, 64));
+  ASSERT_NO_FATAL_FAILURE(fake_proc(43, 64, 64));
+  config_.max_clients = 3;
   start();
   kernel_->clear_calls();
   auto refused = client()->create(kGetppidRequest, nullptr);
@@ -481,20 +483,56 @@ TEST_F(BrokerFakeKernelTest, CreatePastTheFdLimitIsRefusedBeforeOpening) {
   for (const char* part :
        {"cannot create 'sys_enter_getppid': it needs 2 file descriptors (one per CPU, 2 CPUs) and "
         "2 for its context stream",
-        "the broker holds 45 fds of its limit of 64 (RLIMIT_NOFILE, hard limit 64) for 0 events",
-        "keeping 16 free", "ulimit -n 1024", "perf persistent kill"})
+        "the broker holds 43 fds of its limit of 64 (RLIMIT_NOFILE, hard limit 64) for 0 events",
+        "keeping 16 free for clients and its own files and 2 for the connections it may still "
+        "accept",
+        "ulimit -n 1024", "perf persistent kill"})
     EXPECT_NE(message.find(part), std::string::npos) << part << "\n" << message;
   EXPECT_EQ(kernel_->render_calls(), "") << "nothing is opened";
   EXPECT_TRUE(list_all().empty());
-  // 44 open: 2 + 2 + 16 more fit under 64.
-  ASSERT_EQ(::unlink(proc_.path("self/fd/44").c_str()), 0);
+  // 42 open: 2 + 2 + 16 + 2 more fit under 64.
+  ASSERT_EQ(::unlink(proc_.path("self/fd/42").c_str()), 0);
   EXPECT_EQ(create(*client(), kGetppidRequest).id, 1u);
+}
+
+// Readers fill the broker up to max_clients less reserved_clients; the
+// rest stay for clients that hold no buffer, so a list still gets in when
+// every other connection reads, and a refused reader is told which bound.
+TEST_F(BrokerFakeKernelTest, ReadersLeaveRoomForListAndKill) {
+  config_.max_clients = 6;
+  config_.reserved_clients = 2;
+  start();
+  persistent::EventInfo e = create(*client(), kGetppidRequest);
+  persistent::RunDir dir(config_.run_dir);
+  std::vector<persistent::BrokerConnection> readers;
+  std::vector<sys::Fd> fds;
+  std::string refused;
+  for (int i = 0; i < 6; i++) {
+    auto connection = persistent::BrokerConnection::connect(dir);
+    ASSERT_TRUE(connection.ok()) << connection.error().message();
+    persistent::Request open;
+    open.op = persistent::Op::kOpen;
+    open.id = e.id;
+    auto reply = connection->call(open, &fds);
+    if (!reply.ok())
+      refused = reply.error().message();
+    readers.push_back(std::move(*connection));
+  }
+  EXPECT_EQ(fds.size(), 4u) << "6 connections less 2 kept";
+  EXPECT_NE(refused.find("the broker serves 4 connections that read event buffers already, the "
+                         "most (6 connections less 2 kept for list, kill and check)"),
+            std::string::npos)
+      << refused;
+  EXPECT_EQ(list().size(), 1u);
+  auto killed = client()->kill(std::to_string(e.id));
+  EXPECT_TRUE(killed.ok()) << killed.error().message();
 }
 
 // The kernel refuses an open for want of fds although the room check let
 // the create through: sys::explain says the figures and what to raise, once.
 TEST_F(BrokerFakeKernelTest, OutOfFdsAtAnOpenIsExplainedOnce) {
   ASSERT_NO_FATAL_FAILURE(fake_proc(20, 64, 1024));
+  config_.max_clients = 4;  // 20 + 4 + 16 + 3 fit under 64
   start();
   kernel_->inject_error(sys::testing::KernelCall::Kind::kOpen, EMFILE);
   auto refused = client()->create(kGetppidRequest, nullptr);

@@ -21,6 +21,7 @@
 
 #include "broker/broker.h"
 #include "broker/log.h"
+#include "persistent/broker_client.h"
 #include "persistent/protocol.h"
 #include "persistent/testing/raw_call.h"
 #include "persistent/testing/test_doubles.h"
@@ -402,8 +403,8 @@ TEST(BrokerLog, RotatesPastItsSizeAndStopsWhenItCannot) {
 }
 
 // Out of file descriptors, the broker backs off instead of spinning on a
-// listener that stays readable. Measured with getrusage in the broker's
-// own process, not by wall time.
+// listener that stays readable, and tells each waiting client why. Measured with getrusage in the
+// broker's own process, not by wall time.
 TEST_F(BrokerLimitsTest, OutOfDescriptorsTheBrokerBacksOffAndLogsLittle) {
   int report[2];
   ASSERT_EQ(::pipe(report), 0);
@@ -438,6 +439,17 @@ TEST_F(BrokerLimitsTest, OutOfDescriptorsTheBrokerBacksOffAndLogsLittle) {
       held.push_back(std::move(*s));
   }
   EXPECT_GE(held.size(), 40u) << "connections wait in the backlog";
+  // Out of fds, a newcomer is told why on the broker's spare fd, not left
+  // waiting in the backlog until its timeout.
+  auto late = persistent::BrokerConnection::connect(persistent::RunDir(config_.run_dir), 5000);
+  ASSERT_TRUE(late.ok()) << late.error().message();
+  persistent::Request ping;
+  auto refused = late->call(ping);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), EMFILE) << refused.error().message();
+  EXPECT_NE(refused.error().message().find("the broker is out of file descriptors ("),
+            std::string::npos)
+      << refused.error().message();
   char buf[64] = {};
   ssize_t n = ::read(report[0], buf, sizeof(buf) - 1);
   ::close(report[0]);

@@ -7,6 +7,7 @@
 
 #include "base/json.h"
 #include "base/options.h"
+#include "base/terminal.h"
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
@@ -134,7 +135,7 @@ int cmd_decode(int argc, const char** argv) {
       if (json)
         std::cout << dump_json(error_json(e)) << '\n';
       else
-        std::cerr << "perf persistent decode: " << e.message() << "\n";
+        std::cerr << "perf persistent decode: " << terminal_safe(e.message()) << "\n";
     }
   };
   bool first = true;

@@ -6,6 +6,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "mce/advice.h"
 #include "mce/bits.h"
 #include "mce/severity.h"
@@ -368,7 +369,9 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
          d.kernel_severity_rule + "\n";
   if (d.kernel_verdict) {
     const KernelVerdict& v = *d.kernel_verdict;
-    out += "  kernel said \"" + v.text + "\"";
+    out += "  kernel said \"";
+    append_terminal_safe(out, v.text);  // the log's words: anyone's
+    out += "\"";
     if (v.severity)
       out += " (" + std::string(kernel_severity_name(*v.severity)) + ")" +
              (v.agrees ? ", agrees" : ", disagrees with this decode");

@@ -5,6 +5,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 
 namespace pp::mce {
 namespace {
@@ -360,10 +361,16 @@ void print_edac_text(const EdacError& e, std::string& out) {
   out += "EDAC MC" + (e.mc ? std::to_string(*e.mc) : std::string("?")) + ": " +
          std::to_string(e.count) + " " + std::string(edac_error_type_name(e.type));
   out += e.count == 1 ? " error" : " errors";
-  if (!e.message.empty())
-    out += ": " + e.message;
-  if (!e.label.empty())
-    out += " on " + e.label;
+  // The strings are the log's or the tracepoint's: any driver's, or
+  // anyone's who can write the kernel log; escaped for the terminal.
+  if (!e.message.empty()) {
+    out += ": ";
+    append_terminal_safe(out, e.message);
+  }
+  if (!e.label.empty()) {
+    out += " on ";
+    append_terminal_safe(out, e.label);
+  }
   out += "\n";
   std::string where = describe_memory_location(e.location);
   if (!where.empty())
@@ -381,8 +388,11 @@ void print_edac_text(const EdacError& e, std::string& out) {
       out += std::string(e.location.address ? "," : "") + " syndrome " + hex_u64(*e.syndrome);
     out += "\n";
   }
-  if (!e.detail.empty())
-    out += "  driver: " + e.detail + "\n";
+  if (!e.detail.empty()) {
+    out += "  driver: ";
+    append_terminal_safe(out, e.detail);
+    out += "\n";
+  }
 }
 
 nlohmann::json edac_json(const EdacError& e) {

@@ -9,6 +9,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "base/wall_time.h"
 #include "mce/severity.h"
 
@@ -797,11 +798,18 @@ void print_mce_log_entry_text(const MceLogEntry& entry, CpuVendor vendor, std::s
       if (!l.empty())
         out += "  " + std::string(l) + "\n";
   }
-  for (const std::string& words : entry.kernel_decode)
-    out += "  the kernel decoded: " + words + "\n";
+  // The words are the log's, escaped for the terminal: a log can be
+  // anyone's file, and the kernel's log holds what some users chose.
+  for (const std::string& words : entry.kernel_decode) {
+    out += "  the kernel decoded: ";
+    append_terminal_safe(out, words);
+    out += "\n";
+  }
   out += "  log line " + std::to_string(entry.line);
-  if (!entry.kernel_message.empty())
-    out += ", the kernel said: " + entry.kernel_message;
+  if (!entry.kernel_message.empty()) {
+    out += ", the kernel said: ";
+    append_terminal_safe(out, entry.kernel_message);
+  }
   out += "\n";
 }
 

@@ -1,5 +1,7 @@
 #include "persistent/broker_client.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -13,8 +15,44 @@
 
 namespace pp::persistent {
 
+namespace {
+
+// Whether `info` (of the run directory or of its socket) is root's or the
+// caller's own, and writable by nobody else: a socket another user could
+// have put there would answer list and open with what that user chose.
+Status check_trusted(const std::string& what, const std::string& path, const sys::PathInfo& info) {
+  uid_t self = ::geteuid();
+  if (info.is_link)
+    return errorf(EPERM,
+                  "the %s %s is a symbolic link; a broker never serves through one, and whoever "
+                  "controls the link chooses who answers: give the directory it points to with "
+                  "--run-dir",
+                  what.c_str(), path.c_str());
+  if (info.uid != 0 && info.uid != self)
+    return errorf(EPERM,
+                  "the %s %s belongs to uid %u, neither root nor uid %u that runs this command; "
+                  "its broker could answer with anything, so it is not asked: give a run "
+                  "directory of root's or your own with --run-dir",
+                  what.c_str(), path.c_str(), unsigned(info.uid), unsigned(self));
+  if (info.is_directory && (info.mode & 022) != 0)
+    return errorf(EPERM,
+                  "the %s %s has mode %04o: another user could replace its socket, so it is not "
+                  "asked; 'chmod 0700 %s', or give another with --run-dir",
+                  what.c_str(), path.c_str(), unsigned(info.mode), path.c_str());
+  return ok_status();
+}
+
+}  // namespace
+
 Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeout_ms) {
   std::string path = dir.socket();
+  // Looked at before the connect; nothing is sent to a broker it refuses.
+  // A directory or socket that is not there is left to the connect, which
+  // says the broker is not running.
+  if (auto info = sys::path_info(dir.root()); info.ok())
+    PP_RETURN_IF_ERROR(check_trusted("run directory", dir.root(), *info));
+  if (auto info = sys::path_info(path); info.ok())
+    PP_RETURN_IF_ERROR(check_trusted("broker socket", path, *info));
   auto socket = sys::UnixSocket::connect(path);
   if (!socket.ok()) {
     int code = socket.error().code();
@@ -40,10 +78,19 @@ Result<json> BrokerConnection::call(const Request& request, std::vector<sys::Fd>
   std::string frame = encode_frame(FrameKind::kRequest, encode_request(timed));
   Status sent = socket_.send(
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(frame.data()), frame.size()));
-  if (!sent.ok())
+  std::vector<uint8_t> buf(65536);
+  if (!sent.ok()) {
+    // A broker that turns a connection away says why and closes it, maybe
+    // before the request went: the reason waits in the socket; read it.
+    auto n = socket_.receive(buf, fds);
+    if (n.ok() && *n > 0) {
+      reader_.append(std::span<const uint8_t>(buf.data(), *n));
+      if (auto payload = reader_.next(); payload.ok() && payload->has_value())
+        return decode_reply(**payload);
+    }
     return Error(
         EPIPE, "cannot send a request to the broker at " + where_ + ": " + sent.error().message());
-  std::vector<uint8_t> buf(65536);
+  }
   for (;;) {
     auto payload = reader_.next();
     if (!payload.ok())

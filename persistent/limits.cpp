@@ -31,7 +31,7 @@ std::string describe_fd_use(const FdRoom& room) {
       (room.usage.hard_limit >= 0 ? ", hard limit " + std::to_string(room.usage.hard_limit)
                                   : std::string()) +
       ")";
-  long wanted = sys::suggested_fd_limit(room.usage, needed + kFdReserve);
+  long wanted = sys::suggested_fd_limit(room.usage, needed + kFdReserve + room.client_room);
   std::string advice =
       !room.service.empty()
           ? sys::limit_nofile_advice(room.service, wanted)
@@ -40,13 +40,17 @@ std::string describe_fd_use(const FdRoom& room) {
   return "the broker holds " + std::to_string(room.usage.open) + " fds of its limit of " + limit +
          " for " + std::to_string(room.events) + " event" + (room.events == 1 ? "" : "s") +
          " (each takes one fd per CPU, and each context stream one per CPU), keeping " +
-         std::to_string(kFdReserve) + " free for clients and its own files; " + advice +
-         ", or kill events you no longer need ('perf persistent kill')";
+         std::to_string(kFdReserve) + " free for clients and its own files" +
+         (room.client_room ? " and " + std::to_string(room.client_room) +
+                                 " for the connections it may still accept"
+                           : std::string()) +
+         "; " + advice + ", or kill events you no longer need ('perf persistent kill')";
 }
 
 Status check_fd_room(const FdRoom& room) {
   size_t needed = room.cpus + room.context_cpus;
-  if (room.usage.limit <= 0 || room.usage.open + needed + kFdReserve <= size_t(room.usage.limit))
+  if (room.usage.limit <= 0 ||
+      room.usage.open + needed + kFdReserve + room.client_room <= size_t(room.usage.limit))
     return ok_status();
   std::string what = std::to_string(room.cpus) + " file descriptor" + (room.cpus == 1 ? "" : "s") +
                      " (one per CPU, " + std::to_string(room.cpus) + " CPU" +

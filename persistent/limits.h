@@ -33,6 +33,15 @@ inline constexpr size_t kListPageBytes = size_t{4} * 1024 * 1024;
 // an idle connection can make room for them).
 inline constexpr size_t kMaxConnections = 256;
 inline constexpr size_t kMaxConnectionsPerUid = 32;
+// Readers (connections that hold an event's buffer fd, the keeper included)
+// may fill all but kReservedConnections of kMaxConnections: the rest are
+// kept for perfmon-capable clients that hold no buffer, so that root's
+// list, kill and check always get in (a reader cannot be closed to make
+// room: that would end someone's record). One uid, root included, may hold
+// at most kMaxReadersPerUid readers, so that one user cannot take every
+// reader's place.
+inline constexpr size_t kReservedConnections = 16;
+inline constexpr size_t kMaxReadersPerUid = 64;
 // A connection with nothing under way and no event buffers open is closed
 // after this long; one halfway through a request or a reply, after
 // kStallTimeoutMs.
@@ -54,8 +63,11 @@ inline constexpr int kAcceptBackoffMs = 250;
 
 // File descriptors: the broker holds one per CPU of every event and context
 // stream, and refuses a create that would leave fewer than this many free
-// under its RLIMIT_NOFILE, for its clients' sockets, the files it writes
-// and the fds it hands out (EMFILE, saying the figures and what to raise).
+// under its RLIMIT_NOFILE, for the files it writes and the fds it hands
+// out, beyond one for each connection it may still accept (up to
+// kMaxConnections); EMFILE, saying the figures and what to raise. Out of
+// descriptors all the same, it keeps one spare to accept a connection, tell
+// it why it is turned away, and close it.
 inline constexpr size_t kFdReserve = 16;
 
 // The log: each client uid, and each other source, may write this many
@@ -76,6 +88,7 @@ struct FdRoom {
   size_t context_cpus = 0;  // a context stream to open with it: one fd each; 0: none
   sys::FdUsage usage{};     // what the broker holds now; limit 0: unknown
   size_t events = 0;        // events it holds now, context streams not counted
+  size_t client_room = 0;   // connections it may still accept: one fd each
   std::string service{};    // the systemd unit it runs as (LimitNOFILE=); "": by hand (ulimit -n)
 };
 // EMFILE when opening the event would leave fewer than kFdReserve fds free:

@@ -31,4 +31,10 @@ inline constexpr size_t kMaxPrintFormatOperators = 1024;
 // else EINVAL saying which bound and by how much. Pure.
 Status check_format_bounds(std::string_view format);
 
+// OK when every REC->name in the "print fmt:" part (outside string
+// literals) names a field the format lists ("\tfield:<type> <name>;");
+// else EINVAL naming it. libtraceevent 1.7's parser dereferences the
+// missing field of, e.g., a __print_symbolic() argument and crashes. Pure.
+Status check_format_fields(std::string_view format);
+
 }  // namespace pp::report

@@ -80,5 +80,40 @@ TEST(FormatBounds, WhatIsQuotedIsText) {
   EXPECT_TRUE(s.ok()) << s.error().message();
 }
 
+// Every format of both tracefs fixtures names only its own fields; a print
+// format naming one the format lacks never reaches libtraceevent's parser,
+// which crashed on it (a block_rq format without its fields, from the
+// trace_decoder_fuzzer seeds).
+TEST(FormatBounds, PrintFormatsNameOnlyTheirFields) {
+  size_t checked = 0;
+  for (const char* fixture : {"/tracefs-6.18/events", "/tracefs-debian-6.1/events"}) {
+    sys::Tree events(pp::testing::fixtures_dir() + fixture);
+    auto systems = events.list("");
+    ASSERT_TRUE(systems.ok());
+    for (const std::string& system : *systems) {
+      auto names = events.list(system);
+      if (!names.ok())
+        continue;
+      for (const std::string& name : *names) {
+        auto text = events.read(system + "/" + name + "/format");
+        if (!text.ok())
+          continue;
+        Status s = check_format_fields(*text);
+        EXPECT_TRUE(s.ok()) << system << "/" << name << ": " << s.error().message();
+        checked++;
+      }
+    }
+  }
+  EXPECT_GT(checked, 20u);  // the fixtures hold 24
+  Status missing = check_format_fields(std::string(kHead) +
+                                       "print fmt: \"%s\", __print_symbolic(REC->ioprio, { 0, "
+                                       "\"none\" }), REC->a\n");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(),
+            "its print fmt names REC->ioprio, which is no field of the format");
+  EXPECT_TRUE(check_format_fields(std::string(kHead) + "print fmt: \"REC->zz\", REC->a\n").ok())
+      << "what is quoted is text";
+}
+
 }  // namespace
 }  // namespace pp::report

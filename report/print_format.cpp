@@ -874,4 +874,80 @@ void PrintFormat::render(std::span<const uint8_t> raw, std::string& out) const {
   }
 }
 
+namespace {
+
+// The subscripts of `arg` and of every argument below it (the nesting is
+// bounded by report/format_bounds.h before libtraceevent parses).
+Status check_subscripts_of(const tep_event& event, const tep_print_arg* arg) {
+  for (; arg; arg = arg->next) {
+    switch (arg->type) {
+      case TEP_PRINT_OP: {
+        if (arg->op.op && std::strcmp(arg->op.op, "[") == 0) {
+          const tep_print_arg* array = arg->op.left;
+          const tep_print_arg* index = arg->op.right;
+          if (!array || array->type != TEP_PRINT_FIELD || !array->field.name)
+            return Error(EINVAL, "its print fmt subscripts what is no field");
+          const char* name = array->field.name;
+          const tep_format_field* f =
+              array->field.field ? array->field.field
+                                 : tep_find_any_field(const_cast<tep_event*>(&event), name);
+          if (!f || !(f->flags & TEP_FIELD_IS_ARRAY) || (f->flags & TEP_FIELD_IS_DYNAMIC) ||
+              f->elementsize <= 0)
+            return errorf(EINVAL, "its print fmt subscripts '%s', which is no fixed array", name);
+          char* end = nullptr;
+          unsigned long long i = index && index->type == TEP_PRINT_ATOM && index->atom.atom
+                                     ? std::strtoull(index->atom.atom, &end, 0)
+                                     : 0;
+          if (!end || end == index->atom.atom || *end)
+            return errorf(EINVAL, "its print fmt subscripts '%s' by a value of the record", name);
+          if (f->size < 0 || i >= uint64_t(f->size) / uint64_t(f->elementsize))
+            return errorf(
+                EINVAL,
+                "its print fmt subscripts '%s' at %llu, past the end of its field (%d elements)",
+                name, i, f->size / f->elementsize);
+          break;  // both sides checked: a field and a constant
+        }
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->op.left));
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->op.right));
+        break;
+      }
+      case TEP_PRINT_DYNAMIC_ARRAY:
+        if (arg->dynarray.index)
+          return Error(EINVAL, "its print fmt subscripts a __data_loc array");
+        break;
+      case TEP_PRINT_TYPE:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->typecast.item));
+        break;
+      case TEP_PRINT_FLAGS:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->flags.field));
+        break;
+      case TEP_PRINT_SYMBOL:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->symbol.field));
+        break;
+      case TEP_PRINT_HEX:
+      case TEP_PRINT_HEX_STR:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->hex.field));
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->hex.size));
+        break;
+      case TEP_PRINT_INT_ARRAY:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->int_array.field));
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->int_array.count));
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->int_array.el_size));
+        break;
+      case TEP_PRINT_FUNC:
+        PP_RETURN_IF_ERROR(check_subscripts_of(event, arg->func.args));
+        break;
+      default:
+        break;
+    }
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_print_subscripts(const tep_event& event) {
+  return check_subscripts_of(event, event.print_fmt.args);
+}
+
 }  // namespace pp::report

@@ -122,4 +122,14 @@ class PrintFormat {
   std::string text_;
 };
 
+// Whether libtraceevent may print `event` without reading outside a record
+// that check() passed: every array subscript of its print format
+// (REC->args[1]) must be of a fixed array field by a constant inside it.
+// libtraceevent's eval_num_arg() reads the element at any index, of any
+// field, of a __data_loc array too, without a bound; a subscript past the
+// end, by a value of the record (REC->arr[REC->i]) or of a non-array
+// would read past the record. EINVAL naming the first such subscript; the
+// decoder then prints that event's fields raw. Pure.
+Status check_print_subscripts(const tep_event& event);
+
 }  // namespace pp::report

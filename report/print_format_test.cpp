@@ -169,5 +169,47 @@ TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
   }
 }
 
+// libtraceevent reads an element at any subscript without a bound: a
+// format that subscripts past the end, by a value of the record, or what
+// is no fixed array never reaches it; the record's fields print raw.
+TEST(PrintFormat, SubscriptsLibtraceeventWouldReadPastTheRecordPrintRaw) {
+  const std::pair<const char*, const char*> kUnsafe[] = {
+      {R"("%u", REC->small[4])", "'small' at 4, past the end of its field (4 elements)"},
+      {R"("%lx", REC->args[REC->sc])", "'args' by a value of the record"},
+      {R"("%u", REC->small[100000] + 1)", "past the end"},
+      {R"("%d", REC->si[0])", "'si', which is no fixed array"},
+      {R"("%s", REC->si ? "x" : __print_symbolic(REC->args[9], { 0, "z" }))", "past the end"},
+  };
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 300;
+  for (const auto& [print, why] : kUnsafe) {
+    system.formats.push_back("name: u" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_EQ((*d)->events().size(), std::size(kUnsafe));
+  for (const auto& e : (*d)->events()) {
+    const auto& [print, why] = kUnsafe[e->id - 300];
+    SCOPED_TRACE(print);
+    EXPECT_FALSE(e->print_ok);
+    EXPECT_NE(e->print_note.find(why), std::string::npos) << e->print_note;
+    Bytes record(104, 0);
+    record[0] = uint8_t(e->id);
+    record[1] = uint8_t(e->id >> 8);
+    record[8] = 0x7f;  // sc: args[127] would be 1 KiB past the record
+    ASSERT_TRUE((*d)->check(*e, record).ok());
+    std::string out;
+    (*d)->print_fmt(*e, record, 0, out);
+    EXPECT_EQ(out.rfind("sc=127 us=0 si=0 ", 0), 0u) << out;
+  }
+}
+
 }  // namespace
 }  // namespace pp::report

@@ -118,7 +118,10 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
   auto add = [&](const std::string& system, const std::string& format) {
     // libtraceevent's parser recurses on the format: a crafted one is
     // refused before it overflows the stack (report/format_bounds.h).
-    if (Status bounded = check_format_bounds(format); !bounded.ok()) {
+    Status bounded = check_format_bounds(format);
+    if (bounded.ok())
+      bounded = check_format_fields(format);
+    if (!bounded.ok()) {
       std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
       d->warnings_.push_back("the format of " + system + " (" + first +
                              ") is not parsed: " + bounded.error().message());
@@ -170,7 +173,10 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     for (size_t i = 0; i < te->fields.size(); i++)
       if (te->fields[i].kind == FieldKind::kDynString || te->fields[i].kind == FieldKind::kDynArray)
         te->dynamic_fields.push_back(uint16_t(i));
-    if (!te->print_ok) {
+    if (Status subscripts = check_print_subscripts(*event); te->print_ok && !subscripts.ok()) {
+      te->print_ok = false;  // libtraceevent would read past the record
+      te->print_note = subscripts.error().message();
+    } else if (!te->print_ok) {
       te->print_note = "libtraceevent could not parse its print format";
     } else if (data.big_endian != bool(tep_is_bigendian())) {
       te->print_note = "it was recorded on a host of the other byte order";

@@ -111,4 +111,38 @@ Status make_directories(const std::string& path, mode_t mode) {
   return ok_status();
 }
 
+Status make_private_file(const std::string& path, const std::string& what, mode_t* tightened_from) {
+  if (tightened_from)
+    *tightened_from = 0;
+  Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600));
+  if (!fd.valid()) {
+    if (errno == ELOOP)
+      return errorf(ELOOP,
+                    "the %s %s is a symbolic link, which is not followed (whoever controls "
+                    "the link chooses the file written): give the file it points to",
+                    what.c_str(), path.c_str());
+    return error_from_errno(errno, "creating the " + what + " " + path);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return error_from_errno(errno, "looking at the " + what + " " + path);
+  if (!S_ISREG(st.st_mode))
+    return errorf(EPERM, "the %s %s is not a regular file; give another path", what.c_str(),
+                  path.c_str());
+  if (st.st_uid != ::geteuid())
+    return errorf(EPERM,
+                  "the %s %s belongs to uid %u, not to uid %u that runs this command; another "
+                  "user could read or change it: 'chown %u %s', or give another path",
+                  what.c_str(), path.c_str(), unsigned(st.st_uid), unsigned(::geteuid()),
+                  unsigned(::geteuid()), path.c_str());
+  if ((st.st_mode & 077) != 0) {
+    if (::fchmod(fd.get(), 0600) != 0)
+      return error_from_errno(errno, "setting the mode of the " + what + " " + path +
+                                         " to 0600 (run 'chmod 0600 " + path + "')");
+    if (tightened_from)
+      *tightened_from = mode_t(st.st_mode & 07777);
+  }
+  return ok_status();
+}
+
 }  // namespace pp::sys

@@ -48,4 +48,13 @@ Status sync_directory(const std::string& dir);
 // as they are).
 Status make_directories(const std::string& path, mode_t mode);
 
+// Makes sure `path` is a regular file of this process's euid that only it
+// may read or write: created 0600 when missing; an existing one of a wider
+// mode is tightened to 0600 (its contents were open to others until now:
+// the caller may say so; `tightened_from` gets the old mode, else 0). A
+// symbolic link is not followed (O_NOFOLLOW): ELOOP; another user's file or
+// anything but a regular file, EPERM. Each error names the path and what to do.
+Status make_private_file(const std::string& path, const std::string& what,
+                         mode_t* tightened_from = nullptr);
+
 }  // namespace pp::sys

@@ -90,6 +90,18 @@ bool Tree::is_directory(std::string_view relative) const {
   return ::stat(path(relative).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+Result<PathInfo> path_info(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0)
+    return error_from_errno(errno, "cannot look at " + path);
+  return PathInfo{.uid = st.st_uid,
+                  .mode = mode_t(st.st_mode & 07777),
+                  .is_link = S_ISLNK(st.st_mode),
+                  .is_directory = S_ISDIR(st.st_mode),
+                  .is_socket = S_ISSOCK(st.st_mode),
+                  .is_regular = S_ISREG(st.st_mode)};
+}
+
 std::string default_tracefs_root() {
   Tree modern(kDefaultTracefsRoot);
   if (modern.exists("events"))

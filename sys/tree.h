@@ -7,6 +7,8 @@
 //   auto type = sysfs.read("bus/event_source/devices/persistent/type");  // "6\n"
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +51,14 @@ class Tree {
  private:
   std::string root_;
 };
+
+// What lstat(2) says of `path` itself: a symbolic link is not followed.
+struct PathInfo {
+  uid_t uid = 0;
+  mode_t mode = 0;  // permission bits only (07777)
+  bool is_link = false, is_directory = false, is_socket = false, is_regular = false;
+};
+Result<PathInfo> path_info(const std::string& path);
 
 // The tracefs root to use when none was given: /sys/kernel/tracing, or the
 // old /sys/kernel/debug/tracing when only that one has events/.

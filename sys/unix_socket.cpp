@@ -331,6 +331,11 @@ Result<UnixListener> UnixListener::listen(const std::string& path, mode_t mode, 
   return listener;
 }
 
+void SpareFd::take() {
+  if (!fd_.valid())
+    fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+}
+
 Result<UnixSocket> UnixListener::accept() {
   for (;;) {
     int fd = ::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);

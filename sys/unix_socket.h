@@ -145,6 +145,20 @@ class UnixListener {
   std::string path_;  // unlinked on destruction
 };
 
+// One descriptor held in reserve (an fd of /dev/null), so that a server out
+// of descriptors (accept fails with EMFILE) can still accept one connection,
+// tell it why it is turned away and close it: release() frees the slot just
+// before that accept, take() holds one again after the close.
+class SpareFd {
+ public:
+  void take();  // best effort: held() says whether it worked
+  void release() { fd_.reset(); }
+  bool held() const { return fd_.valid(); }
+
+ private:
+  Fd fd_;
+};
+
 // The longest socket path the kernel accepts (sun_path less its NUL).
 size_t max_socket_path();
 

@@ -12,6 +12,7 @@
 #include "mce/decode.h"
 #include "sys/atomic_file.h"
 #include "sys/clock.h"
+#include "sys/tree.h"
 
 namespace pp::watch {
 
@@ -133,13 +134,12 @@ CREATE TRIGGER IF NOT EXISTS records_seen_keys AFTER DELETE ON records
 )sql";
 
 // Creates the file 0600 before SQLite does (SQLite would follow the umask);
-// the -wal and -shm files SQLite makes take the database's mode.
+// the -wal and -shm files SQLite makes take the database's mode. An
+// existing file of a wider mode is tightened; a link is not followed.
 Status create_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return error_from_errno(errno, "creating the history file " + path)
-        .with_kind(ErrorKind::kOutput);
-  ::close(fd);
+  Status made = sys::make_private_file(path, "history file");
+  if (!made.ok())
+    return made.error().with_kind(ErrorKind::kOutput);
   return ok_status();
 }
 
@@ -350,9 +350,16 @@ Status create_or_migrate(sqlite3* db, int version, const std::string& path) {
 }  // namespace
 
 Result<HistoryDb> open_history_db(const std::string& path, bool writable) {
+  if (auto info = sys::path_info(path); info.ok() && info->is_link)
+    return Error(ELOOP, "the history " + path +
+                            " is a symbolic link, which is not followed (whoever controls the link "
+                            "chooses the file read): give the file it points to");
   HistoryDb h;
   sqlite3* raw = nullptr;
-  int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
+  // SQLITE_OPEN_NOFOLLOW: a --db that is a symbolic link is refused, also
+  // one swapped in after create_file() looked.
+  int flags = (writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX |
+              SQLITE_OPEN_NOFOLLOW;
   int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
   h.db = SqliteDb(raw);
   if (rc != SQLITE_OK)

@@ -116,6 +116,49 @@ class RawDb {
   sqlite3* db_ = nullptr;
 };
 
+// An existing history of a wider mode is tightened to 0600; a --db that
+// is a symbolic link is refused, not followed (the file it names stays as
+// it was), and so is another user's file.
+TEST(HistoryTest, ExistingWiderFileIsTightenedAndALinkIsNotFollowed) {
+  TempDir dir;
+  std::string path = dir.path("history.db");
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+  }
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+  }
+  struct stat st;
+  ASSERT_EQ(::stat(path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  std::string target = dir.path("elsewhere");
+  { std::ofstream(target) << "not a history\n"; }
+  std::string link = dir.path("link.db");
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0);
+  auto linked = History::open(link, options());
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().code(), ELOOP);
+  EXPECT_NE(linked.error().message().find("is a symbolic link, which is not followed"),
+            std::string::npos)
+      << linked.error().message();
+  std::ifstream in(target);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "not a history\n");
+  EXPECT_FALSE(open_history_db(link, /*writable=*/false).ok()) << "a reader follows no link";
+
+  if (::geteuid() == 0) {  // as root, a file of nobody's
+    ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+    auto theirs = History::open(path, options());
+    ASSERT_FALSE(theirs.ok());
+    EXPECT_NE(theirs.error().message().find("belongs to uid 65534"), std::string::npos)
+        << theirs.error().message();
+  }
+}
+
 TEST(HistoryTest, CreatesFilePrivateWithDirectoryAndSchema) {
   TempDir dir;
   std::string path = dir.path("var/lib/pp/history.db");

@@ -20,6 +20,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "base/terminal.h"
 #include "base/wall_time.h"
 #include "sys/clock.h"
 #include "watch/match.h"
@@ -292,7 +293,7 @@ struct Triggers::Impl {
 
   void log(const std::string& line) const {
     if (options.log)
-      *options.log << line << '\n' << std::flush;
+      *options.log << terminal_safe(line) << '\n' << std::flush;  // keys hold task names
   }
   std::string prefix(const RuleState& r, const std::string& key = {}) const {
     return "trigger '" + r.rule.name + "'" + (key.empty() ? "" : " key " + key);

@@ -267,6 +267,24 @@ TEST(TriggerRateLimit, NRunsThenSuppressedThenAllowedAgain) {
       << log.str();
 }
 
+// A key holds what the record holds, a task name too: the log line a
+// person reads shows its control characters escaped, never raw.
+TEST(TriggerRateLimit, LogLinesEscapeWhatTheRecordChose) {
+  FakeWorld w;
+  std::ostringstream log;
+  TriggerRule r = rule("", "", {"comm"});
+  r.rate_limit = "1 per 1m";
+  auto t = make({r}, w.options(&log));
+  ASSERT_TRUE(t);
+  ordered_json named = {{"comm", "\x1b]0;PWN\x07\x1b[2J"}};
+  feed(*t, named, 1000);
+  feed(*t, named, 1001);
+  EXPECT_EQ(t->stats()[0].suppressed, 1u);
+  EXPECT_EQ(log.str().find('\x1b'), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find('\x07'), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("\\x1b]0;PWN\\x07\\x1b[2J"), std::string::npos) << log.str();
+}
+
 TEST(TriggerRateLimit, DefaultIsSixtyPerHourAndNoneLifts) {
   FakeWorld w;
   TriggerRule limited = rule("", "");

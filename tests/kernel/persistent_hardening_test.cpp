@@ -194,6 +194,49 @@ TEST_F(PersistentHardening, OnlyANewBrokerMayTakeTheBrokerOver) {
   EXPECT_EQ(created.status, 0) << created.err;
 }
 
+// 256 connections that each read a buffer (the most the broker serves)
+// used to lock root out of list and kill for good: a reader is never closed
+// to make room. Now one uid holds at most 64 readers and 16 connections are
+// kept for clients that hold no buffer; the refused ones are told why.
+TEST_F(PersistentHardening, ReadersCannotLockRootOutOfListAndKill) {
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "g"}).status, 0);
+  started_ = broker_pid();
+  CommandResult listed = pp({"list", "--json"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  persistent::RunDir dir(run_dir_);
+  std::vector<persistent::BrokerConnection> readers;
+  std::vector<sys::Fd> buffers;
+  size_t refused = 0;
+  std::string reason;
+  for (int i = 0; i < 256; i++) {
+    auto connection = persistent::BrokerConnection::connect(dir);
+    ASSERT_TRUE(connection.ok()) << i << ": " << connection.error().message();
+    persistent::Request open;
+    open.op = persistent::Op::kOpen;
+    open.id = 1;
+    open.cpu = 0;
+    auto reply = connection->call(open, &buffers);
+    if (!reply.ok()) {
+      refused++;
+      reason = reply.error().message();
+    }
+    readers.push_back(std::move(*connection));
+  }
+  EXPECT_EQ(buffers.size(), 64u) << "uid 0 may hold 64 readers";
+  EXPECT_EQ(refused, 192u);
+  EXPECT_NE(reason.find("uid 0 holds 64 connections that read event buffers already"),
+            std::string::npos)
+      << reason;
+  CommandResult list = pp({"list", "--json"});
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_NE(list.out.find("\"name\":\"g\""), std::string::npos) << list.out;
+  CommandResult killed = pp({"kill", "g"});
+  EXPECT_EQ(killed.status, 0) << killed.err;
+  CommandResult after = pp({"list", "--json"});
+  EXPECT_EQ(after.status, 0) << after.err;
+  EXPECT_EQ(after.out.find("\"name\":\"g\""), std::string::npos) << after.out;
+}
+
 // `record -o - | head -c 100`: record stops on the closed pipe, says so, and
 // stops its COMMAND instead of dying of SIGPIPE and leaving it to init. The
 // reader waits a second first, so that COMMAND has started, and then record

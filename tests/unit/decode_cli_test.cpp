@@ -158,6 +158,29 @@ TEST(DecodeCli, LogProblemsNameTheLineAndTheRestIsDecoded) {
   EXPECT_EQ(lines[1]["bank"], 2);
 }
 
+// A log is anyone's file, and the kernel's log holds what users chose: its
+// words reach a terminal escaped (a title-setting OSC and a screen clear
+// become "\x1b..."), in the decode and in the problems; JSON keeps them.
+TEST(DecodeCli, LogTextReachesTheTerminalEscaped) {
+  CommandOptions in;
+  in.input =
+      "mce: [Hardware Error]: CPU 2: Machine Check Exception: 5 Bank 7: b400000000000090\n"
+      "mce: [Hardware Error]: Machine check: \x1b]0;PWN\x07\x1b[2J\n"
+      "EDAC MC0: 1 CE memory read \x1b[2Jerror on DIMM\x1b]0;PWN\x07 (channel:1 slot:0 "
+      "page:0x8a6c1 offset:0xa00 grain:32 syndrome:0x0 - err_code:\x1b[2J)\n"
+      "mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 1: \x1b]0;PWN\x07\n";
+  CommandResult r = run_pp({"decode", "--log"}, in);
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find('\x07'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the kernel said: \\x1b]0;PWN\\x07\\x1b[2J"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("on DIMM\\x1b]0;PWN\\x07"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("\\x1b]0;PWN\\x07"), std::string::npos) << r.err;
+  CommandResult j = run_pp({"decode", "--log", "--json"}, in);
+  EXPECT_NE(j.out.find("\\u001b]0;PWN\\u0007"), std::string::npos) << j.out;
+}
+
 TEST(DecodeCli, LogFileThatCannotBeReadIsRefused) {
   CommandResult r = run_pp({"decode", "--log", "/nonexistent/kern.log"});
   EXPECT_EQ(r.status, 2);

@@ -1,6 +1,8 @@
 // `perf persistent report --db` on the command line, with a history the
 // test writes itself (no kernel needed): both spellings of --db, and the
 // options it refuses with a message that says what to give instead.
+#include <unistd.h>
+
 #include <cstdio>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -47,6 +49,23 @@ TEST(ReportDbCli, BothSpellingsReadTheSameHistory) {
   ASSERT_EQ(spaced.status, 0) << spaced.err;
   EXPECT_EQ(spaced.out, joined.out);
   EXPECT_NE(spaced.out.find("\"severity\":\"corrected\""), std::string::npos) << spaced.out;
+}
+
+// A --db that is a symbolic link is not followed: whoever controls the
+// link would choose the file read (or, for watch, written).
+TEST(ReportDbCli, ALinkedHistoryIsNotFollowed) {
+  TempDir dir;
+  std::string path = dir.path("history.db");
+  ASSERT_NO_FATAL_FAILURE(one_machine_check(path));
+  std::string link = dir.path("link.db");
+  ASSERT_EQ(::symlink(path.c_str(), link.c_str()), 0);
+  CommandResult r = run_pp({"report", "--db", link});
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("is a symbolic link, which is not followed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+  CommandResult j = run_pp({"report", "--db", link, "--json"});
+  EXPECT_NE(j.status, 0);
+  EXPECT_NE(j.out.find("\"error\""), std::string::npos) << j.out;
 }
 
 TEST(ReportDbCli, RefusesWhatDoesNotApplyAndSaysWhatToGive) {
