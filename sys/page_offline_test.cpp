@@ -1,10 +1,10 @@
 #include "sys/page_offline.h"
 
-#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstdint>
 #include <fstream>
+#include <gtest/gtest.h>
 #include <string>
 
 #include "tests/support/temp_dir.h"

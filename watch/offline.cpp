@@ -102,6 +102,32 @@ std::string offline_action_text(const OfflineAction& a) {
   return t;
 }
 
+std::vector<std::string> offline_journal_entry(const OfflineAction& a) {
+  int priority = 6;
+  if (a.result == "failed" || a.result == "capped" || a.result == "disabled")
+    priority = 4;
+  else if (a.result == "offlined" || a.result == "retrying")
+    priority = 5;
+  std::string message = "page " + hex(a.pfn) + " " + a.action + " " + a.result + ": " + a.reason;
+  if (!a.message.empty())
+    message += "; " + a.message;
+  std::vector<std::string> f = {"MESSAGE=" + message,
+                                std::string("MESSAGE_ID=") + kOfflineMessageId,
+                                "PRIORITY=" + std::to_string(priority),
+                                "SYSLOG_IDENTIFIER=perf-persistent-watch",
+                                "PAGE_OFFLINE_PAGE=" + hex(a.pfn),
+                                "PAGE_OFFLINE_ADDRESS=" + hex(a.address()),
+                                "PAGE_OFFLINE_ACTION=" + a.action,
+                                "PAGE_OFFLINE_POLICY=" + a.policy,
+                                "PAGE_OFFLINE_RESULT=" + a.result,
+                                "PAGE_OFFLINE_ATTEMPT=" + std::to_string(a.attempt),
+                                "PAGE_OFFLINE_REASON=" + a.reason,
+                                "PAGE_OFFLINE_RECORD_KEY=" + a.record_key};
+  if (a.error)
+    f.push_back("PAGE_OFFLINE_ERRNO=" + errno_name(a.error));
+  return f;
+}
+
 Result<std::unique_ptr<Offliner>> Offliner::create(const OfflineOptions& options,
                                                    std::unique_ptr<sys::PageOfflineKernel> kernel,
                                                    OfflinerSeams seams) {

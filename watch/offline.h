@@ -115,6 +115,18 @@ nlohmann::ordered_json offline_action_json(const OfflineAction& action);
 // One line: "2026-12-05T03:00:00Z page 0x1234 soft offlined (window: 2 corrected ...)".
 std::string offline_action_text(const OfflineAction& action);
 
+// The journal entry of an action (Documentation/perf-persistent-watch.txt,
+// OFFLINING):
+//   MESSAGE=page 0x1234 soft offlined: 2 corrected errors within 24h (...)
+//   MESSAGE_ID=kOfflineMessageId  PRIORITY=4 (failed, capped, disabled), 5
+//   (offlined, retrying), 6 (accounted, dry-run, already-poisoned)
+//   SYSLOG_IDENTIFIER=perf-persistent-watch
+//   PAGE_OFFLINE_PAGE=0x1234 PAGE_OFFLINE_ADDRESS=0x1234000 PAGE_OFFLINE_ACTION=soft
+//   PAGE_OFFLINE_POLICY=window PAGE_OFFLINE_RESULT=offlined PAGE_OFFLINE_ERRNO=EBUSY (when one)
+//   PAGE_OFFLINE_ATTEMPT=1 PAGE_OFFLINE_REASON=... PAGE_OFFLINE_RECORD_KEY=...
+inline constexpr const char* kOfflineMessageId = "cbde55d38428432598dd9a5e3b734607";
+std::vector<std::string> offline_journal_entry(const OfflineAction& action);
+
 // Seams for tests; empty: the real clocks.
 struct OfflinerSeams {
   std::ostream* log = nullptr;

@@ -88,6 +88,11 @@ constexpr Family kMemoryErrors{
     "the watcher's history (from its start without one), by DIMM (the label the kernel gives, "
     "which is the DIMM's EDAC "
     "dimm_label) and type (corrected, uncorrected, deferred, fatal, info)."};
+constexpr Family kOfflineActions{
+    "perf_persistent_page_offline_total", "counter",
+    "Page offlining actions counted over the watcher's history (from its start without one), by "
+    "action (account, soft, hard) and result (offlined, accounted, dry-run, already-poisoned, "
+    "disabled, capped, retrying, failed)."};
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
 constexpr Family kLastMce{"perf_persistent_last_machine_check_timestamp_seconds", "gauge",
@@ -319,6 +324,7 @@ std::string PrometheusFile::text() const {
          false);
   family(kBySeverity, {"mce_severity"}, by_severity_, false);
   family(kMemoryErrors, {"dimm", "type"}, memory_errors_, false);
+  family(kOfflineActions, {"action", "result"}, offlining_, false);
   family(kLastRecord, {"event"}, last_record_ns_, true);
   family(kLastMce, {"mce_severity"}, last_mce_ns_, true);
   single(kBrokerUp, broker_up_ ? "1" : "0");

@@ -20,6 +20,7 @@
 //   perf_persistent_machine_checks_total{mce_severity,bank,error_class,cpu,origin}
 //   perf_persistent_machine_checks_by_severity_total{mce_severity}   every severity, from 0
 //   perf_persistent_memory_errors_total{dimm,type}   EDAC's ras:mc_event records
+//   perf_persistent_page_offline_total{action,result}  page offlining's actions
 //   perf_persistent_last_record_timestamp_seconds{event}
 //   perf_persistent_last_machine_check_timestamp_seconds{mce_severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
@@ -65,6 +66,11 @@ class PrometheusFile final : public Sink {
   // refusal naming the directory otherwise. Writes nothing yet.
   static Result<std::unique_ptr<PrometheusFile>> open(const PrometheusOptions& options);
 
+  // A page offlining action (watch/offline.h): the counter
+  // perf_persistent_page_offline_total{action,result}.
+  void count_offline_action(const std::string& action, const std::string& result, uint64_t n = 1) {
+    offlining_[{action, result}] += n;
+  }
   // Whether the broker answers (perf_persistent_broker_up); the watcher says.
   void set_broker_up(bool up) { broker_up_ = up; }
   // A reload's new interval, from the next write on.
@@ -113,6 +119,7 @@ class PrometheusFile final : public Sink {
   Series machine_checks_;  // severity, bank, error_class, cpu, origin
   Series by_severity_;     // severity
   Series memory_errors_;   // dimm, type
+  Series offlining_;       // action, result
   Series last_record_ns_;  // event
   Series last_mce_ns_;     // severity
   bool broker_up_ = false;
