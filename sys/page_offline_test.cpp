@@ -32,10 +32,10 @@ class PageOfflineTest : public ::testing::Test {
     ASSERT_EQ(::mkdir((dir_.path() + "/proc/sys").c_str(), 0755), 0);
     ASSERT_EQ(::mkdir((dir_.path() + "/proc/sys/vm").c_str(), 0755), 0);
     // Page frames 0..3; frame 2 poisoned (bit 19), frame 3 other flags.
-    std::string flags(4 * 8, '\0');
+    std::string flags(size_t{4} * 8, '\0');
     uint64_t poisoned = uint64_t{1} << kKpfHwpoison, other = ~poisoned;
-    flags.replace(2 * 8, 8, reinterpret_cast<const char*>(&poisoned), 8);
-    flags.replace(3 * 8, 8, reinterpret_cast<const char*>(&other), 8);
+    flags.replace(size_t{2} * 8, 8, reinterpret_cast<const char*>(&poisoned), 8);
+    flags.replace(size_t{3} * 8, 8, reinterpret_cast<const char*>(&other), 8);
     write_file(dir_.path() + "/proc/kpageflags", flags);
     kernel_ = real_page_offline(dir_.path() + "/sys", dir_.path() + "/proc");
   }

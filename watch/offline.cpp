@@ -220,7 +220,7 @@ void Offliner::act(const OfflineRequest& request, const std::string& record_key)
   if (options_.mode == OfflineMode::kAccount) {
     OfflineAction a = base_action(request, record_key);
     a.result = "accounted";
-    emit(std::move(a));
+    emit(a);
     return;
   }
   // The cap counts pages tried (a dry run's too), not retries.
@@ -239,7 +239,7 @@ void Offliner::act(const OfflineRequest& request, const std::string& record_key)
         *seams_.log << "watch: page offlining: " << a.message << "; page " << hex(a.pfn)
                     << " and those after it within the window are only recorded\n";
       capped_said_ = true;
-      emit(std::move(a));
+      emit(a);
       return;
     }
     capped_said_ = false;
@@ -256,7 +256,7 @@ void Offliner::attempt(Pending p) {
   auto poisoned = kernel_->hwpoisoned(p.request.pfn);
   if (poisoned.ok() && *poisoned) {
     a.result = "already-poisoned";
-    emit(std::move(a));
+    emit(a);
     return;
   }
   if (!poisoned.ok() && !kpageflags_said_ && seams_.log) {
@@ -272,13 +272,13 @@ void Offliner::attempt(Pending p) {
       a.message =
           "vm.enable_soft_offline is 0: the administrator turned soft offlining off; set it to 1 "
           "(sysctl vm.enable_soft_offline=1), or use --offline-pages=account";
-      emit(std::move(a));
+      emit(a);
       return;
     }
   }
   if (options_.dry_run) {
     a.result = "dry-run";
-    emit(std::move(a));
+    emit(a);
     return;
   }
   p.attempt++;
@@ -288,7 +288,7 @@ void Offliner::attempt(Pending p) {
                                                                      : sys::PageOfflineKind::kSoft);
   if (written.ok()) {
     a.result = "offlined";
-    emit(std::move(a));
+    emit(a);
     return;
   }
   a.error = written.error().code();
@@ -303,7 +303,7 @@ void Offliner::attempt(Pending p) {
     a.message += "; trying again in " + duration_text(delay);
     uint64_t pfn = p.request.pfn;
     pending_[pfn] = std::move(p);
-    emit(std::move(a));
+    emit(a);
     return;
   }
   a.result = "failed";
@@ -313,10 +313,10 @@ void Offliner::attempt(Pending p) {
     a.message +=
         "; watch needs CAP_SYS_ADMIN and a unit that lets it write there "
         "(ReadWritePaths=)";
-  emit(std::move(a));
+  emit(a);
 }
 
-void Offliner::emit(OfflineAction action) {
+void Offliner::emit(const OfflineAction& action) {
   if (seams_.log)
     *seams_.log << "watch: page offlining: " << offline_action_text(action) << '\n';
   for (const Observer& o : observers_) {

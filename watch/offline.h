@@ -175,7 +175,7 @@ class Offliner final : public Sink {
   void act(const OfflineRequest& request, const std::string& record_key);
   // One try at a page that passed the cap; records what came of it.
   void attempt(Pending pending);
-  void emit(OfflineAction action);
+  void emit(const OfflineAction& action);
   OfflineAction base_action(const OfflineRequest& request, const std::string& record_key) const;
   bool same_error_seen(uint64_t pfn, uint64_t wall_ms, bool machine_check);
   int64_t wall_ms() const;

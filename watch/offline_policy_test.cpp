@@ -7,7 +7,7 @@
 namespace pp::watch {
 namespace {
 
-constexpr uint64_t kHour = 3600 * 1000;
+constexpr uint64_t kHour = uint64_t{3600} * 1000;
 constexpr uint64_t kT0 = uint64_t{1796000000} * 1000;  // a wall time, in ms
 
 // The pages one error asks for.
@@ -120,7 +120,7 @@ TEST(OfflinePolicy, KernelCecCountsNeverDecay) {
   OfflineDecider d(page_policy_preset(OfflinePolicyKind::kKernelCec), std::nullopt);
   EXPECT_EQ(pages_of(d, 0xc000, kT0), Pages{});
   // Thirty days later the count is still 1: the second error acts.
-  std::vector<OfflineRequest> r = d.add({0xc000, kT0 + 30 * 24 * kHour, 1, ""});
+  std::vector<OfflineRequest> r = d.add({0xc000, kT0 + uint64_t{30} * 24 * kHour, 1, ""});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_EQ(r[0].reason, "2 corrected errors reached the action threshold 2 (policy kernel-cec)");
   EXPECT_EQ(d.pages(), 0u);  // the entry is freed
@@ -202,9 +202,9 @@ TEST(OfflinePolicy, RowIdNeedsARowAndADimm) {
 TEST(OfflinePolicy, DurationText) {
   EXPECT_EQ(duration_text(24 * kHour), "24h");
   EXPECT_EQ(duration_text(48 * kHour), "2d");
-  EXPECT_EQ(duration_text(14 * 24 * kHour), "2w");
+  EXPECT_EQ(duration_text(uint64_t{14} * 24 * kHour), "2w");
   EXPECT_EQ(duration_text(kHour), "1h");
-  EXPECT_EQ(duration_text(90 * 1000), "90s");
+  EXPECT_EQ(duration_text(uint64_t{90} * 1000), "90s");
   EXPECT_EQ(duration_text(1500), "1500ms");
 }
 

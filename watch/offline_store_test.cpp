@@ -117,12 +117,12 @@ TEST(OfflineConfig, TheFileAndTheCommandLineSetTheSameOptions) {
   EXPECT_EQ(o.offline.mode, OfflineMode::kSoft);
   EXPECT_EQ(o.offline.policy, OfflinePolicyKind::kRasdaemon);
   EXPECT_EQ(o.offline.page_threshold, (Threshold{10, 3600000}));
-  EXPECT_EQ(o.offline.row_threshold, (Threshold{4, 24 * 3600000}));
+  EXPECT_EQ(o.offline.row_threshold, (Threshold{4, uint64_t{24} * 3600000}));
   EXPECT_EQ(o.offline.max.runs, 0u);
   EXPECT_TRUE(o.offline.dry_run);
   WatchOptions d;
   EXPECT_EQ(d.offline.mode, OfflineMode::kAccount);  // the default
-  EXPECT_EQ(d.offline.max, (RateLimit{32, 24 * 3600000}));
+  EXPECT_EQ(d.offline.max, (RateLimit{32, uint64_t{24} * 3600000}));
   WatchOptions bad;
   s = parse_watch_config("[watch]\noffline-pages = on\n", "w.conf", bad);
   ASSERT_FALSE(s.ok());

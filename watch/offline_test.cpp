@@ -224,7 +224,7 @@ TEST(Offliner, GivesUpAfterTheLastAttemptAndOnOtherErrors) {
 
 TEST(Offliner, TheCapStopsAnAvalanche) {
   OfflineOptions o = soft();
-  o.max = {2, 3600 * 1000};
+  o.max = {2, uint64_t{3600} * 1000};
   Fixture f(o);
   for (uint64_t page = 1; page <= 3; page++) {
     f.feed(corrected(page << 12, kT0Ms, "a" + std::to_string(page)));
@@ -233,7 +233,7 @@ TEST(Offliner, TheCapStopsAnAvalanche) {
   EXPECT_EQ(f.results(), (Results{"offlined", "offlined", "capped"}));
   EXPECT_EQ(f.kernel->writes().size(), 2u);
   EXPECT_NE(f.log.str().find("--offline-max"), std::string::npos);
-  f.mono = 1000 + 3600 * 1000;  // an hour later there is room again
+  f.mono = 1000 + uint64_t{3600} * 1000;  // an hour later there is room again
   f.feed(corrected(0x9000, kT0Ms + 2, "c"));
   f.feed(corrected(0x9000, kT0Ms + 3, "d"));
   EXPECT_EQ(f.results().back(), "offlined");
