@@ -166,6 +166,24 @@ Status Offliner::take(const WatchRecord& record, const RecordJson& json) {
   return this->record(record, json.tree());
 }
 
+Status Offliner::replay(const nlohmann::ordered_json& json) {
+  if (!json.is_object())
+    return ok_status();
+  WatchRecord r;
+  auto text = [&](const char* key) {
+    auto it = json.find(key);
+    return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string origin = text("origin");
+  if (origin == origin_name(Origin::kPstore))
+    return ok_status();
+  r.origin = origin == origin_name(Origin::kKmsg) ? Origin::kKmsg : Origin::kLive;
+  if (auto ns = parse_wall_time(text("wall_time")); ns.ok())
+    r.wall_ns = *ns;
+  r.key = text("key");
+  return record(r, json);
+}
+
 bool Offliner::same_error_seen(uint64_t pfn, uint64_t wall, bool machine_check) {
   for (const auto& [p, t, mc] : recent_)
     if (p == pfn && mc != machine_check && (wall > t ? wall - t : t - wall) <= kJoinWindowMs)

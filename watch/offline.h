@@ -154,6 +154,9 @@ class Offliner final : public Sink {
   void mark_done(uint64_t pfn) { decider_.mark_done(pfn); }
 
   Status record(const WatchRecord& record, const nlohmann::ordered_json& json) override;
+  // A record the history stored before a restart (its object), counted as
+  // if it came now: its origin, wall time and key are read from it.
+  Status replay(const nlohmann::ordered_json& json);
   // Makes the record's tree only for a machine check or an EDAC record.
   Status take(const WatchRecord& record, const RecordJson& json) override;
   Status lost(const LostNotice&) override { return ok_status(); }

@@ -112,6 +112,29 @@ Result<std::set<uint64_t>> OfflineStore::pages_done_this_boot() {
   return pages;
 }
 
+Result<std::vector<nlohmann::ordered_json>> OfflineStore::memory_errors_this_boot(size_t limit) {
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt s,
+      sqlite_prepare(history_->db(),
+                     "SELECT json FROM (SELECT id, wall_ns, json FROM records WHERE boot_id = ? "
+                     "AND origin IN ('live', 'kmsg') AND (severity = 'corrected' OR tracepoint "
+                     "= 'ras:mc_event') ORDER BY wall_ns DESC, id DESC LIMIT ?) ORDER BY "
+                     "wall_ns, id",
+                     history_->path()));
+  bind_text(s.get(), 1, history_->boot_id());
+  sqlite3_bind_int64(s.get(), 2, int64_t(limit));
+  std::vector<nlohmann::ordered_json> out;
+  int rc;
+  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
+    auto parsed = nlohmann::ordered_json::parse(column_text(s.get(), 0), nullptr, false);
+    if (!parsed.is_discarded())
+      out.push_back(std::move(parsed));
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(history_->db(), "reading this boot's memory errors from", history_->path());
+  return out;
+}
+
 Result<std::map<std::pair<std::string, std::string>, uint64_t>> OfflineStore::totals() {
   PP_ASSIGN_OR_RETURN(
       SqliteStmt s,

@@ -51,6 +51,12 @@ class OfflineStore {
   // Pages this boot acted on already (any result but retrying, capped and
   // failed): the offliner never asks for them again after a restart.
   Result<std::set<uint64_t>> pages_done_this_boot();
+  // This boot's corrected memory errors the history holds (the stored
+  // objects of its live and kmsg records whose severity is corrected, and
+  // of its ras:mc_event records), oldest first, the newest `limit` of them:
+  // a restarted watcher counts them again (Offliner::replay()), so an error
+  // before a restart and one after it still make two.
+  Result<std::vector<nlohmann::ordered_json>> memory_errors_this_boot(size_t limit);
   // Actions by (action, result), for the metrics' counters at start.
   Result<std::map<std::pair<std::string, std::string>, uint64_t>> totals();
 

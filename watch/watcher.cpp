@@ -43,6 +43,10 @@ constexpr uint64_t kReattachMs = 10000;
 // How often the broker is asked whether it is up (for the metrics).
 constexpr uint64_t kBrokerCheckMs = 15000;
 
+// At most this many of this boot's corrected memory errors are read back
+// from the history when watch starts (page offlining counts them again).
+constexpr size_t kOfflineReplayLimit = 100000;
+
 // How often the events' clock is read again beside the wall clock, so that
 // a wall clock stepped after the watcher started (NTP at boot) is followed.
 constexpr uint64_t kWallClockMs = 1000;
@@ -282,15 +286,6 @@ Status Watcher::open_offliner() {
   seams.log = &log_;
   PP_ASSIGN_OR_RETURN(std::unique_ptr<Offliner> offliner,
                       Offliner::create(o, std::move(kernel), seams));
-  if (history_) {
-    PP_ASSIGN_OR_RETURN(OfflineStore store, OfflineStore::open(*history_));
-    offline_store_.emplace(std::move(store));
-    // A restart asks for no page this boot acted on already.
-    PP_ASSIGN_OR_RETURN(std::set<uint64_t> done, offline_store_->pages_done_this_boot());
-    for (uint64_t pfn : done)
-      offliner->mark_done(pfn);
-  }
-  offliner->observe([this](const OfflineAction& a) { return offline_action(a); });
   log_ << "watch: page offlining: " << offline_mode_name(o.mode) << (o.dry_run ? " (dry run)" : "")
        << ", policy " << offline_policy_name(o.policy) << " ("
        << effective_page_policy(o).threshold.count << " in "
@@ -299,6 +294,24 @@ Status Watcher::open_offliner() {
                                  duration_text(o.row_threshold->window_ms)
                            : std::string())
        << ")\n";
+  offliner->observe([this](const OfflineAction& a) { return offline_action(a); });
+  if (history_) {
+    PP_ASSIGN_OR_RETURN(OfflineStore store, OfflineStore::open(*history_));
+    offline_store_.emplace(std::move(store));
+    // A restart asks for no page this boot acted on already.
+    PP_ASSIGN_OR_RETURN(std::set<uint64_t> done, offline_store_->pages_done_this_boot());
+    for (uint64_t pfn : done)
+      offliner->mark_done(pfn);
+    // The errors counted before a restart count again; the actions they
+    // made are the pages above, never taken twice.
+    PP_ASSIGN_OR_RETURN(std::vector<nlohmann::ordered_json> errors,
+                        offline_store_->memory_errors_this_boot(kOfflineReplayLimit));
+    for (const nlohmann::ordered_json& e : errors)
+      PP_RETURN_IF_ERROR(offliner->replay(e));
+    if (!errors.empty())
+      log_ << "watch: page offlining: " << errors.size() << " corrected memory error"
+           << (errors.size() == 1 ? "" : "s") << " of this boot counted again from the history\n";
+  }
   sinks_.push_back({std::move(offliner), false, "page offlining"});
   return ok_status();
 }

@@ -7,6 +7,7 @@
 // test's, against a real kernel).
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <sstream>
@@ -75,6 +76,37 @@ TEST(WatchOffline, ThreeErrorsAtOnePageAreOneActionAcrossRestarts) {
   CommandResult none = run_pp({"report", "--db", db, "--actions", "--since", "2037-01-01"});
   ASSERT_EQ(none.status, 0) << none.err;
   EXPECT_EQ(none.out, "no page offlining actions in " + db + "\n");
+}
+
+// watch restarted between a page's first and second error (a package
+// upgrade): the first, kept in the history, counts again, so the second
+// still offlines the page.
+TEST(WatchOffline, ErrorsBeforeARestartStillCount) {
+  TempDir dir;
+  dir.mkdir("run");
+  ASSERT_EQ(::chmod(dir.path("run").c_str(), 0700), 0);
+  const std::string db = dir.path("history.db");
+  auto watch = [&] {
+    return run_pp({"watch", "--once", "--db", db, "--run-dir", dir.path("run"), "--kmsg",
+                   dir.path("kmsg"), "--no-pstore", "--offline-pages=account"});
+  };
+  dir.write("kmsg", corrected_at(10, 1796000000, "1234040"));
+  CommandResult first = watch();
+  ASSERT_EQ(first.status, 0) << first.err;
+  EXPECT_EQ(first.err.find("accounted"), std::string::npos) << first.err;
+  dir.write("kmsg",
+            corrected_at(10, 1796000000, "1234040") + corrected_at(20, 1796000100, "1234080"));
+  CommandResult second = watch();
+  ASSERT_EQ(second.status, 0) << second.err;
+  EXPECT_NE(second.err.find("1 corrected memory error of this boot counted again"),
+            std::string::npos)
+      << second.err;
+  EXPECT_NE(second.err.find("page 0x1234 account accounted"), std::string::npos) << second.err;
+  CommandResult third = watch();  // nothing new: no second action
+  ASSERT_EQ(third.status, 0) << third.err;
+  CommandResult r = run_pp({"report", "--db", db, "--actions", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
 }
 
 TEST(WatchOffline, BadOptionsAreUsageErrors) {
