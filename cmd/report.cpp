@@ -18,7 +18,7 @@ int cmd_report(int argc, const char** argv) {
   std::string input;  // "": perf.data
   std::vector<std::string> events;
   std::string cpus, sort, severity, run_dir, db;
-  bool db_given = false, faults = false;
+  bool db_given = false, faults = false, actions = false;
   int verbose = 0;
   std::string sort_help = "order by these keys (";
   for (std::string_view key : report::sort_keys())
@@ -37,6 +37,8 @@ int cmd_report(int argc, const char** argv) {
             "print counts per event and CPU (and per MCE bank, severity, class) instead")
       .flag(0, "faults", &faults,
             "with --db: memory errors grouped into faults (cell, row, column, bank, ...) by DIMM")
+      .flag(0, "actions", &actions,
+            "with --db: watch's page offlining actions (page, reason, policy, result)")
       .value('s', "sort", "keys", &sort, sort_help)
       .flag(0, "mce", &options.mce_only, "only machine checks (mce:mce_record), decoded")
       .value('C', "cpu", "cpus", &cpus, "only records of these CPUs (e.g. 0-3,8)")
@@ -97,6 +99,15 @@ int cmd_report(int argc, const char** argv) {
     return report_usage_error(
         "report", usage_error("--faults reads watch's history: give --db [FILE] with it"), opts,
         json);
+  if (actions && !db_given)
+    return report_usage_error(
+        "report", usage_error("--actions reads watch's history: give --db [FILE] with it"), opts,
+        json);
+  if (actions && (faults || options.summary))
+    return report_usage_error(
+        "report",
+        usage_error("--actions, --faults and --summary are three views: give one of them"), opts,
+        json);
   if (faults && options.summary)
     return report_usage_error("report",
                               usage_error("--faults and --summary are two views: give one of them"),
@@ -113,6 +124,7 @@ int cmd_report(int argc, const char** argv) {
     d.json = options.json;
     d.summary = options.summary;
     d.faults = faults;
+    d.actions = actions;
     d.mce_only = options.mce_only;
     d.verbose = verbose > 0;
     d.since = options.since;

@@ -46,6 +46,20 @@ int cmd_watch(int argc, const char** argv) {
       .flag(0, "on-lost", &args.on_lost, "the trigger is on samples lost, not on records")
       .value(0, "max-children", "n", &args.max_children,
              "commands running at once, at most (default 4)")
+      .value(0, "offline-pages", "mode", &args.offline_pages,
+             "take pages with repeated corrected errors out of use: soft, hard, account "
+             "(record only; the default) or off")
+      .value(0, "offline-policy", "policy", &args.offline_policy,
+             "when a page goes: window (default), mcelog, rasdaemon or kernel-cec")
+      .value(0, "page-threshold", "n in time", &args.page_threshold,
+             "corrected errors of one 4 KiB page that offline it (default: the policy's, "
+             "'2 in 24h')")
+      .value(0, "row-threshold", "n in time", &args.row_threshold,
+             "errors of one DRAM row that offline every page seen in it (default none)")
+      .value(0, "offline-max", "n per time", &args.offline_max,
+             "offline at most N pages in the time (default '32 per 24h'; none: no cap)")
+      .flag(0, "offline-dry-run", &args.offline_dry_run,
+            "decide and record which pages would go, but offline none")
       .flag(0, "no-harvest", &args.no_harvest,
             "do not read machine checks from the kernel log and pstore at start")
       .value(0, "kmsg", "path", &args.kmsg, "the kernel log to harvest (default /dev/kmsg)")

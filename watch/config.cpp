@@ -115,10 +115,37 @@ Status set_watch_key(WatchOptions& options, bool& events_set, std::string_view k
   } else if (key == "max-children") {
     PP_ASSIGN_OR_RETURN(uint64_t n, parse_count(value, what, 1, 64));
     options.max_children = size_t(n);
+  } else if (key == "offline-pages") {
+    PP_ASSIGN_OR_RETURN(options.offline.mode, parse_offline_mode(value, what));
+  } else if (key == "offline-policy") {
+    PP_ASSIGN_OR_RETURN(options.offline.policy, parse_offline_policy(value, what));
+  } else if (key == "page-threshold") {
+    auto t = parse_threshold(value);
+    if (!t.ok())
+      return usage_error(std::string(what) + ": " + t.error().message());
+    options.offline.page_threshold = *t;
+  } else if (key == "row-threshold") {
+    if (value == "none") {
+      options.offline.row_threshold.reset();
+    } else {
+      auto t = parse_threshold(value);
+      if (!t.ok())
+        return usage_error(std::string(what) + ": " + t.error().message() + ", or none");
+      options.offline.row_threshold = *t;
+    }
+  } else if (key == "offline-max") {
+    auto r = parse_rate_limit(value);
+    if (!r.ok())
+      return usage_error(std::string(what) + ": " + r.error().message());
+    options.offline.max = *r;
+  } else if (key == "offline-dry-run") {
+    PP_ASSIGN_OR_RETURN(options.offline.dry_run, parse_yes_no(value, what));
   } else {
     return usage_error("unknown key '" + std::string(key) +
                        "' (watch has event, cpus, db, retention-days, retention-size, "
-                       "prometheus, prometheus-interval, journal, harvest, max-children)");
+                       "prometheus, prometheus-interval, journal, harvest, max-children, "
+                       "offline-pages, offline-policy, page-threshold, row-threshold, "
+                       "offline-max, offline-dry-run)");
   }
   return ok_status();
 }
@@ -286,6 +313,14 @@ Result<WatchOptions> watch_options(const WatchArgs& args,
     options.triggers.push_back(std::move(rule));
   }
   PP_RETURN_IF_ERROR(set("max-children", args.max_children, "--max-children"));
+  PP_RETURN_IF_ERROR(set("offline-pages", args.offline_pages, "--offline-pages"));
+  PP_RETURN_IF_ERROR(set("offline-policy", args.offline_policy, "--offline-policy"));
+  PP_RETURN_IF_ERROR(set("page-threshold", args.page_threshold, "--page-threshold"));
+  PP_RETURN_IF_ERROR(set("row-threshold", args.row_threshold, "--row-threshold"));
+  PP_RETURN_IF_ERROR(set("offline-max", args.offline_max, "--offline-max"));
+  if (args.offline_dry_run)
+    options.offline.dry_run = true;
+  PP_RETURN_IF_ERROR(check_offline_options(options.offline));
   if (args.no_harvest)
     options.harvest = false;
   if (!args.kmsg.empty())

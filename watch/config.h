@@ -14,6 +14,12 @@
 //   journal = yes                    # no, yes (machine checks and losses), all
 //   harvest = yes
 //   max-children = 4
+//   offline-pages = soft             # off, account (the default), soft, hard
+//   offline-policy = window          # window, mcelog, rasdaemon, kernel-cec
+//   page-threshold = 2 in 24h        # default: the policy's
+//   row-threshold = 4 in 24h         # default none (no row isolation)
+//   offline-max = 32 per 24h         # or none
+//   offline-dry-run = no
 //
 //   [trigger uncorrected]            # one section per rule, named
 //   match = severity >= ucna
@@ -55,6 +61,9 @@ struct WatchArgs {
   std::string exec, match, threshold, key, timeout, rate_limit;
   bool on_lost = false;
   std::string max_children;
+  // Page offlining (watch/offline.h).
+  std::string offline_pages, offline_policy, page_threshold, row_threshold, offline_max;
+  bool offline_dry_run = false;
   bool no_harvest = false;
   std::string kmsg, pstore;  // --kmsg PATH, --pstore DIR ("": the defaults)
   bool no_kmsg = false, no_pstore = false;

@@ -17,6 +17,7 @@
 #include "sys/clock.h"
 #include "watch/faults.h"
 #include "watch/history.h"
+#include "watch/offline_store.h"
 
 namespace pp::watch {
 
@@ -611,6 +612,20 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
   // the watcher goes on writing.
   PP_RETURN_IF_ERROR(sqlite_exec(raw, "BEGIN", path));
   report::ReportStats stats;
+  if (options.actions) {
+    uint64_t now = sys::realtime_ns();
+    uint64_t since = 0, until = 0;
+    if (!options.since.empty()) {
+      PP_ASSIGN_OR_RETURN(since, parse_db_time(options.since, now));
+    }
+    if (!options.until.empty()) {
+      PP_ASSIGN_OR_RETURN(until, parse_db_time(options.until, now));
+    }
+    PP_ASSIGN_OR_RETURN(uint64_t n,
+                        report_offline_actions(raw, path, since, until, options.json, out));
+    stats.records = stats.printed = n;
+    return stats;
+  }
   std::string buffer;
   if (options.summary) {
     PP_ASSIGN_OR_RETURN(Summary s, gather(raw, filters, path));

@@ -43,6 +43,9 @@ struct DbReportOptions {
   // --faults: the memory errors grouped into faults (watch/faults.h), one
   // block (or JSON line) per fault, instead of the records.
   bool faults = false;
+  // --actions: page offlining's actions (watch/offline_store.h) instead of
+  // the records; --since and --until choose them by time.
+  bool actions = false;
   // Text: each harvested record's kernel-log line as read ("raw_line"),
   // on a line of its own; JSON always has it among the fields.
   bool verbose = false;

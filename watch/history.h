@@ -238,6 +238,13 @@ class History final : public Sink {
   Result<HistoryTotals> totals();
   const HistoryCounters& counters() const { return counters_; }
   const std::string& path() const { return path_; }
+  const std::string& boot_id() const { return options_.boot_id; }
+
+  // The file's connection and its open transaction, for the tables other
+  // parts of watch keep in the same file (watch/offline_store.h): what they
+  // write after begin() is committed with the records, at the same ticks.
+  sqlite3* db() const { return db_.get(); }
+  Status begin() { return begin_if_needed(); }
 
  private:
   History(std::string path, const HistoryOptions& options)

@@ -129,6 +129,11 @@ const RasFamily kRasFamilies[] = {
      {"memdev", "event", "severity"}},
 };
 
+constexpr Family kOfflineActions{
+    "perf_persistent_page_offline_total", "counter",
+    "Page offlining actions counted over the watcher's history (from its start without one), by "
+    "action (account, soft, hard) and result (offlined, accounted, dry-run, already-poisoned, "
+    "disabled, capped, retrying, failed)."};
 constexpr Family kLastRecord{"perf_persistent_last_record_timestamp_seconds", "gauge",
                              "Wall-clock time of the newest record of a persistent event."};
 constexpr Family kLastMce{"perf_persistent_last_machine_check_timestamp_seconds", "gauge",
@@ -376,6 +381,7 @@ std::string PrometheusFile::text() const {
   for (const RasFamily& f : kRasFamilies)
     if (auto it = ras_.find(std::string(f.source)); it != ras_.end())
       family(f.family, f.labels, it->second, false);
+  family(kOfflineActions, {"action", "result"}, offlining_, false);
   family(kLastRecord, {"event"}, last_record_ns_, true);
   family(kLastMce, {"mce_severity"}, last_mce_ns_, true);
   single(kBrokerUp, broker_up_ ? "1" : "0");

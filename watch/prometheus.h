@@ -26,7 +26,8 @@
 //   perf_persistent_vendor_errors_total{section_type,severity}  ras:non_standard_event
 //   perf_persistent_extlog_memory_errors_total{error_type,severity}  ras:extlog_mem_event
 //   perf_persistent_cxl_events_total{memdev,event,severity}  cxl:*
-//     (these six count from the watcher's start: the history does not seed them)
+//   perf_persistent_page_offline_total{action,result}  page offlining's actions
+//     (the six ras ones count from the watcher's start: the history does not seed them)
 //   perf_persistent_last_record_timestamp_seconds{event}
 //   perf_persistent_last_machine_check_timestamp_seconds{mce_severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
@@ -72,6 +73,11 @@ class PrometheusFile final : public Sink {
   // refusal naming the directory otherwise. Writes nothing yet.
   static Result<std::unique_ptr<PrometheusFile>> open(const PrometheusOptions& options);
 
+  // A page offlining action (watch/offline.h): the counter
+  // perf_persistent_page_offline_total{action,result}.
+  void count_offline_action(const std::string& action, const std::string& result, uint64_t n = 1) {
+    offlining_[{action, result}] += n;
+  }
   // Whether the broker answers (perf_persistent_broker_up); the watcher says.
   void set_broker_up(bool up) { broker_up_ = up; }
   // A reload's new interval, from the next write on.
@@ -121,6 +127,7 @@ class PrometheusFile final : public Sink {
   Series by_severity_;                 // severity
   Series memory_errors_;               // dimm, type
   std::map<std::string, Series> ras_;  // the other RAS records, by source (prometheus.cpp)
+  Series offlining_;                   // action, result
   Series last_record_ns_;              // event
   Series last_mce_ns_;                 // severity
   bool broker_up_ = false;

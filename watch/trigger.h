@@ -156,6 +156,7 @@ struct TriggerStats {
 struct Threshold {
   uint64_t count = 1;
   uint64_t window_ms = 0;
+  bool operator==(const Threshold&) const = default;
 };
 Result<Threshold> parse_threshold(std::string_view text);
 
@@ -163,6 +164,7 @@ Result<Threshold> parse_threshold(std::string_view text);
 struct RateLimit {
   uint64_t runs = 0;
   uint64_t window_ms = 0;
+  bool operator==(const RateLimit&) const = default;
 };
 Result<RateLimit> parse_rate_limit(std::string_view text);
 

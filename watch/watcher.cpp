@@ -20,12 +20,14 @@
 #include "report/tracing_data.h"
 #include "sys/clock.h"
 #include "sys/kernel.h"
+#include "sys/page_offline.h"
 #include "sys/perf_abi_records.h"
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "watch/journal.h"
 #include "watch/match.h"
 #include "watch/ndjson.h"
+#include "watch/offline_store.h"
 #include "watch/prometheus.h"
 
 namespace pp::watch {
@@ -40,6 +42,10 @@ constexpr int kReadIntervalMs = 1000;
 constexpr uint64_t kReattachMs = 10000;
 // How often the broker is asked whether it is up (for the metrics).
 constexpr uint64_t kBrokerCheckMs = 15000;
+
+// At most this many of this boot's corrected memory errors are read back
+// from the history when watch starts (page offlining counts them again).
+constexpr size_t kOfflineReplayLimit = 100000;
 
 // How often the events' clock is read again beside the wall clock, so that
 // a wall clock stepped after the watcher started (NTP at boot) is followed.
@@ -92,6 +98,9 @@ class Watcher {
 
  private:
   Status open_sinks();
+  // Page offlining's sink, its table in the history and its observers.
+  Status open_offliner();
+  Status offline_action(const OfflineAction& action);
   Result<std::unique_ptr<Triggers>> make_triggers(const WatchOptions& o);
   Result<std::unique_ptr<PrometheusFile>> make_prometheus(const WatchOptions& o);
   std::unique_ptr<Sink> make_journal(const WatchOptions& o);
@@ -138,6 +147,8 @@ class Watcher {
   History* history_ = nullptr;            // sinks_ owns it
   PrometheusFile* prometheus_ = nullptr;  // sinks_ owns it
   Triggers* triggers_ = nullptr;          // sinks_ owns it
+  std::optional<OfflineStore> offline_store_;
+  std::unique_ptr<JournalWriter> offline_journal_;
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
   std::vector<record::Stream> streams_;
@@ -196,6 +207,20 @@ Result<std::unique_ptr<PrometheusFile>> Watcher::make_prometheus(const WatchOpti
     PP_ASSIGN_OR_RETURN(HistoryTotals totals, history_->totals());
     file->seed(totals);
   }
+  if (o.offline.mode != OfflineMode::kOff) {
+    // Its series exist from the start, at 0, for the results an alert watches.
+    std::string action(offline_mode_name(o.offline.mode));
+    if (o.offline.mode == OfflineMode::kAccount)
+      file->count_offline_action(action, "accounted", 0);
+    else
+      for (const char* result : {"offlined", "failed", "capped"})
+        file->count_offline_action(action, result, 0);
+  }
+  if (offline_store_) {
+    PP_ASSIGN_OR_RETURN(auto totals, offline_store_->totals());
+    for (const auto& [key, n] : totals)
+      file->count_offline_action(key.first, key.second, n);
+  }
   if (attached_)
     for (const record::ResolvedEvent& e : events_)
       file->add_event(e.info.name, e.cpus);
@@ -233,6 +258,8 @@ Status Watcher::open_sinks() {
     history_ = history.get();
     sinks_.push_back({std::move(history), true, "history"});
   }
+  if (options_.offline.mode != OfflineMode::kOff)
+    PP_RETURN_IF_ERROR(open_offliner());
   if (!options_.triggers.empty()) {
     PP_ASSIGN_OR_RETURN(std::unique_ptr<Triggers> triggers, make_triggers(options_));
     triggers_ = triggers.get();
@@ -247,6 +274,58 @@ Status Watcher::open_sinks() {
     sinks_.push_back({make_journal(options_), false, "journal"});
   if (options_.ndjson)
     sinks_.push_back({std::make_unique<NdjsonSink>(out_), true, "--ndjson output"});
+  return ok_status();
+}
+
+Status Watcher::open_offliner() {
+  const OfflineOptions& o = options_.offline;
+  std::unique_ptr<sys::PageOfflineKernel> kernel;
+  if (o.mode == OfflineMode::kSoft || o.mode == OfflineMode::kHard)
+    kernel = sys::real_page_offline(options_.roots.sysfs, options_.backend.proc_root);
+  OfflinerSeams seams;
+  seams.log = &log_;
+  PP_ASSIGN_OR_RETURN(std::unique_ptr<Offliner> offliner,
+                      Offliner::create(o, std::move(kernel), seams));
+  log_ << "watch: page offlining: " << offline_mode_name(o.mode) << (o.dry_run ? " (dry run)" : "")
+       << ", policy " << offline_policy_name(o.policy) << " ("
+       << effective_page_policy(o).threshold.count << " in "
+       << duration_text(effective_page_policy(o).threshold.window_ms) << " per page"
+       << (o.row_threshold ? ", rows " + std::to_string(o.row_threshold->count) + " in " +
+                                 duration_text(o.row_threshold->window_ms)
+                           : std::string())
+       << ")\n";
+  offliner->observe([this](const OfflineAction& a) { return offline_action(a); });
+  if (history_) {
+    PP_ASSIGN_OR_RETURN(OfflineStore store, OfflineStore::open(*history_));
+    offline_store_.emplace(std::move(store));
+    // A restart asks for no page this boot acted on already.
+    PP_ASSIGN_OR_RETURN(std::set<uint64_t> done, offline_store_->pages_done_this_boot());
+    for (uint64_t pfn : done)
+      offliner->mark_done(pfn);
+    // The errors counted before a restart count again; the actions they
+    // made are the pages above, never taken twice.
+    PP_ASSIGN_OR_RETURN(std::vector<nlohmann::ordered_json> errors,
+                        offline_store_->memory_errors_this_boot(kOfflineReplayLimit));
+    for (const nlohmann::ordered_json& e : errors)
+      PP_RETURN_IF_ERROR(offliner->replay(e));
+    if (!errors.empty())
+      log_ << "watch: page offlining: " << errors.size() << " corrected memory error"
+           << (errors.size() == 1 ? "" : "s") << " of this boot counted again from the history\n";
+  }
+  sinks_.push_back({std::move(offliner), false, "page offlining"});
+  return ok_status();
+}
+
+Status Watcher::offline_action(const OfflineAction& a) {
+  if (prometheus_)
+    prometheus_->count_offline_action(a.action, a.result);
+  if (offline_store_)
+    PP_RETURN_IF_ERROR(offline_store_->add(a));
+  if (options_.journal != JournalMode::kOff) {
+    if (!offline_journal_)
+      offline_journal_ = real_journal_writer();
+    PP_RETURN_IF_ERROR(offline_journal_->send(offline_journal_entry(a)));
+  }
   return ok_status();
 }
 
@@ -321,6 +400,8 @@ void Watcher::reload() {
   if (n.harvest != options_.harvest || n.harvest_options.kmsg != options_.harvest_options.kmsg ||
       n.harvest_options.pstore != options_.harvest_options.pstore)
     later.push_back("the harvest");
+  if (n.offline != options_.offline)
+    later.push_back("page offlining");
   options_.triggers = n.triggers;
   options_.max_children = n.max_children;
   options_.prometheus = n.prometheus;

@@ -32,6 +32,7 @@
 #include "pmu/model.h"
 #include "watch/harvest.h"
 #include "watch/history.h"
+#include "watch/offline.h"
 #include "watch/trigger.h"
 
 namespace pp::watch {
@@ -60,6 +61,8 @@ struct WatchOptions {
   size_t max_children = 4;
   bool harvest = true;
   HarvestOptions harvest_options;
+  // Page offlining (watch/offline.h); mode account by default.
+  OfflineOptions offline;
   bool once = false;         // harvest, read what the buffers hold, store it, exit
   uint64_t duration_ms = 0;  // stop after this long (0: until SIGINT or SIGTERM)
   pmu::Roots roots;

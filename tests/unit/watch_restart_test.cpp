@@ -78,7 +78,7 @@ TEST(WatchRestart, OldErrorsAreNewOnceAndCountersSurviveRestartsAndRetention) {
     SCOPED_TRACE("start " + std::to_string(start));
     CommandResult r = run_pp({"watch", "--once", "--db", db, "--run-dir", dir.path("run"), "--kmsg",
                               dir.path("kmsg"), "--pstore", dir.path("pstore"), "--prometheus",
-                              prom, "--retention-days", "30", "--exec",
+                              prom, "--retention-days", "30", "--max-children", "1", "--exec",
                               "echo \"$PERF_PERSISTENT_SEVERITY\" >> '" + fired + "'"});
     ASSERT_EQ(r.status, 0) << r.err;
     std::string metrics = slurp(prom);
