@@ -188,7 +188,7 @@ TEST(PrintFormat, SubscriptsLibtraceeventWouldReadPastTheRecordPrintRaw) {
   int id = 300;
   for (const auto& [print, why] : kUnsafe) {
     system.formats.push_back("name: u" + std::to_string(id) + "\nID: " + std::to_string(id) +
-                             "\nformat:\n" + kFields + "print fmt: " + print + "\n");
+                             "\nformat:\n" + kCaseFields + "print fmt: " + print + "\n");
     id++;
   }
   data.systems.push_back(system);
