@@ -182,10 +182,23 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
   for (const IniSection& section : doc->sections) {
     const std::string& name = section.name;
     bool trigger = starts_with(name, "trigger ") && !trim(name.substr(8)).empty();
+    if (name == "check") {
+      // `perf persistent check`'s own section (check/check.h): watch keeps
+      // it so that one file says what is acknowledged on this host.
+      for (const IniEntry& entry : section.entries) {
+        if (entry.key != "ignore")
+          return config_error(path, entry.line,
+                              "unknown key '" + entry.key + "' ([check] has ignore)");
+        for (std::string_view id : split(entry.value, ','))
+          if (!trim(id).empty())
+            options.check_ignore.emplace_back(trim(id));
+      }
+      continue;
+    }
     if (name != "watch" && !trigger)
       return config_error(
           path, section.line,
-          "unknown section [" + name + "]; the sections are [watch] and [trigger NAME]");
+          "unknown section [" + name + "]; the sections are [watch], [trigger NAME] and [check]");
     if (trigger) {
       TriggerRule rule;
       rule.name = std::string(trim(std::string_view(name).substr(8)));

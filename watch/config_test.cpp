@@ -85,6 +85,7 @@ TEST(WatchConfig, MistakesNameTheFileAndLine) {
       {"[watch]\n[watcher]\n", "w.conf:2: unknown section [watcher]"},
       {"[watch]\nharvest = maybe\n", "w.conf:2: harvest 'maybe': say yes or no"},
       {"[trigger a]\nexec = x\n[trigger a]\nexec = y\n", "w.conf:3: a second [trigger a]"},
+      {"[check]\nignores = x\n", "w.conf:2: unknown key 'ignores' ([check] has ignore)"},
   };
   for (const Case& c : cases) {
     WatchOptions options;
@@ -95,6 +96,19 @@ TEST(WatchConfig, MistakesNameTheFileAndLine) {
     EXPECT_TRUE(has(s.error(), "; see perf-persistent-watch(1), CONFIG FILE"))
         << s.error().message();
   }
+}
+
+// check's section: its acknowledgements, which watch keeps and ignores.
+TEST(WatchConfig, TheCheckSectionListsAcknowledgedIds) {
+  WatchOptions options;
+  Status s = parse_watch_config(
+      "[watch]\nharvest = no\n[check]\nignore = other-consumer, ,metrics-stale\n"
+      "ignore = watch-not-alive\n",
+      "w.conf", options);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(options.check_ignore,
+            (std::vector<std::string>{"other-consumer", "metrics-stale", "watch-not-alive"}));
+  EXPECT_FALSE(options.harvest);
 }
 
 TEST(WatchConfig, APrometheusIntervalUnderATenthIsAConfigError) {

@@ -221,6 +221,38 @@ TEST(HistoryTest, CommitsOnlyAfterTheIntervalOrFinal) {
   EXPECT_EQ(db.number("SELECT count(*) FROM records"), 2);
 }
 
+// The watcher's liveness for check: one row, written at the first tick,
+// again after its interval, and with stopped_ns at the final tick; each
+// beat committed at once (another connection sees it).
+TEST(HistoryTest, HeartbeatIsOneRowBeatingEveryIntervalAndStoppedAtTheEnd) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  HistoryOptions o = options();
+  o.pid = 4321;
+  o.heartbeat_interval_s = 60;
+  o.commit_interval_ms = 3600000;  // only the beats commit
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  RawDb db(path);
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 0) << "no beat before the first tick";
+  uint64_t before = now_ns();
+  ASSERT_TRUE((*h)->tick(5000, false).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 1);
+  EXPECT_EQ(db.number("SELECT pid FROM heartbeat"), 4321);
+  EXPECT_EQ(db.number("SELECT interval_s FROM heartbeat"), 60);
+  EXPECT_EQ(db.number("SELECT stopped_ns IS NULL FROM heartbeat"), 1);
+  int64_t first = db.number("SELECT beat_ns FROM heartbeat");
+  EXPECT_GE(first, int64_t(before));
+  EXPECT_GE(first, db.number("SELECT started_ns FROM heartbeat"));
+  ASSERT_TRUE((*h)->tick(64999, false).ok());
+  EXPECT_EQ(db.number("SELECT beat_ns FROM heartbeat"), first) << "not before its interval";
+  ASSERT_TRUE((*h)->tick(65000, false).ok());
+  EXPECT_GT(db.number("SELECT beat_ns FROM heartbeat"), first);
+  ASSERT_TRUE((*h)->tick(65001, true).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 1);
+  EXPECT_EQ(db.number("SELECT stopped_ns = beat_ns FROM heartbeat"), 1);
+}
+
 TEST(HistoryTest, LastTimeIsPerEventCpuAndBoot) {
   TempDir dir;
   std::string path = dir.path("h.db");

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <functional>
 #include <map>
@@ -229,6 +230,7 @@ Status Watcher::open_sinks() {
   if (!options_.db.empty()) {
     HistoryOptions h = options_.history;
     h.boot_id = boot_id_;
+    h.pid = int64_t(::getpid());
     PP_ASSIGN_OR_RETURN(std::unique_ptr<History> history, History::open(options_.db, h));
     history_ = history.get();
     sinks_.push_back({std::move(history), true, "history"});
