@@ -80,6 +80,9 @@ CheckReport Checker::run() {
   mlock();
   fds();
   losing();
+  watch_alive();
+  metrics_fresh();
+  report_.machine_checks = in_.watch.machine_checks;
   return std::move(report_);
 }
 

@@ -18,6 +18,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -28,6 +29,33 @@
 #include "persistent/backend.h"
 
 namespace pp::check {
+
+// What watch's files say about it (cmd/check reads them with
+// watch/liveness.h; check/ knows neither SQLite nor watch's config).
+// check/watch_rules.cpp judges them: watch-not-alive, metrics-stale.
+struct WatchFacts {
+  std::string config;  // watch's config file read; "" when there is none
+  std::string db;      // the history it names; "" when it keeps none
+  bool db_exists = false;
+  std::string db_error;  // the history cannot be read: why
+  bool heartbeat_table = false;
+  bool heartbeat = false;  // the row below was read
+  int64_t pid = 0;
+  uint64_t beat_ns = 0, started_ns = 0, stopped_ns = 0, interval_s = 0;
+  std::optional<uint64_t> machine_checks;  // in the history (the perfdata's errors=)
+  std::string prometheus;                  // the metrics file; "" when none is written
+  uint64_t prometheus_interval_ms = 0;
+  std::optional<uint64_t> prometheus_mtime_ns;
+  std::string prometheus_error;
+  std::optional<bool> watch_up;
+};
+
+// A heartbeat or a metrics file older than this many of its intervals is
+// stale (one missed write may be a slow disk; three are a dead writer).
+inline constexpr uint64_t kStaleIntervals = 3;
+// ... and never sooner than this, in seconds: a short metrics interval
+// must not make a busy host's scheduling delay look like a dead watch.
+inline constexpr uint64_t kMinStaleSeconds = 60;
 
 struct CheckInputs {
   std::string sysfs_root = sys::kDefaultSysfsRoot;
@@ -42,7 +70,8 @@ struct CheckInputs {
   // What holds the events; asked list(verbose = true). May be null: then no
   // event is known, and the broker's answers are UNKNOWN.
   persistent::Backend* backend = nullptr;
-  int64_t now = 0;  // unix seconds, for the rates of events-losing
+  int64_t now = 0;  // unix seconds, for the rates of events-losing and watch's ages
+  WatchFacts watch;
 };
 
 // The roots under `root` (a mounted image, or a test's fake tree):

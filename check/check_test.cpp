@@ -161,6 +161,8 @@ const char* const kIds[] = {
     "mlock-limit",
     "fd-limit",
     "events-losing",
+    "watch-not-alive",
+    "metrics-stale",
 };
 
 TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
@@ -177,8 +179,8 @@ TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
   }
   EXPECT_EQ(report.findings.size(), std::size(kIds));
   std::string text = text_of(report, false);
-  EXPECT_EQ(text.rfind("PERSISTENT OK - 20 checks passed, 1 event(s) held | critical=0 "
-                       "warning=0 unknown=0 acknowledged=0 events=1\n",
+  EXPECT_EQ(text.rfind("PERSISTENT OK - 22 checks passed, 1 event(s) held | critical=0 "
+                       "warning=0 unknown=0 acknowledged=0 events=1 errors=U\n",
                        0),
             0u)
       << text;
@@ -599,7 +601,7 @@ TEST_F(CheckTest, TwoProblemsAreCountedAndNamed) {
   CheckReport report = run();
   std::string text = text_of(report, false);
   EXPECT_EQ(text.rfind("PERSISTENT CRITICAL - 2 problems: no-mce-event, mce-cmdline | critical=2 "
-                       "warning=0 unknown=0 acknowledged=0 events=0\n",
+                       "warning=0 unknown=0 acknowledged=0 events=0 errors=U\n",
                        0),
             0u)
       << text;
@@ -627,8 +629,9 @@ TEST_F(CheckTest, JsonHasEveryFindingInItsShape) {
   auto keys = std::vector<std::string>{};
   for (const auto& [k, v] : doc.items())
     keys.push_back(k);
-  EXPECT_EQ(keys,
-            (std::vector<std::string>{"status", "exit_status", "summary", "events", "findings"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"status", "exit_status", "summary", "events", "errors",
+                                            "findings"}));
+  EXPECT_TRUE(doc["errors"].is_null()) << "no history to count";
 }
 
 // --ignore acknowledges a known condition: OK, marked, counted in the
@@ -645,7 +648,7 @@ TEST_F(CheckTest, IgnoreAcknowledgesAKnownProblemAndRefusesAnUnknownId) {
   EXPECT_EQ(f->found.rfind("acknowledged (was WARNING): ", 0), 0u) << f->found;
   EXPECT_FALSE(report.find("fd-limit")->acknowledged);  // it was OK: nothing to acknowledge
   std::string text = text_of(report, false);
-  EXPECT_NE(text.find("critical=0 warning=0 unknown=0 acknowledged=1 events=1\n"),
+  EXPECT_NE(text.find("critical=0 warning=0 unknown=0 acknowledged=1 events=1 errors=U\n"),
             std::string::npos)
       << text;
   EXPECT_EQ(check_json(report)["findings"][size_t(f - report.findings.data())]["acknowledged"],
@@ -654,6 +657,122 @@ TEST_F(CheckTest, IgnoreAcknowledgesAKnownProblemAndRefusesAnUnknownId) {
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.error().kind(), ErrorKind::kUsage);
   EXPECT_NE(typo.error().message().find("--ignore ras-cec: no check has that id"),
+            std::string::npos)
+      << typo.error().message();
+}
+
+// watch's liveness, from the facts cmd/check reads (watch/liveness.h).
+class WatchLivenessTest : public CheckTest {
+ public:
+  WatchLivenessTest() {
+    WatchFacts& w = watch;
+    w.config = "/etc/perf-persistent-watch.conf";
+    w.db = "/var/lib/perf-persistent/history.db";
+    w.db_exists = true;
+    w.heartbeat_table = true;
+    w.heartbeat = true;
+    w.pid = 777;
+    w.interval_s = 60;
+    w.started_ns = ns(kNow - 86400);
+    w.beat_ns = ns(kNow - 30);
+    w.machine_checks = 3;
+    w.prometheus = "/var/lib/prometheus/node-exporter/perf-persistent.prom";
+    w.prometheus_interval_ms = 15000;
+    w.prometheus_mtime_ns = ns(kNow - 10);
+    w.watch_up = true;
+  }
+  static uint64_t ns(int64_t s) { return uint64_t(s) * 1000000000ull; }
+  CheckReport run_with_watch() {
+    CheckInputs in = check_inputs_under(dir.path());
+    in.run_dir = dir.path("run");
+    in.backend = &backend;
+    in.now = kNow;
+    in.watch = watch;
+    return run_checks(in);
+  }
+  static Finding one(const CheckReport& report, std::string_view id) {
+    const Finding* f = report.find(id);
+    return f ? *f : Finding{};
+  }
+  WatchFacts watch;
+};
+
+TEST_F(WatchLivenessTest, ABeatingWatchAndAFreshFileAreOkAndTheErrorsArePerfData) {
+  CheckReport report = run_with_watch();
+  EXPECT_EQ(report.status(), CheckStatus::kOk) << text_of(report, true);
+  EXPECT_NE(one(report, "watch-not-alive").found.find("watch (pid 777, started "),
+            std::string::npos)
+      << one(report, "watch-not-alive").found;
+  std::string text = text_of(report, false);
+  EXPECT_NE(text.find(" events=1 errors=3c\n"), std::string::npos) << text;
+  EXPECT_EQ(check_json(report)["errors"], 3);
+}
+
+TEST_F(WatchLivenessTest, AHeartbeatOlderThanThreeIntervalsIsAWarning) {
+  watch.beat_ns = ns(kNow - 181);
+  CheckReport report = run_with_watch();
+  Finding f = one(report, "watch-not-alive");
+  EXPECT_EQ(f.status, CheckStatus::kWarning) << f.found;
+  EXPECT_NE(f.found.find("beat last 3 min 1 s ago"), std::string::npos) << f.found;
+  EXPECT_NE(f.action.find("systemctl status perf-persistent-watch"), std::string::npos);
+  watch.beat_ns = ns(kNow - 179);  // the near miss
+  EXPECT_EQ(one(run_with_watch(), "watch-not-alive").status, CheckStatus::kOk);
+}
+
+TEST_F(WatchLivenessTest, AStoppedWatchIsAWarningEvenWithARecentBeat) {
+  watch.beat_ns = watch.stopped_ns = ns(kNow - 5);
+  Finding f = one(run_with_watch(), "watch-not-alive");
+  EXPECT_EQ(f.status, CheckStatus::kWarning);
+  EXPECT_NE(f.found.find("stopped 5 s ago"), std::string::npos) << f.found;
+}
+
+TEST_F(WatchLivenessTest, AHistoryWithoutHeartbeatOrNeverWrittenIsAWarning) {
+  watch.heartbeat = false;
+  watch.heartbeat_table = false;
+  EXPECT_EQ(one(run_with_watch(), "watch-not-alive").status, CheckStatus::kWarning);
+  watch.db_exists = false;
+  Finding f = one(run_with_watch(), "watch-not-alive");
+  EXPECT_EQ(f.status, CheckStatus::kWarning);
+  EXPECT_NE(f.found.find("has never written its history"), std::string::npos) << f.found;
+  watch.config.clear();  // no config and no history: watch is not set up here
+  EXPECT_EQ(one(run_with_watch(), "watch-not-alive").status, CheckStatus::kOk);
+  watch.config = "/etc/perf-persistent-watch.conf";
+  watch.db_exists = true;
+  watch.db_error = "not a history";
+  EXPECT_EQ(one(run_with_watch(), "watch-not-alive").status, CheckStatus::kUnknown);
+  watch.db.clear();  // db = none
+  EXPECT_EQ(one(run_with_watch(), "watch-not-alive").status, CheckStatus::kOk);
+}
+
+TEST_F(WatchLivenessTest, AMetricsFileOlderThanItsIntervalsMissingOrDownIsAWarning) {
+  watch.prometheus_mtime_ns = ns(kNow - 61);  // 3 x 15 s, but at least 60 s
+  Finding f = one(run_with_watch(), "metrics-stale");
+  EXPECT_EQ(f.status, CheckStatus::kWarning) << f.found;
+  EXPECT_NE(f.found.find("written last 1 min 1 s ago"), std::string::npos) << f.found;
+  watch.prometheus_mtime_ns = ns(kNow - 59);
+  EXPECT_EQ(one(run_with_watch(), "metrics-stale").status, CheckStatus::kOk);
+  watch.prometheus_interval_ms = 30000;  // 3 x 30 s
+  watch.prometheus_mtime_ns = ns(kNow - 91);
+  EXPECT_EQ(one(run_with_watch(), "metrics-stale").status, CheckStatus::kWarning);
+  watch.prometheus_mtime_ns = ns(kNow - 1);
+  watch.watch_up = false;
+  EXPECT_NE(one(run_with_watch(), "metrics-stale").found.find("perf_persistent_watch_up 0"),
+            std::string::npos);
+  watch.prometheus_mtime_ns.reset();
+  watch.prometheus_error = "cannot stat x: No such file or directory";
+  EXPECT_EQ(one(run_with_watch(), "metrics-stale").status, CheckStatus::kWarning);
+  watch.prometheus.clear();
+  EXPECT_EQ(one(run_with_watch(), "metrics-stale").status, CheckStatus::kOk);
+}
+
+TEST_F(WatchLivenessTest, TheConfigFilesAcknowledgementNamesItsFileOnATypo) {
+  watch.beat_ns = ns(kNow - 600);
+  CheckReport report = run_with_watch();
+  ASSERT_TRUE(acknowledge(report, {"watch-not-alive"}, "/etc/w.conf [check] ignore").ok());
+  EXPECT_EQ(report.status(), CheckStatus::kOk);
+  Status typo = acknowledge(report, {"watch-dead"}, "/etc/w.conf [check] ignore");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_NE(typo.error().message().find("/etc/w.conf [check] ignore watch-dead: no check"),
             std::string::npos)
       << typo.error().message();
 }

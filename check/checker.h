@@ -13,6 +13,8 @@
 //                     mce_record, the other RAS tracepoints kept
 //   limit_rules.cpp   what the kernel lets the holder keep: perf_event_paranoid,
 //                     locked memory, fds, buffers that wrap too fast
+//   watch_rules.cpp   is watch alive: its history's heartbeat, its metrics
+//                     file's age
 //
 // A new rule is a method here, a line in run() and its body in its group's
 // file; a group past ~400 lines gets a file of its own.
@@ -84,6 +86,10 @@ class Checker {
   uint64_t memlock_limit();
   void fds();
   void losing();
+
+  // watch_rules.cpp
+  void watch_alive();
+  void metrics_fresh();
 
   const CheckInputs& in_;
   sys::Tree sysfs_, proc_, tracefs_, debugfs_, etc_, run_;

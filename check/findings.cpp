@@ -87,7 +87,8 @@ size_t count(const CheckReport& report, CheckStatus status) {
 
 }  // namespace
 
-Status acknowledge(CheckReport& report, const std::vector<std::string>& ids) {
+Status acknowledge(CheckReport& report, const std::vector<std::string>& ids,
+                   std::string_view where) {
   for (const std::string& id : ids) {
     bool known = false;
     for (Finding& f : report.findings) {
@@ -105,7 +106,7 @@ Status acknowledge(CheckReport& report, const std::vector<std::string>& ids) {
       for (const Finding& f : report.findings)
         if (std::find(all.begin(), all.end(), f.id) == all.end())
           all.push_back(f.id);
-      return usage_error("--ignore " + id + ": no check has that id; the ids are " +
+      return usage_error(std::string(where) + " " + id + ": no check has that id; the ids are " +
                          join(all, ", ") + " (perf-persistent-check(1), CHECKS)");
     }
   }
@@ -119,7 +120,11 @@ void print_check_text(std::ostream& out, const CheckReport& report, bool verbose
       << " | critical=" << count(report, CheckStatus::kCritical)
       << " warning=" << count(report, CheckStatus::kWarning)
       << " unknown=" << count(report, CheckStatus::kUnknown) << " acknowledged=" << acknowledged
-      << " events=" << report.events << "\n";
+      << " events=" << report.events
+      << " errors="
+      // A counter ("c"), or undetermined ("U") without a history, as the
+      // plugin guidelines write performance data.
+      << (report.machine_checks ? std::to_string(*report.machine_checks) + "c" : "U") << "\n";
   for (const Finding& f : report.findings) {
     if (f.status == CheckStatus::kOk && !verbose)
       continue;
@@ -143,6 +148,8 @@ ordered_json check_json(const CheckReport& report) {
                       {"exit_status", report.exit_status()},
                       {"summary", summary(report)},
                       {"events", report.events},
+                      {"errors", report.machine_checks ? ordered_json(*report.machine_checks)
+                                                       : ordered_json(nullptr)},
                       {"findings", std::move(findings)}};
 }
 
@@ -155,6 +162,7 @@ ordered_json check_error_json(const Error& error) {
                       {"exit_status", int(CheckStatus::kUnknown)},
                       {"summary", error.message()},
                       {"events", 0},
+                      {"errors", nullptr},
                       {"findings", ordered_json::array()},
                       {"error", ordered_json{{"kind", std::string(kind_name(error.kind()))},
                                              {"message", error.message()}}}};

@@ -4,12 +4,15 @@
 // monitoring plugins (Nagios, Icinga) print:
 //
 //   PERSISTENT WARNING - 1 problem: broker-not-enabled | critical=0 warning=1 unknown=0
-//   acknowledged=0 events=2 WARNING broker-not-enabled: perf-persistent.service is not enabled: ...
+//   acknowledged=0 events=2 errors=0c
+//   WARNING broker-not-enabled: perf-persistent.service is not enabled: ...
 //       from: /etc/systemd/system/*.wants/perf-persistent.service
 //       what to do: enable it: 'systemctl enable perf-persistent.service' ...
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -45,6 +48,9 @@ struct Finding {
 struct CheckReport {
   std::vector<Finding> findings;  // in the order the checks ran
   size_t events = 0;              // persistent events held (context streams not counted)
+  // Machine checks in watch's history (its counters' total): the
+  // performance data's errors=; nullopt when there is no history to count.
+  std::optional<uint64_t> machine_checks;
 
   // The worst status of the findings; OK when there are none.
   CheckStatus status() const;
@@ -55,11 +61,14 @@ struct CheckReport {
   const Finding* find(std::string_view id) const;
 };
 
-// Acknowledges the problems with these ids (--ignore ID,...): each
-// becomes OK, marked acknowledged, its text kept. An id no finding has is a
-// usage error naming the ids there are (a typo must not pass for an
-// acknowledgement); an id whose finding is OK acknowledges nothing.
-Status acknowledge(CheckReport& report, const std::vector<std::string>& ids);
+// Acknowledges the problems with these ids (--ignore ID,..., or the
+// config file's [check] ignore): each becomes OK, marked acknowledged, its
+// text kept. An id no finding has is a usage error naming `where` the id
+// came from ("--ignore", "/etc/perf-persistent-watch.conf [check] ignore")
+// and the ids there are (a typo must not pass for an acknowledgement); an
+// id whose finding is OK acknowledges nothing.
+Status acknowledge(CheckReport& report, const std::vector<std::string>& ids,
+                   std::string_view where = "--ignore");
 
 // The plugin's output: the first line "PERSISTENT <STATUS> - <summary> |
 // <perfdata>", then one block per problem (with `verbose`, per finding).

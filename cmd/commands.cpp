@@ -9,6 +9,8 @@
 #include "base/strings.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
+#include "sys/process.h"
+#include "sys/tree.h"
 
 namespace pp::cmd {
 namespace {
@@ -107,8 +109,11 @@ int run_main(int argc, const char** argv) {
       std::cout << c.name << '\t' << c.summary << '\n';
     return kExitOk;
   }
-  if (const Command* c = find(verb))
+  if (const Command* c = find(verb)) {
+    // Started as `perf persistent VERB`: end when perf does (sys/process.h).
+    (void)sys::end_with_perf_parent(sys::Tree(sys::kDefaultProcRoot));
     return c->run(argc - 1, argv + 1);
+  }
 
   std::vector<std::string> names;
   for (const Command& c : kCommands)

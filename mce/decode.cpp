@@ -383,15 +383,31 @@ void print_mce_text(const MceDecoded& d, std::string& out) {
     out += "  advice: " + d.advice + "\n";
 }
 
+bool mce_json_is_hex(std::string_view name) {
+  if (name == "walltime")
+    return false;  // seconds since the epoch: a number ("time" is its ISO form)
+  // The kernel prints these in hex ("PROCESSOR 0:50654 ... microcode 2006e05"),
+  // and neither is a count.
+  if (name == "cpuid" || name == "microcode")
+    return true;
+  for (const auto& [hex, reg] : kMceHexRegisters)
+    if (name == hex)
+      return true;
+  return false;
+}
+
 nlohmann::json mce_json(const MceDecoded& d) {
   const MceRegisters& r = d.regs;
   nlohmann::json j = nlohmann::json::object();
+  // Registers as hex strings, counts and ids as numbers (mce_json_is_hex()).
   for (const auto& [name, reg] : kMceHexRegisters)
     if (r.*reg)
-      j[name] = hex_u64(*(r.*reg));
+      j[name] =
+          mce_json_is_hex(name) ? nlohmann::json(hex_u64(*(r.*reg))) : nlohmann::json(*(r.*reg));
   for (const auto& [name, reg] : kMceNumRegisters)
     if (r.*reg)
-      j[name] = uint64_t(*(r.*reg));
+      j[name] = mce_json_is_hex(name) ? nlohmann::json(hex_u64(*(r.*reg)))
+                                      : nlohmann::json(uint64_t(*(r.*reg)));
   if (r.cs)
     j["cs"] = uint64_t(*r.cs);
   j["vendor"] = std::string(cpu_vendor_name(d.vendor));
@@ -485,9 +501,12 @@ MceFromJson mce_registers_from_json(const nlohmann::ordered_json& object) {
   for (const auto& [name, reg] : kMceHexRegisters)
     if (auto f = object.find(name); f != object.end())
       out.regs.*reg = u64_from_hex_json(*f);
+  // Either form: what mce_json() writes now, and what older histories hold
+  // (cpuid and microcode as numbers, walltime as a hex string).
   for (const auto& [name, reg] : kMceNumRegisters)
-    if (auto v = number(name); v && *v <= UINT32_MAX)
-      out.regs.*reg = uint32_t(*v);
+    if (auto f = object.find(name); f != object.end())
+      if (auto v = u64_from_hex_json(*f); v && *v <= UINT32_MAX)
+        out.regs.*reg = uint32_t(*v);
   if (auto v = number("cs"); v && *v <= UINT8_MAX)
     out.regs.cs = uint8_t(*v);
   if (auto v = object.find("vendor"); v != object.end() && v->is_string())

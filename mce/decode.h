@@ -66,8 +66,9 @@ struct MceRegisters {
 };
 
 // MceRegisters' fields by the names mce_record's format gives them, which
-// mce_json() writes: the u64 registers (hexadecimal strings in JSON), then
-// the u32 ones (decimal numbers). cs and cpuvendor, u8, are not in them.
+// mce_json() writes: the u64 ones, then the u32 ones; in JSON a register is
+// a hex string and a count, an id or a time a number (mce_json_is_hex()).
+// cs and cpuvendor, u8, are not in them.
 using MceHexRegister = std::optional<uint64_t> MceRegisters::*;
 using MceNumRegister = std::optional<uint32_t> MceRegisters::*;
 inline constexpr std::pair<const char*, MceHexRegister> kMceHexRegisters[] = {
@@ -83,6 +84,11 @@ inline constexpr std::pair<const char*, MceNumRegister> kMceNumRegisters[] = {
     {"cpuid", &MceRegisters::cpuid},       {"apicid", &MceRegisters::apicid},
     {"socketid", &MceRegisters::socketid}, {"microcode", &MceRegisters::microcode},
 };
+
+// Whether mce_json() writes the register of this name as a hex string
+// ("0x50654"): every u64 register but walltime (seconds, a number), and of
+// the u32 ones cpuid and microcode, which the kernel's log prints in hex.
+bool mce_json_is_hex(std::string_view name);
 
 // The SDM's classes (and AMD's deferred), exactly one per record.
 enum class MceSeverity {

@@ -464,12 +464,13 @@ TEST(MceJson, RegistersAsHexStringsAndMissingFieldsAbsent) {
   EXPECT_EQ(j["misc"], "0x86");
   EXPECT_EQ(j["ip"], "0xffffffff9c8592eb");
   EXPECT_EQ(j["ppin"], "0x1122");
-  EXPECT_EQ(j["walltime"], "0x6b112266");
+  EXPECT_EQ(j["walltime"], 0x6b112266) << "seconds since the epoch: a number";
   EXPECT_EQ(j["cpu"], 3);
   EXPECT_EQ(j["bank"], 1);
   EXPECT_EQ(j["cs"], 16);
-  EXPECT_EQ(j["cpuid"], 0x50654);
-  EXPECT_EQ(j["microcode"], 0x2000065);
+  EXPECT_EQ(j["cpuid"], "0x50654") << "hex, as the kernel prints it";
+  EXPECT_EQ(j["microcode"], "0x2000065");
+  EXPECT_EQ(j["apicid"], 2);
   EXPECT_EQ(j["status_bits"], nlohmann::json(v({"VAL", "UC", "EN", "MISCV", "ADDRV", "PCC"})));
   EXPECT_EQ(j["mcg_status_bits"], nlohmann::json(v({"RIPV", "MCIP"})));
   EXPECT_EQ(j["severity"], "fatal");
@@ -564,6 +565,13 @@ TEST(MceJson, ReadsBackIntoTheSameRegisters) {
   // A register of the wrong type is left out, not misread.
   MceFromJson wrong = mce_registers_from_json(nlohmann::json{{"bank", "one"}, {"status", 7}});
   EXPECT_FALSE(wrong.regs.bank);
+  // A history written before walltime became a number and cpuid and
+  // microcode hex strings reads back the same.
+  MceFromJson old = mce_registers_from_json(
+      nlohmann::json{{"walltime", "0x6b112266"}, {"cpuid", 0x50654}, {"microcode", 1}});
+  EXPECT_EQ(old.regs.walltime, 0x6b112266u);
+  EXPECT_EQ(old.regs.cpuid, 0x50654u);
+  EXPECT_EQ(old.regs.microcode, 1u);
 }
 
 }  // namespace

@@ -106,7 +106,9 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                             std::to_string(t.cpu) + ": " + t.what +
                             (t.holders.empty() ? "" : "; fds held by " + t.holders));
     }
-    std::vector<std::string> row = {std::to_string(e.id),
+    // A context stream's id (from 2^40, persistent/tracking.h) is internal:
+    // it cannot be killed or read by itself, and its name identifies it.
+    std::vector<std::string> row = {e.is_context ? std::string("-") : std::to_string(e.id),
                                     e.name,
                                     e.is_context      ? "context stream"
                                     : e.event.empty() ? "-"

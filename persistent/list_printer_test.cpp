@@ -101,13 +101,13 @@ TEST(ListPrinter, ContextStreamsOnlyWithVerbose) {
   EXPECT_EQ(plain.str().find("context"), std::string::npos) << plain.str();
   print_list_text(verbose, notes, events, true, kNow);
   EXPECT_EQ(verbose.str(),
-            "ID             NAME       EVENT                       CPUS  BUFFER  BACKEND  AGE    "
+            "ID  NAME       EVENT                       CPUS  BUFFER  BACKEND  AGE    "
             "CONTEXT    CLOCK  READERS  KEPT  COUNTS\n"
-            "1              a          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
+            "1   a          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
             "[context]  -      -        -     -\n"
-            "2              b          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
+            "2   b          syscalls:sys_enter_getppid  0-1   512KiB  broker   3m12s  "
             "-          -      -        -     -\n"
-            "1099511627776  [context]  context stream              0-1   128KiB  broker   3m12s  "
+            "-   [context]  context stream              0-1   128KiB  broker   3m12s  "
             "-          -      -        -     -\n");
   std::ostringstream json_plain, json_verbose;
   print_list_json(json_plain, events, false);

@@ -1,6 +1,7 @@
 #include "sys/input.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +41,13 @@ Result<std::string> read_input(const std::string& path, std::string_view what, s
     text.append(buf, size_t(n));
   }
   return text;
+}
+
+Result<uint64_t> modified_time_ns(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    return error_from_errno(errno, "cannot stat " + path);
+  return uint64_t(st.st_mtim.tv_sec) * 1000000000ull + uint64_t(st.st_mtim.tv_nsec);
 }
 
 }  // namespace pp::sys

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -18,5 +19,10 @@ namespace pp::sys {
 // the part around the error.
 Result<std::string> read_input(const std::string& path, std::string_view what,
                                size_t limit = size_t(256) << 20);
+
+// When `path` was last modified (stat(2)'s st_mtim), in ns since the epoch:
+// how old a file is that its writer rewrites on a schedule (watch's metrics
+// file). ENOENT when it does not exist.
+Result<uint64_t> modified_time_ns(const std::string& path);
 
 }  // namespace pp::sys

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -124,6 +125,27 @@ Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid) {
     return "its user namespace is " + *ns + ", not " + *own_ns +
            ", whose capabilities open no perf event";
   return std::string();
+}
+
+bool is_perf_comm(std::string_view comm) {
+  return comm == "perf" || starts_with(comm, "perf_");
+}
+
+bool end_with_perf_parent(const Tree& proc) {
+  const pid_t parent = ::getppid();
+  if (parent <= 1)
+    return false;
+  //   /proc/<ppid>/comm: "perf\n"
+  auto comm = proc.read(std::to_string(parent) + "/comm", 64);
+  if (!comm.ok() || !is_perf_comm(trim(*comm)))
+    return false;
+  if (::prctl(PR_SET_PDEATHSIG, SIGTERM) != 0)
+    return false;
+  // perf died between getppid() and the request: the kernel will not send
+  // the signal for a death that came before it.
+  if (::getppid() != parent)
+    ::kill(::getpid(), SIGTERM);
+  return true;
 }
 
 Result<std::string> executable_path(const Tree& proc, pid_t pid) {

@@ -78,6 +78,23 @@ Result<ProcessStatus> read_process_status(const Tree& proc, pid_t pid);
 // process is gone.
 Result<std::string> user_namespace_difference(const Tree& proc, pid_t pid);
 
+// Whether a process whose comm (<pid>/comm, without its newline) is this
+// is perf itself: "perf", or Debian's versioned binary that the /usr/bin/perf
+// wrapper runs ("perf_6.1"). Not "perf-persisten" (our own, cut to 15 bytes).
+bool is_perf_comm(std::string_view comm);
+
+// `perf persistent VERB` runs this program as a child (perf-persistent VERB)
+// and waits for it; a SIGTERM or SIGKILL to perf kills perf alone, and the
+// child would go on, re-parented to init. When the parent (getppid(), its
+// comm read from `proc`) is perf, this asks the kernel for SIGTERM when
+// that parent dies (prctl PR_SET_PDEATHSIG), so the verb ends on its own
+// SIGTERM path (files completed, the terminal restored) and its status
+// reaches perf while perf lives. The parent may have died before the
+// request: then getppid() differs from the pid read, and SIGTERM is sent
+// to this process at once. The request is not inherited by a fork (the
+// daemon's detached broker keeps running). Returns whether it was made.
+bool end_with_perf_parent(const Tree& proc);
+
 // The program process `pid` runs, as <pid>/exe names it, without the
 // " (deleted)" the kernel adds once the file was replaced (an upgrade): the
 // path it was started from. Needs ptrace access to the process (EACCES

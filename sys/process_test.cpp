@@ -265,3 +265,19 @@ TEST(PerfCapableAt, Level3AsksForCapSysAdmin) {
 
 }  // namespace
 }  // namespace pp::sys
+
+namespace pp::sys {
+namespace {
+
+// perf's comm, and Debian's versioned binary's; never our own.
+TEST(PerfParent, PerfAndItsVersionedBinaryArePerfNothingElse) {
+  EXPECT_TRUE(is_perf_comm("perf"));
+  EXPECT_TRUE(is_perf_comm("perf_6.1"));
+  EXPECT_FALSE(is_perf_comm("perf-persisten"));
+  EXPECT_FALSE(is_perf_comm("perfect"));
+  EXPECT_FALSE(is_perf_comm("bash"));
+  EXPECT_FALSE(is_perf_comm(""));
+}
+
+}  // namespace
+}  // namespace pp::sys

@@ -16,6 +16,8 @@ namespace {
 
 // The metrics file is rewritten at most this often.
 constexpr uint64_t kMinPrometheusIntervalMs = 100;
+// The smallest --retention-size (see retention-size below).
+constexpr uint64_t kMinRetentionBytes = 1ULL << 20;
 
 Error config_error(std::string_view path, int line, const std::string& what) {
   return ini_error(path, line, what + "; see perf-persistent-watch(1), CONFIG FILE");
@@ -99,7 +101,16 @@ Status set_watch_key(WatchOptions& options, bool& events_set, std::string_view k
     PP_ASSIGN_OR_RETURN(uint64_t days, parse_count(value, what, 0, 36500));
     options.history.max_age_s = days * 86400;
   } else if (key == "retention-size") {
-    PP_ASSIGN_OR_RETURN(options.history.max_bytes, parse_size(value, what));
+    PP_ASSIGN_OR_RETURN(uint64_t bytes, parse_size(value, what));
+    // The history's own tables and indexes take a page each (16 KiB in a
+    // new file, about 14 of them) whatever the records: a smaller budget
+    // would have retention delete every record, the newest machine check
+    // included, at every start.
+    if (bytes != 0 && bytes < kMinRetentionBytes)
+      return usage_error(std::string(what) + " '" + std::string(value) +
+                         "': give at least 1M (the history's own tables take about a "
+                         "quarter of that), or 0 for no size limit");
+    options.history.max_bytes = bytes;
   } else if (key == "prometheus") {
     options.prometheus = value == "none" ? "" : std::string(value);
   } else if (key == "prometheus-interval") {
@@ -210,10 +221,23 @@ Status parse_watch_config(std::string_view text, std::string_view path, WatchOpt
   for (const IniSection& section : doc->sections) {
     const std::string& name = section.name;
     bool trigger = starts_with(name, "trigger ") && !trim(name.substr(8)).empty();
+    if (name == "check") {
+      // `perf persistent check`'s own section (check/check.h): watch keeps
+      // it so that one file says what is acknowledged on this host.
+      for (const IniEntry& entry : section.entries) {
+        if (entry.key != "ignore")
+          return config_error(path, entry.line,
+                              "unknown key '" + entry.key + "' ([check] has ignore)");
+        for (std::string_view id : split(entry.value, ','))
+          if (!trim(id).empty())
+            options.check_ignore.emplace_back(trim(id));
+      }
+      continue;
+    }
     if (name != "watch" && !trigger)
       return config_error(
           path, section.line,
-          "unknown section [" + name + "]; the sections are [watch] and [trigger NAME]");
+          "unknown section [" + name + "]; the sections are [watch], [trigger NAME] and [check]");
     if (trigger) {
       TriggerRule rule;
       rule.name = std::string(trim(std::string_view(name).substr(8)));

@@ -30,6 +30,9 @@
 //   rate-limit = 10 per 1h
 //   on = records                     # or lost
 //
+//   [check]                          # perf persistent check's, read by it alone
+//   ignore = other-consumer, broker-not-under-systemd   # acknowledged findings
+//
 // The file is INI as base/ini.h reads it: '#' starts a comment (a whole
 // line, or after a space). Errors are of kind kConfig and name the file, the
 // line and what is wrong.

@@ -85,6 +85,7 @@ TEST(WatchConfig, MistakesNameTheFileAndLine) {
       {"[watch]\n[watcher]\n", "w.conf:2: unknown section [watcher]"},
       {"[watch]\nharvest = maybe\n", "w.conf:2: harvest 'maybe': say yes or no"},
       {"[trigger a]\nexec = x\n[trigger a]\nexec = y\n", "w.conf:3: a second [trigger a]"},
+      {"[check]\nignores = x\n", "w.conf:2: unknown key 'ignores' ([check] has ignore)"},
   };
   for (const Case& c : cases) {
     WatchOptions options;
@@ -97,6 +98,19 @@ TEST(WatchConfig, MistakesNameTheFileAndLine) {
   }
 }
 
+// check's section: its acknowledgements, which watch keeps and ignores.
+TEST(WatchConfig, TheCheckSectionListsAcknowledgedIds) {
+  WatchOptions options;
+  Status s = parse_watch_config(
+      "[watch]\nharvest = no\n[check]\nignore = other-consumer, ,metrics-stale\n"
+      "ignore = watch-not-alive\n",
+      "w.conf", options);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  EXPECT_EQ(options.check_ignore,
+            (std::vector<std::string>{"other-consumer", "metrics-stale", "watch-not-alive"}));
+  EXPECT_FALSE(options.harvest);
+}
+
 TEST(WatchConfig, APrometheusIntervalUnderATenthIsAConfigError) {
   WatchOptions options;
   Status s = parse_watch_config("[watch]\nprometheus-interval = 0.05\n", "w.conf", options);
@@ -105,6 +119,23 @@ TEST(WatchConfig, APrometheusIntervalUnderATenthIsAConfigError) {
   EXPECT_TRUE(has(s.error(), "w.conf:2: prometheus-interval '0.05': give at least 0.1 seconds"))
       << s.error().message();
   EXPECT_FALSE(has(s.error(), "--prometheus-interval")) << s.error().message();
+}
+
+// A budget smaller than the history's own tables would have retention
+// delete every record, the newest machine check included: refused.
+TEST(WatchConfig, ARetentionSizeUnderOneMegabyteIsAConfigError) {
+  WatchOptions options;
+  Status s = parse_watch_config("[watch]\nretention-size = 256K\n", "w.conf", options);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().kind(), ErrorKind::kConfig);
+  EXPECT_TRUE(has(s.error(), "w.conf:2: retention-size '256K': give at least 1M"))
+      << s.error().message();
+  WatchOptions none;
+  ASSERT_TRUE(parse_watch_config("[watch]\nretention-size = 0\n", "w.conf", none).ok());
+  EXPECT_EQ(none.history.max_bytes, 0u);
+  WatchOptions least;
+  ASSERT_TRUE(parse_watch_config("[watch]\nretention-size = 1M\n", "w.conf", least).ok());
+  EXPECT_EQ(least.history.max_bytes, 1u << 20);
 }
 
 // The command line goes through the same setters: the same limits, named

@@ -159,8 +159,13 @@ Result<Filters> make_filters(const DbReportOptions& o) {
     for (size_t i = 0; i < names.size(); i++)
       in += i ? ",?" : "?";
     in += ')';
-    f.records.add("event " + in + " OR tracepoint " + in);
-    for (int twice = 0; twice < 2; twice++)
+    // A harvested record has no event; it is the named event's when the
+    // name is its tracepoint's ("mce_record" for the machine checks of the
+    // kernel's logs, as the default event is named after it).
+    f.records.add("event " + in + " OR tracepoint " + in +
+                  " OR (event IS NULL AND substr(tracepoint, instr(tracepoint, ':') + 1) " + in +
+                  ")");
+    for (int thrice = 0; thrice < 3; thrice++)
       for (const std::string& n : names)
         f.records.params.emplace_back(n);
     f.lost.add_in("event", names);

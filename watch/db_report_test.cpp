@@ -246,7 +246,11 @@ TEST(DbReportTest, EachFilterChangesTheOutputAsItShould) {
        },
        "BC"},
       {"event name", [](DbReportOptions& o) { o.events = {"ctxsw"}; }, "D"},
-      {"persistent/NAME/", [](DbReportOptions& o) { o.events = {"persistent/mce_record/"}; }, "AB"},
+      // The machine checks of the kernel's logs (C, no event) with the event.
+      {"persistent/NAME/", [](DbReportOptions& o) { o.events = {"persistent/mce_record/"}; },
+       "ABC"},
+      {"the default event's name", [](DbReportOptions& o) { o.events = {"mce_record"}; }, "ABC"},
+      {"another event's name", [](DbReportOptions& o) { o.events = {"mce"}; }, ""},
       {"tracepoint", [](DbReportOptions& o) { o.events = {"mce:mce_record"}; }, "ABC"},
       {"events and cpu",
        [](DbReportOptions& o) {

@@ -133,6 +133,20 @@ CREATE TRIGGER IF NOT EXISTS records_seen_keys AFTER DELETE ON records
   END;
 )sql";
 
+// The watcher's liveness, one row it rewrites (history.h, heartbeat); made
+// at every open, like seen_keys.
+constexpr const char* kHeartbeatSchema = R"sql(
+CREATE TABLE IF NOT EXISTS heartbeat (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  pid INTEGER,
+  boot_id TEXT,
+  started_ns INTEGER,
+  beat_ns INTEGER,
+  interval_s INTEGER,
+  stopped_ns INTEGER
+);
+)sql";
+
 // Creates the file 0600 before SQLite does (SQLite would follow the umask);
 // the -wal and -shm files SQLite makes take the database's mode. An
 // existing file of a wider mode is tightened; a link is not followed.
@@ -406,6 +420,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
   if (version < kHistorySchemaVersion)
     PP_RETURN_IF_ERROR(create_or_migrate(db, version, path));
   PP_RETURN_IF_ERROR(sqlite_exec(db, kSeenSchema, path));
+  PP_RETURN_IF_ERROR(sqlite_exec(db, kHeartbeatSchema, path));
+  h->started_ns_ = sys::realtime_ns();
   PP_ASSIGN_OR_RETURN(
       h->insert_,
       sqlite_prepare(db,
@@ -603,6 +619,12 @@ Status History::lost(const LostNotice& n) {
 }
 
 Status History::tick(uint64_t now_ms, bool final) {
+  if (options_.heartbeat_interval_s &&
+      (final || !last_beat_ms_ ||
+       now_ms - *last_beat_ms_ >= options_.heartbeat_interval_s * 1000)) {
+    PP_RETURN_IF_ERROR(beat(final));
+    last_beat_ms_ = now_ms;
+  }
   if (!last_commit_ms_)
     last_commit_ms_ = now_ms;
   if (final || now_ms - *last_commit_ms_ >= options_.commit_interval_ms) {
@@ -616,6 +638,24 @@ Status History::tick(uint64_t now_ms, bool final) {
     last_prune_ms_ = now_ms;
   }
   return ok_status();
+}
+
+Status History::beat(bool stopped) {
+  PP_RETURN_IF_ERROR(begin_if_needed());
+  PP_ASSIGN_OR_RETURN(SqliteStmt s, sqlite_prepare(db_.get(),
+                                                   "INSERT OR REPLACE INTO heartbeat (id, pid, "
+                                                   "boot_id, started_ns, beat_ns, interval_s, "
+                                                   "stopped_ns) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6)",
+                                                   path_));
+  uint64_t now = sys::realtime_ns();
+  sqlite3_bind_int64(s.get(), 1, options_.pid);
+  bind_text(s.get(), 2, options_.boot_id);
+  sqlite3_bind_int64(s.get(), 3, int64_t(started_ns_));
+  sqlite3_bind_int64(s.get(), 4, int64_t(now));
+  sqlite3_bind_int64(s.get(), 5, int64_t(options_.heartbeat_interval_s));
+  bind_i64(s.get(), 6, known(int64_t(now), stopped));
+  PP_RETURN_IF_ERROR(step_done(db_.get(), s.get(), "writing the heartbeat to", path_));
+  return commit();
 }
 
 Status History::prune() {

@@ -55,6 +55,16 @@
 //                                     -- machine check's row; its newest kMaxSeenKeys kept,
 //                                     -- in at most an eighth of max_bytes.
 //                                     -- Made at every open (older files get it).
+//   heartbeat(id INTEGER PRIMARY KEY CHECK (id = 1),  -- one row: the watcher writing the file
+//             pid INTEGER, boot_id TEXT,
+//             started_ns INTEGER,     -- when it opened the file (ns since the epoch)
+//             beat_ns INTEGER,        -- its last beat: at open, every interval_s, at stop
+//             interval_s INTEGER,     -- how often it beats (kHeartbeatIntervalS)
+//             stopped_ns INTEGER)     -- when it stopped cleanly; NULL while it runs
+//                                     -- Made at every open (older files get it), so a
+//                                     -- history without the table was never opened by
+//                                     -- a watcher that beats. `perf persistent check`
+//                                     -- reads it (watch/liveness.h).
 //
 // Version 1 differed in its indexes alone: records(boot_id, event, cpu,
 // time) where stream_times is, and records(severity) over every row. open()
@@ -155,11 +165,18 @@ struct HistoryDb {
 // report skips it).
 Result<HistoryDb> open_history_db(const std::string& path, bool writable);
 
+// How often the watcher rewrites its heartbeat row (above); check calls
+// a heartbeat older than three intervals stale.
+inline constexpr uint64_t kHeartbeatIntervalS = 60;
+
 struct HistoryOptions {
   uint64_t max_age_s = uint64_t{180} * 86400;  // retention by age (0: keep forever)
   uint64_t max_bytes = 256ull << 20;           // retention by size of the file (0: no limit)
   uint64_t commit_interval_ms = 1000;          // a power cut loses at most this much
   std::string boot_id;  // this boot's (/proc/sys/kernel/random/boot_id), stored with live records
+  // The heartbeat row's interval (0: no heartbeat is written) and pid.
+  uint64_t heartbeat_interval_s = kHeartbeatIntervalS;
+  int64_t pid = 0;
 };
 
 // What the history did, for the watcher's log and metrics.
@@ -229,7 +246,9 @@ class History final : public Sink {
   Status take(const WatchRecord& r, const RecordJson& json) override;
   Status lost(const LostNotice& n) override;
   // Commits when commit_interval_ms passed since the last commit, or when
-  // `final`; retention at most once a minute.
+  // `final`; retention at most once a minute; the heartbeat row at the
+  // first tick, every heartbeat_interval_s and at `final` (stopped_ns set),
+  // each beat committed at once.
   Status tick(uint64_t now_ms, bool final) override;
 
   // Runs retention now, in its own transaction (after committing what is open).
@@ -256,6 +275,8 @@ class History final : public Sink {
   Status prune_by_age();
   Status prune_by_size();
   Status prune_seen_keys();
+  // Writes the heartbeat row (stopped: with stopped_ns) and commits.
+  Status beat(bool stopped);
   // Pages in use (page_count - freelist_count) times the page size.
   Result<uint64_t> used_bytes();
 
@@ -268,7 +289,8 @@ class History final : public Sink {
   // The newest time of each (event, CPU) stored in the open transaction,
   // written to stream_times when it commits.
   std::map<std::string, std::map<int32_t, uint64_t>, std::less<>> pending_times_;
-  std::optional<uint64_t> last_commit_ms_, last_prune_ms_;
+  std::optional<uint64_t> last_commit_ms_, last_prune_ms_, last_beat_ms_;
+  uint64_t started_ns_ = 0;
   HistoryCounters counters_;
 };
 

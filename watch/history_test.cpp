@@ -274,6 +274,38 @@ TEST(HistoryTest, CommitsOnlyAfterTheIntervalOrFinal) {
   EXPECT_EQ(db.number("SELECT count(*) FROM records"), 2);
 }
 
+// The watcher's liveness for check: one row, written at the first tick,
+// again after its interval, and with stopped_ns at the final tick; each
+// beat committed at once (another connection sees it).
+TEST(HistoryTest, HeartbeatIsOneRowBeatingEveryIntervalAndStoppedAtTheEnd) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  HistoryOptions o = options();
+  o.pid = 4321;
+  o.heartbeat_interval_s = 60;
+  o.commit_interval_ms = 3600000;  // only the beats commit
+  auto h = History::open(path, o);
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  RawDb db(path);
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 0) << "no beat before the first tick";
+  uint64_t before = now_ns();
+  ASSERT_TRUE((*h)->tick(5000, false).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 1);
+  EXPECT_EQ(db.number("SELECT pid FROM heartbeat"), 4321);
+  EXPECT_EQ(db.number("SELECT interval_s FROM heartbeat"), 60);
+  EXPECT_EQ(db.number("SELECT stopped_ns IS NULL FROM heartbeat"), 1);
+  int64_t first = db.number("SELECT beat_ns FROM heartbeat");
+  EXPECT_GE(first, int64_t(before));
+  EXPECT_GE(first, db.number("SELECT started_ns FROM heartbeat"));
+  ASSERT_TRUE((*h)->tick(64999, false).ok());
+  EXPECT_EQ(db.number("SELECT beat_ns FROM heartbeat"), first) << "not before its interval";
+  ASSERT_TRUE((*h)->tick(65000, false).ok());
+  EXPECT_GT(db.number("SELECT beat_ns FROM heartbeat"), first);
+  ASSERT_TRUE((*h)->tick(65001, true).ok());
+  EXPECT_EQ(db.number("SELECT count(*) FROM heartbeat"), 1);
+  EXPECT_EQ(db.number("SELECT stopped_ns = beat_ns FROM heartbeat"), 1);
+}
+
 TEST(HistoryTest, LastTimeIsPerEventCpuAndBoot) {
   TempDir dir;
   std::string path = dir.path("h.db");
@@ -413,13 +445,13 @@ TEST(HistoryTest, SizeRetentionDeletesMachineChecksWhenNothingElseIsLeft) {
     ASSERT_TRUE(h.ok()) << h.error().message();
     for (int i = 0; i < 3000; i++) {
       WatchRecord r = mce_record("mce-" + std::to_string(i), now_ns() - kDay + uint64_t(i));
-      r.fields["filler"] = std::string(300, 'y');
+      r.fields["filler"] = std::string(600, 'y');
       ASSERT_TRUE(add(**h, r).ok());
     }
     ASSERT_TRUE((*h)->tick(0, true).ok());
   }
   HistoryOptions o = options();
-  o.max_bytes = 256 << 10;
+  o.max_bytes = 1 << 20;  // watch's smallest --retention-size
   auto h = History::open(path, o);
   ASSERT_TRUE(h.ok()) << h.error().message();
   EXPECT_TRUE(*(*h)->contains("mce-2999"));
@@ -428,7 +460,7 @@ TEST(HistoryTest, SizeRetentionDeletesMachineChecksWhenNothingElseIsLeft) {
   EXPECT_EQ(db.number("SELECT count(*) FROM records WHERE key = 'mce-2999'"), 1);
   // The deleted machine checks' keys, the newest that fit in an eighth of
   // the budget: a small budget forgets the oldest keys too.
-  int64_t kept = int64_t((256 << 10) / 8 / kSeenKeyBytes);
+  int64_t kept = int64_t((1 << 20) / 8 / kSeenKeyBytes);
   EXPECT_EQ(db.number("SELECT count(*) FROM seen_keys"), kept);
   int64_t newest_deleted = 3000 - db.number("SELECT count(*) FROM records") - 1;
   EXPECT_TRUE(*(*h)->contains("mce-" + std::to_string(newest_deleted)));

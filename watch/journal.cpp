@@ -8,6 +8,7 @@
 #include "base/json.h"
 #include "base/wall_time.h"
 #include "mce/error_code.h"
+#include "sys/tree.h"
 
 namespace pp::watch {
 
@@ -18,6 +19,15 @@ namespace {
 class SdJournalWriter final : public JournalWriter {
  public:
   Status send(const std::vector<std::string>& fields) override {
+    // libsystemd drops an entry silently, and succeeds, when no journald
+    // listens (its socket is missing): say so instead, so that the sink's
+    // note is written (once).
+    if (!socket_checked_) {
+      socket_checked_ = true;
+      socket_missing_ = !sys::Tree("/run").exists("systemd/journal/socket");
+    }
+    if (socket_missing_)
+      return Error(ENOENT, "no journal: /run/systemd/journal/socket does not exist");
     std::vector<iovec> iov;
     iov.reserve(fields.size());
     for (const auto& f : fields)
@@ -27,6 +37,9 @@ class SdJournalWriter final : public JournalWriter {
       return error_from_errno(-r, "sd_journal_sendv");
     return ok_status();
   }
+
+ private:
+  bool socket_checked_ = false, socket_missing_ = false;
 };
 
 // A JSON value as a journal field's value: a scalar as json_scalar_text()
@@ -141,6 +154,11 @@ std::string machine_check_message(const WatchRecord& r) {
     out += " (previous boot, pstore)";
   else if (r.origin == Origin::kErst)
     out += " (previous boot, ERST)";
+  // A harvested error is read long after it happened (at the next start, or
+  // the next boot): the entry's own time is when it was read, so the
+  // message says when it happened (the log's TIME).
+  if (r.origin != Origin::kLive && r.wall_ns)
+    out += " at " + format_wall_time(r.wall_ns);
   out += ": ";
   if (!r.mce)
     return out + "not decoded";

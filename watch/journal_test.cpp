@@ -113,6 +113,23 @@ TEST(JournalEntry, FatalFromPstoreIsCriticalAndSaysWhereFrom) {
     EXPECT_FALSE(f.starts_with("PERF_PERSISTENT_EVENT=")) << "a harvested record has no event";
 }
 
+// A harvested error is journalled when it is read: its message says when
+// it happened.
+TEST(JournalEntry, AHarvestedErrorSaysWhenItHappened) {
+  WatchRecord r = mce_record(Origin::kKmsg, 0xbe00000000000150, 1, 0);
+  r.wall_ns = 1796285030ull * 1000000000ull;
+  auto fields = machine_check_entry(r, record_json(r));
+  ASSERT_FALSE(fields.empty());
+  EXPECT_EQ(
+      fields[0].rfind("MESSAGE=machine check (kernel log) at 2026-12-03T08:03:50.000000000Z: CPU 0 "
+                      "bank 1: fatal",
+                      0),
+      0u)
+      << fields[0];
+  EXPECT_THAT(fields,
+              ::testing::Contains("PERF_PERSISTENT_WALL_TIME=2026-12-03T08:03:50.000000000Z"));
+}
+
 TEST(JournalEntry, EveryFieldNameIsValid) {
   WatchRecord r = mce_record(Origin::kLive, 0xbe00000000000150, 1, 0);
   r.fields = {{"prev-comm", "x"}, {"_private", 1}, {"9th", true}, {"ünï", "y"}};
@@ -271,6 +288,32 @@ TEST(JournalSink, UnreachableJournalIsSaidOnceAndNotAnError) {
   EXPECT_NE(text.find("cannot write to the systemd journal: sd_journal_sendv: "), std::string::npos)
       << text;
   EXPECT_NE(text.find("systemd"), std::string::npos) << text;
+}
+
+// The real writer where no journald listens (libsystemd then succeeds and
+// drops the entry): the note, once; where one listens, no note.
+TEST(JournalSink, TheRealWriterSaysOnceThatNoJournalListens) {
+  bool journald = access("/run/systemd/journal/socket", F_OK) == 0;
+  std::ostringstream log;
+  JournalOptions o;
+  o.log = &log;
+  JournalSink sink(real_journal_writer(), o);
+  WatchRecord m = mce_record(Origin::kLive, 0x9400000000000091, 2, 1);
+  m.key = "journal-note-test";
+  EXPECT_TRUE(sink.record(m, record_json(m)).ok());
+  EXPECT_TRUE(sink.record(m, record_json(m)).ok());
+  std::string text = log.str();
+  if (journald) {
+    EXPECT_EQ(sink.failed(), 0u) << text;
+    EXPECT_TRUE(text.empty()) << text;
+  } else {
+    EXPECT_EQ(sink.failed(), 2u);
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_NE(text.find("cannot write to the systemd journal: no journal: "
+                        "/run/systemd/journal/socket does not exist"),
+              std::string::npos)
+        << text;
+  }
 }
 
 // The real journal: one entry with a unique field, read back by journalctl.

@@ -3,6 +3,7 @@
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <functional>
 #include <map>
@@ -126,6 +127,12 @@ class Watcher {
   void detach();
   // Whether an event waited for as unavailable is listed otherwise now.
   bool waited_event_changed();
+  // The task name of a record's thread: perf's samples carry none, and
+  // the kernel's saved_cmdlines holds only what ftrace recorded, so it is
+  // <proc>/<tid>/comm as it is when the record is read ("swapper" for
+  // pid 0, as perf script says), remembered for a second; "" when the task
+  // is gone.
+  const std::string& comm_of(int32_t tid);
   std::string stream_name(const record::Stream& s) const {
     return "persistent/" + events_[s.event].info.name + "/ CPU " + std::to_string(s.cpu);
   }
@@ -162,6 +169,8 @@ class Watcher {
   // The events' own clock beside the wall clock; nullopt when they have
   // none (their records other than machine checks then have no wall time).
   std::optional<sys::ClockPair> wall_;
+  std::map<int32_t, std::string> comms_;  // comm_of()'s, cleared every second
+  uint64_t comms_ms_ = 0;
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
   // The names of the events the broker lists as unavailable, waited for.
@@ -254,6 +263,7 @@ Status Watcher::open_sinks() {
   if (!options_.db.empty()) {
     HistoryOptions h = options_.history;
     h.boot_id = boot_id_;
+    h.pid = int64_t(::getpid());
     PP_ASSIGN_OR_RETURN(std::unique_ptr<History> history, History::open(options_.db, h));
     history_ = history.get();
     sinks_.push_back({std::move(history), true, "history"});
@@ -697,7 +707,7 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   r.cpu = int32_t(sample->cpu);
   r.pid = int32_t(sample->pid);
   r.tid = int32_t(sample->tid);
-  r.comm = std::string(decoder_->saved_comm(r.pid));
+  r.comm = comm_of(r.tid >= 0 ? r.tid : r.pid);
   if (te->name == kMceTracepoint) {
     mce::MceRegisters regs = report::mce_registers(*te, sample->raw);
     r.mce = mce::decode_mce(regs, mce::CpuVendor::kUnknown, mce::MceOrigin::kTracepoint);
@@ -717,6 +727,28 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   // The fields are written from the payload when a sink asks (r.fields
   // stays empty): most records need their text alone.
   return feed(r, RecordJson(r, *te, sample->raw));
+}
+
+const std::string& Watcher::comm_of(int32_t tid) {
+  uint64_t now = sys::monotonic_ms();
+  if (now - comms_ms_ >= 1000 || comms_.size() > 4096) {
+    comms_.clear();
+    comms_ms_ = now;
+  }
+  auto [it, added] = comms_.try_emplace(tid);
+  if (!added)
+    return it->second;
+  if (tid == 0) {
+    it->second = "swapper";
+  } else if (tid > 0) {
+    //   /proc/<tid>/comm: "kworker/0:1\n" (any thread's, by its id)
+    sys::Tree proc(options_.backend.proc_root);
+    if (auto text = proc.read(std::to_string(tid) + "/comm", 64); text.ok())
+      it->second = std::string(trim(*text));
+    if (it->second.empty() && decoder_)
+      it->second = std::string(decoder_->saved_comm(tid));
+  }
+  return it->second;
 }
 
 Status Watcher::lost(const record::Stream& stream, uint64_t records) {

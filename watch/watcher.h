@@ -65,6 +65,10 @@ struct WatchOptions {
   OfflineOptions offline;
   bool once = false;         // harvest, read what the buffers hold, store it, exit
   uint64_t duration_ms = 0;  // stop after this long (0: until SIGINT or SIGTERM)
+  // The config file's [check] ignore: the findings `perf persistent
+  // check` reports acknowledged on this host (watch itself reads nothing
+  // of it).
+  std::vector<std::string> check_ignore;
   pmu::Roots roots;
   persistent::BackendOptions backend;
   // What SIGHUP calls for the new options (the config file read again, the

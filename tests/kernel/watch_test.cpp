@@ -169,6 +169,34 @@ TEST_F(Watch, SigtermKeepsEveryRecordPastTheTransactionSize) {
   EXPECT_NE(again.err.find("watch: " + added), std::string::npos) << again.err;
 }
 
+// Each record carries its task's name: perf's samples have none and the
+// kernel's saved_cmdlines holds only ftrace's, so it comes from /proc
+// (an exited task that nobody reaped yet still has its comm there).
+TEST_F(Watch, EveryRecordCarriesItsTasksName) {
+  GetppidCaller caller(50);
+  create_for(caller);
+  ASSERT_TRUE(caller.go());
+  std::string stat_path = "/proc/" + std::to_string(caller.pid()) + "/stat";
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  std::string stat;
+  while (std::chrono::steady_clock::now() < deadline) {
+    stat = slurp(stat_path);
+    if (stat.find(") Z ") != std::string::npos)
+      break;  // it made its calls and exited; not reaped: its comm stays
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_NE(stat.find(") Z "), std::string::npos) << stat;
+  std::string comm = slurp("/proc/self/comm");
+  comm.erase(comm.find_last_not_of('\n') + 1);
+  CommandResult r = watch_once();
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(caller.wait());
+  std::vector<json> records = history();
+  ASSERT_EQ(records.size(), 50u) << r.err;
+  for (const json& record : records)
+    EXPECT_EQ(record.value("comm", ""), comm) << record.dump();
+}
+
 TEST_F(Watch, PromtoolAcceptsTheMetricsFile) {
   GetppidCaller caller(100);
   create_for(caller);

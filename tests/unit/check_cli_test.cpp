@@ -51,7 +51,7 @@ TEST_F(CheckCli, NoBrokerIsCriticalWithExitTwo) {
   CommandResult r = check({});
   EXPECT_EQ(r.status, 2) << r.out << r.err;
   EXPECT_EQ(r.out.rfind("PERSISTENT CRITICAL - 2 problems: broker-not-running, no-mce-event | "
-                        "critical=2 warning=0 unknown=0 acknowledged=0 events=0\n",
+                        "critical=2 warning=0 unknown=0 acknowledged=0 events=0 errors=U\n",
                         0),
             0u)
       << r.out;
@@ -78,7 +78,7 @@ TEST_F(CheckCli, HealthyIsOkWithExitZero) {
   healthy_arm();
   CommandResult r = check({});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.rfind("PERSISTENT OK - 20 checks passed, 0 event(s) held |", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("PERSISTENT OK - 22 checks passed, 0 event(s) held |", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
   r = check({"-v"});
   EXPECT_EQ(r.status, 0);
@@ -104,6 +104,58 @@ TEST_F(CheckCli, WarningIsExitOneAndUnknownThree) {
   ASSERT_TRUE(doc.ok()) << r.out;
   EXPECT_EQ((*doc)["status"], "UNKNOWN");
   EXPECT_EQ((*doc)["summary"], "1 problem: perf-event-paranoid");
+}
+
+// watch's liveness from what a real watch left: its history's heartbeat
+// (stopped, after --once) and its metrics file (watch_up 0); acknowledged
+// by the config file's [check] section, whose typo is refused naming it.
+TEST_F(CheckCli, WatchLivenessFromItsFilesAndTheConfigFilesAcknowledgements) {
+  healthy_arm();
+  std::string conf = dir.path("watch.conf");
+  std::string watch_part = "[watch]\ndb = " + dir.path("history.db") +
+                           "\nprometheus = " + dir.path("m.prom") + "\nharvest = no\n";
+  dir.write("watch.conf", watch_part);
+  CommandResult r = check({"--config", conf});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("WARNING watch-not-alive: watch has never written its history"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("WARNING metrics-stale: watch's metrics file is missing"), std::string::npos)
+      << r.out;
+
+  CommandResult w = run_pp({"watch", "--config", conf, "--once", "--run-dir", dir.path("run")});
+  ASSERT_EQ(w.status, 0) << w.out << w.err;
+  r = check({"--config", conf, "--json"});
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  auto doc = parse_json(r.out, "check --json");
+  ASSERT_TRUE(doc.ok()) << r.out;
+  EXPECT_EQ((*doc)["summary"], "2 problems: watch-not-alive, metrics-stale");
+  EXPECT_EQ((*doc)["errors"], 0) << "the history counts its machine checks";
+  for (const auto& f : (*doc)["findings"]) {
+    if (f["id"] == "watch-not-alive") {
+      EXPECT_NE(f["found"].get<std::string>().find(" stopped "), std::string::npos) << f.dump();
+    }
+    if (f["id"] == "metrics-stale") {
+      EXPECT_NE(f["found"].get<std::string>().find("perf_persistent_watch_up 0"), std::string::npos)
+          << f.dump();
+    }
+  }
+
+  dir.write("watch.conf", watch_part + "[check]\nignore = watch-not-alive, metrics-stale\n");
+  r = check({"--config", conf});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("acknowledged=2 events=0 errors=0c\n"), std::string::npos) << r.out;
+
+  dir.write("watch.conf", watch_part + "[check]\nignore = watch-dead\n");
+  r = check({"--config", conf});
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find(conf + " [check] ignore watch-dead: no check has that id"),
+            std::string::npos)
+      << r.out;
+
+  r = check({"--config", dir.path("missing.conf")});
+  EXPECT_EQ(r.status, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("missing.conf"), std::string::npos) << r.out;
 }
 
 // A bad option is UNKNOWN (3), as plugins report it, not the usage status 1.
