@@ -128,9 +128,13 @@ TEST_F(CheckKernel, FindsWhatThisMachineHas) {
   EXPECT_EQ((*doc)["events"], 1);
   EXPECT_EQ(r.status, (*doc)["exit_status"].get<int>());
   // On this kind of machine (a VM without mce_record, no systemd) a
-  // broker holding a flight recorder is a correct setup: exit 0.
+  // broker holding a flight recorder is a correct setup: exit 0, once the
+  // one warning it earns is acknowledged: this broker keeps getppid alone,
+  // so the RAS tracepoints this kernel has are unkept (ras-event-unkept;
+  // the packaged config keeps them).
   if (virtual_machine() && !mce && !systemd && !consumer_runs()) {
-    EXPECT_EQ(r.status, 0) << r.out;
+    CommandResult acked = pp({"check", "--json", "--ignore", "ras-event-unkept"});
+    EXPECT_EQ(acked.status, 0) << acked.out;
   }
 
   // The text form's first line says the same status.
