@@ -74,7 +74,8 @@ void append_perf_time(std::string& out, uint64_t ns) {
 // A field's value in JSON: integers as numbers, except u64 and pointers,
 // which are registers, masks and addresses more often than counts: those are
 // "0x..." strings (jq keeps 53 bits of a number). Strings as strings, arrays
-// as arrays of the same. One rendering for both writers: the streaming
+// as arrays of the same; an array of elements wider than a u64 (a guid_t,
+// a struct) as its bytes. One rendering for both writers: the streaming
 // JsonWriter (the report's hot path, no allocation) and JsonValueOut below.
 template <typename Out>
 void render_field(Out& w, const TraceField& f, std::span<const uint8_t> raw) {
@@ -99,11 +100,10 @@ void render_field(Out& w, const TraceField& f, std::span<const uint8_t> raw) {
     case FieldKind::kArray:
     case FieldKind::kDynArray: {
       w.begin_array();
-      uint32_t es = v.element_size;
-      for (size_t i = 0; es && i + es <= v.raw.size(); i += es) {
+      uint32_t es = v.element_size && v.element_size <= 8 ? v.element_size : 1;
+      for (size_t i = 0; i + es <= v.raw.size(); i += es) {
         uint64_t x = 0;
-        if (es <= 8)
-          std::memcpy(&x, v.raw.data() + i, es);  // little-endian hosts only, as perf.data
+        std::memcpy(&x, v.raw.data() + i, es);  // little-endian hosts only, as perf.data
         if (es == 8)
           w.hex(x);
         else
