@@ -3,14 +3,9 @@
 namespace pp::mce {
 namespace {
 
-struct BitName {
-  unsigned bit;
-  std::string_view name;
-};
-
 // PCI Express Base Specification, Correctable Error Status Register
 // (section 7.8.4.5): bits 1-5 and 9-11 are reserved.
-constexpr BitName kCorrectableBits[] = {
+constexpr StatusBit kCorrectableBits[] = {
     {0, "Receiver Error"},
     {6, "Bad TLP"},
     {7, "Bad DLLP"},
@@ -24,7 +19,7 @@ constexpr BitName kCorrectableBits[] = {
 // PCI Express Base Specification, Uncorrectable Error Status Register
 // (section 7.8.4.2): bit 0 was Link Training Error before revision 1.1;
 // bits 1-3 and 6-11 are reserved; 27-31 were added by revisions 5.0 and 6.0.
-constexpr BitName kUncorrectableBits[] = {
+constexpr StatusBit kUncorrectableBits[] = {
     {0, "Undefined"},
     {4, "Data Link Protocol Error"},
     {5, "Surprise Down Error"},
@@ -76,24 +71,23 @@ MceSeverity aer_common_severity(AerSeverity severity) {
   return MceSeverity::kUncorrected;
 }
 
-std::vector<std::string> aer_status_bits(uint32_t status, bool correctable) {
+std::vector<std::string> status_bit_names(uint32_t status, std::span<const StatusBit> table) {
   std::vector<std::string> out;
   for (unsigned bit = 0; bit < 32; bit++) {
     if (!(status & (uint32_t(1) << bit)))
       continue;
     std::string name = "bit " + std::to_string(bit);
-    auto search = [&](const auto& table) {
-      for (const BitName& b : table)
-        if (b.bit == bit)
-          name = std::string(b.name);
-    };
-    if (correctable)
-      search(kCorrectableBits);
-    else
-      search(kUncorrectableBits);
+    for (const StatusBit& b : table)
+      if (b.bit == bit)
+        name = std::string(b.name);
     out.push_back(std::move(name));
   }
   return out;
+}
+
+std::vector<std::string> aer_status_bits(uint32_t status, bool correctable) {
+  return status_bit_names(
+      status, correctable ? std::span<const StatusBit>(kCorrectableBits) : kUncorrectableBits);
 }
 
 std::optional<AerSeverity> AerError::severity() const {

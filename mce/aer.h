@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,9 +39,18 @@ std::string_view aer_severity_name(AerSeverity severity);
 // uncorrected non-fatal error is uncorrected, a fatal one fatal.
 MceSeverity aer_common_severity(AerSeverity severity);
 
-// The names of the bits set in `status`, lowest bit first, from the
-// correctable table when `correctable`, the uncorrectable one otherwise; a
-// set bit the specification reserves is named "bit N".
+// One named bit of an error status register.
+struct StatusBit {
+  unsigned bit;
+  std::string_view name;
+};
+// The names of the bits set in `status`, lowest bit first, from `table`; a
+// set bit the table does not name (one the specification reserves) is
+// "bit N". AER's registers below, and CXL's RAS capability (ras_events.cpp).
+std::vector<std::string> status_bit_names(uint32_t status, std::span<const StatusBit> table);
+
+// status_bit_names() from the correctable table when `correctable`, the
+// uncorrectable one otherwise.
 std::vector<std::string> aer_status_bits(uint32_t status, bool correctable);
 
 struct AerError {

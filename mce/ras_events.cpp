@@ -8,6 +8,7 @@
 #include <span>
 
 #include "base/json.h"
+#include "base/strings.h"
 #include "base/terminal.h"
 #include "mce/aer.h"
 #include "mce/ras_keys.h"
@@ -24,12 +25,6 @@ constexpr size_t kRawTextBytes = 64;
 std::string hex32(uint64_t v) {
   char buf[16];
   std::snprintf(buf, sizeof(buf), "0x%08llx", static_cast<unsigned long long>(v & 0xffffffff));
-  return buf;
-}
-
-std::string hex(uint64_t v) {
-  char buf[24];
-  std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
 
@@ -103,9 +98,26 @@ std::string severity_words(MceSeverity common, std::string_view own) {
   return out;
 }
 
+// A decoding of `source`, its JSON's first key set.
+RasDecoded start(std::string_view source) {
+  RasDecoded d;
+  d.source = std::string(source);
+  d.json["source"] = d.source;
+  return d;
+}
+
 void set_severity(RasDecoded& d, MceSeverity s) {
   d.severity = s;
   d.json["severity"] = std::string(mce_severity_name(s));
+}
+
+// The CPER severity of a record with a `sev` field (uncorrected when it has
+// none) and its "cper_severity" key (null then); returns the raw value.
+std::optional<uint64_t> set_cper_severity(RasDecoded& d, const Reader& f) {
+  auto sev = f.number("sev");
+  set_severity(d, sev ? cper_common_severity(*sev) : MceSeverity::kUncorrected);
+  d.json["cper_severity"] = sev ? ordered_json(cper_severity_name(*sev)) : ordered_json(nullptr);
+  return sev;
 }
 
 // A raw section: its JSON as hex, a text line with its length and the
@@ -127,9 +139,7 @@ void raw_section(RasDecoded& d, const Reader& f, std::string_view key, std::stri
 }
 
 RasDecoded decode_aer(const Reader& f) {
-  RasDecoded d;
-  d.source = "aer";
-  d.json["source"] = "aer";
+  RasDecoded d = start("aer");
   AerError e;
   e.device = f.text("dev_name");
   e.status = uint32_t(f.number("status").value_or(0));
@@ -159,10 +169,7 @@ RasDecoded decode_aer(const Reader& f) {
   }
   std::string first = "PCIe AER " + severity_words(d.severity, sev_name) + " on " +
                       (e.device.empty() ? std::string("an unnamed device") : e.device);
-  std::string names;
-  for (const std::string& b : bits)
-    names += (names.empty() ? "" : ", ") + b;
-  first += ": " + (names.empty() ? std::string("no status bit set") : names);
+  first += ": " + (bits.empty() ? std::string("no status bit set") : join(bits, ", "));
   d.lines.push_back(std::move(first));
   std::string second = "status " + hex32(e.status) + ", TLP header ";
   if (e.tlp_header) {
@@ -211,25 +218,23 @@ std::string table_name(const std::string_view (&table)[N], std::optional<uint64_
 }
 
 RasDecoded decode_memory_failure(const Reader& f) {
-  RasDecoded d;
-  d.source = "memory_failure";
-  d.json["source"] = "memory_failure";
+  RasDecoded d = start("memory_failure");
   // Every memory failure is an uncorrected error the kernel acted on: its
   // result says whether the page was taken away cleanly.
   set_severity(d, MceSeverity::kUncorrected);
   auto pfn = f.number("pfn");
   std::string type = table_name(kPageTypes, f.number("type"));
   std::string result = table_name(kResults, f.number("result"));
-  d.json["pfn"] = pfn ? ordered_json(hex(*pfn)) : ordered_json(nullptr);
+  d.json["pfn"] = pfn ? ordered_json(hex_u64(*pfn)) : ordered_json(nullptr);
   // The page's physical address, 4 KiB pages (memory_failure_event is x86's
   // and arm64's, whose PAGE_SHIFT the record does not carry: 12 on both
   // distributions' kernels).
-  d.json["address"] = pfn ? ordered_json(hex(*pfn << 12)) : ordered_json(nullptr);
+  d.json["address"] = pfn ? ordered_json(hex_u64(*pfn << 12)) : ordered_json(nullptr);
   d.json["page_type"] = type;
   d.json["result"] = result;
-  d.where = pfn ? "pfn " + hex(*pfn) : std::string();
-  d.lines.push_back("memory failure at pfn " + (pfn ? hex(*pfn) : std::string("unknown")) + " (" +
-                    type + "): " + result);
+  d.where = pfn ? "pfn " + hex_u64(*pfn) : std::string();
+  d.lines.push_back("memory failure at pfn " + (pfn ? hex_u64(*pfn) : std::string("unknown")) +
+                    " (" + type + "): " + result);
   return d;
 }
 
@@ -264,34 +269,30 @@ std::string_view midr_implementer(uint64_t code) {
 }
 
 RasDecoded decode_arm(const Reader& f) {
-  RasDecoded d;
-  d.source = "arm";
-  d.json["source"] = "arm";
+  RasDecoded d = start("arm");
   // 6.1's record has no severity; the kernel traces the section of a record
   // it logged, and GHES logs errors of every severity.
-  auto sev = f.number("sev");
-  set_severity(d, sev ? cper_common_severity(*sev) : MceSeverity::kUncorrected);
-  d.json["cper_severity"] = sev ? ordered_json(cper_severity_name(*sev)) : ordered_json(nullptr);
+  auto sev = set_cper_severity(d, f);
   if (auto cpu = f.number("cpu")) {
     d.json["cpu"] = int64_t(int32_t(*cpu));
     d.where = "cpu " + std::to_string(int32_t(*cpu));
   }
   uint64_t mpidr = f.number("mpidr").value_or(0);
   uint64_t midr = f.number("midr").value_or(0);
-  d.json["mpidr"] = hex(mpidr);
+  d.json["mpidr"] = hex_u64(mpidr);
   // MPIDR_EL1: Aff0 [7:0], Aff1 [15:8], Aff2 [23:16], Aff3 [39:32].
   d.json["affinity"] = {mpidr >> 32 & 0xff, mpidr >> 16 & 0xff, mpidr >> 8 & 0xff, mpidr & 0xff};
   d.json["affinity_level"] = f.number("affinity").value_or(0);
-  d.json["midr"] = hex(midr);
+  d.json["midr"] = hex_u64(midr);
   // MIDR_EL1: Implementer [31:24], Variant [23:20], Architecture [19:16],
   // PartNum [15:4], Revision [3:0].
   std::string implementer(midr_implementer(midr >> 24 & 0xff));
   d.json["implementer"] = implementer;
-  d.json["part"] = hex(midr >> 4 & 0xfff);
+  d.json["part"] = hex_u64(midr >> 4 & 0xfff);
   d.json["variant"] = midr >> 20 & 0xf;
   d.json["revision"] = midr & 0xf;
   d.json["running_state"] = f.number("running_state").value_or(0);
-  d.json["psci_state"] = hex(f.number("psci_state").value_or(0));
+  d.json["psci_state"] = hex_u64(f.number("psci_state").value_or(0));
   std::string first = "ARM processor error";
   if (sev)
     first += " " + severity_words(d.severity, cper_severity_name(*sev));
@@ -313,12 +314,8 @@ RasDecoded decode_arm(const Reader& f) {
 }
 
 RasDecoded decode_non_standard(const Reader& f) {
-  RasDecoded d;
-  d.source = "non_standard";
-  d.json["source"] = "non_standard";
-  auto sev = f.number("sev");
-  set_severity(d, sev ? cper_common_severity(*sev) : MceSeverity::kUncorrected);
-  d.json["cper_severity"] = sev ? ordered_json(cper_severity_name(*sev)) : ordered_json(nullptr);
+  RasDecoded d = start("non_standard");
+  auto sev = set_cper_severity(d, f);
   // Both GUIDs are printed with %pU (bytes in order) by the print format.
   std::string section = guid_text(f.elements("sec_type").value_or(std::vector<uint64_t>{}), false);
   std::string fru = guid_text(f.elements("fru_id").value_or(std::vector<uint64_t>{}), false);
@@ -407,17 +404,17 @@ void memory_location(RasDecoded& d, const std::vector<uint64_t>& b) {
   if (has(10))
     loc["bit_position"] = le(b, 22, 2);
   if (has(11))
-    loc["requestor_id"] = hex(le(b, 24, 8));
+    loc["requestor_id"] = hex_u64(le(b, 24, 8));
   if (has(12))
-    loc["responder_id"] = hex(le(b, 32, 8));
+    loc["responder_id"] = hex_u64(le(b, 32, 8));
   if (has(13))
-    loc["target_id"] = hex(le(b, 40, 8));
+    loc["target_id"] = hex_u64(le(b, 40, 8));
   if (has(15))
     loc["rank"] = le(b, 48, 2);
   if (has(16))
-    loc["card_handle"] = hex(le(b, 50, 2));
+    loc["card_handle"] = hex_u64(le(b, 50, 2));
   if (has(17))
-    loc["module_handle"] = hex(le(b, 52, 2));
+    loc["module_handle"] = hex_u64(le(b, 52, 2));
   if (has(21))
     loc["chip_id"] = extended >> 5;
   std::string text;
@@ -431,19 +428,15 @@ void memory_location(RasDecoded& d, const std::vector<uint64_t>& b) {
 }
 
 RasDecoded decode_extlog_mem(const Reader& f) {
-  RasDecoded d;
-  d.source = "extlog_mem";
-  d.json["source"] = "extlog_mem";
-  auto sev = f.number("sev");
-  set_severity(d, sev ? cper_common_severity(*sev) : MceSeverity::kUncorrected);
-  d.json["cper_severity"] = sev ? ordered_json(cper_severity_name(*sev)) : ordered_json(nullptr);
+  RasDecoded d = start("extlog_mem");
+  auto sev = set_cper_severity(d, f);
   if (auto seq = f.number("err_seq"))
     d.json["sequence"] = *seq;
   std::string type = table_name(kMemErrorTypes, f.number("etype"));
   d.json["error_type"] = type;
   uint64_t pa = f.number("pa").value_or(0);
   uint64_t lsb = f.number("pa_mask_lsb").value_or(0);
-  d.json["address"] = hex(pa);
+  d.json["address"] = hex_u64(pa);
   d.json["address_mask_lsb"] = lsb;
   std::string fru = guid_text(f.elements("fru_id").value_or(std::vector<uint64_t>{}), true);
   std::string fru_text = f.text("fru_text");
@@ -452,7 +445,7 @@ RasDecoded decode_extlog_mem(const Reader& f) {
   d.where = fru_text;
   d.lines.push_back("eMCA memory error " +
                     severity_words(d.severity, sev ? cper_severity_name(*sev) : "") + ": " + type +
-                    " at " + hex(pa) + " (mask lsb " + std::to_string(lsb) + ")" +
+                    " at " + hex_u64(pa) + " (mask lsb " + std::to_string(lsb) + ")" +
                     (fru_text.empty() ? std::string() : " on " + fru_text));
   if (auto data = f.elements("data"))
     memory_location(d, *data);
@@ -463,7 +456,7 @@ RasDecoded decode_extlog_mem(const Reader& f) {
 // CXL RAS capability (CXL 3.0 specification, 8.2.4.16): the bits of the
 // Uncorrectable and Correctable Error Status registers that
 // cxl_aer_uncorrectable_error and cxl_aer_correctable_error trace.
-constexpr std::pair<unsigned, std::string_view> kCxlUncorrectable[] = {
+constexpr StatusBit kCxlUncorrectable[] = {
     {0, "Cache Data Parity"},
     {1, "Cache Address Parity"},
     {2, "Cache Byte Enable Parity"},
@@ -480,7 +473,7 @@ constexpr std::pair<unsigned, std::string_view> kCxlUncorrectable[] = {
     {15, "IDE Tx Error"},
     {16, "IDE Rx Error"},
 };
-constexpr std::pair<unsigned, std::string_view> kCxlCorrectable[] = {
+constexpr StatusBit kCxlCorrectable[] = {
     {0, "Cache Data ECC"},       {1, "Memory Data ECC"},       {2, "CRC Threshold"},
     {3, "Retry Threshold"},      {4, "Cache Poison Received"}, {5, "Memory Poison Received"},
     {6, "Physical Layer Error"},
@@ -490,9 +483,7 @@ constexpr std::pair<unsigned, std::string_view> kCxlCorrectable[] = {
 constexpr std::string_view kCxlLogs[] = {"informational", "warning", "failure", "fatal"};
 
 RasDecoded decode_cxl(std::string_view tracepoint, const Reader& f) {
-  RasDecoded d;
-  d.source = "cxl";
-  d.json["source"] = "cxl";
+  RasDecoded d = start("cxl");
   std::string_view event = tracepoint.substr(tracepoint.find(':') + 1);
   d.json["event"] = std::string(event);
   MceSeverity severity = MceSeverity::kCorrected;
@@ -516,34 +507,22 @@ RasDecoded decode_cxl(std::string_view tracepoint, const Reader& f) {
   d.json["memdev"] = memdev;
   d.json["host"] = f.text("host");
   if (auto serial = f.number("serial"))
-    d.json["serial"] = hex(*serial);
+    d.json["serial"] = hex_u64(*serial);
   std::string first = "CXL " + std::string(event) + " " + std::string(mce_severity_name(severity)) +
                       (memdev.empty() ? std::string() : " on " + memdev);
   if (correctable) {
     uint32_t status = uint32_t(f.number("status").value_or(0));
     d.json["status"] = hex32(status);
-    std::vector<std::string> names;
-    for (unsigned bit = 0; bit < 32; bit++) {
-      if (!(status >> bit & 1))
-        continue;
-      std::string name = "bit " + std::to_string(bit);
-      using Table = std::span<const std::pair<unsigned, std::string_view>>;
-      for (const auto& [b, n] : *correctable ? Table(kCxlCorrectable) : Table(kCxlUncorrectable))
-        if (b == bit)
-          name = std::string(n);
-      names.push_back(std::move(name));
-    }
+    std::vector<std::string> names = status_bit_names(
+        status, *correctable ? std::span<const StatusBit>(kCxlCorrectable) : kCxlUncorrectable);
     d.json["status_bits"] = names;
-    std::string joined;
-    for (const std::string& n : names)
-      joined += (joined.empty() ? "" : ", ") + n;
-    first += ": " + (joined.empty() ? std::string("no status bit set") : joined);
+    first += ": " + (names.empty() ? std::string("no status bit set") : join(names, ", "));
     if (auto fe = f.number("first_error"))
       d.json["first_error"] = hex32(*fe);
   }
   for (const char* key : {"dpa", "hpa"})
     if (auto v = f.number(key))
-      d.json[key] = hex(*v);
+      d.json[key] = hex_u64(*v);
   if (auto len = f.number("dpa_length"))
     d.json["dpa_length"] = *len;
   d.lines.push_back(std::move(first));
