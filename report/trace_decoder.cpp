@@ -8,6 +8,7 @@
 
 #include "base/json.h"
 #include "base/strings.h"
+#include "mce/ras_events.h"
 #include "report/bytes.h"
 #include "report/format_bounds.h"
 
@@ -170,6 +171,7 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     te->min_size = end;
     append_json_string(te->json_name, te->name);
     te->is_mce = te->name == "mce:mce_record";
+    te->is_ras = mce::is_ras_event(te->name);
     for (size_t i = 0; i < te->fields.size(); i++)
       if (te->fields[i].kind == FieldKind::kDynString || te->fields[i].kind == FieldKind::kDynArray)
         te->dynamic_fields.push_back(uint16_t(i));

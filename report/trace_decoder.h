@@ -86,6 +86,7 @@ struct TraceEvent {
   std::optional<PrintFormat> print_format;
   std::string print_note;
   bool is_mce = false;                   // mce:mce_record
+  bool is_ras = false;                   // another RAS tracepoint (mce::is_ras_event())
   std::vector<uint16_t> dynamic_fields;  // indices of the __data_loc fields
   tep_event* tep = nullptr;
 

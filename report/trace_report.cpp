@@ -481,7 +481,7 @@ void TraceReport::sample(const sys::Sample& s, std::string_view where, uint64_t 
     e.edac = int32_t(edacs_.size());
     edacs_.push_back(mce::decode_mc_event(mc_event_fields(*event, s.raw),
                                           options_.edac_labels ? &*options_.edac_labels : nullptr));
-  } else if (!options_.summary && mce::is_ras_event(event->name)) {
+  } else if (!options_.summary && event->is_ras) {
     if (auto d = mce::decode_ras_event(event->name, ras_fields(*event, s.raw))) {
       e.ras = int32_t(rases_.size());
       rases_.push_back(std::move(*d));

@@ -448,7 +448,7 @@ void TopModel::sample(size_t event, State& state, int cpu, std::span<const uint8
           key += '-';
       }
       state.values[key]++;
-      if (mce::is_ras_event(trace->name)) {
+      if (trace->is_ras) {
         if (auto d = mce::decode_ras_event(trace->name, report::ras_fields(*trace, s.raw))) {
           state.last_ras.push_front(Ras{s.time, int(s.cpu), std::move(*d)});
           if (state.last_ras.size() > kTopLastMce)
