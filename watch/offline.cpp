@@ -175,9 +175,9 @@ Status Offliner::replay(const nlohmann::ordered_json& json) {
     return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   std::string origin = text("origin");
-  if (origin == origin_name(Origin::kPstore))
-    return ok_status();
-  r.origin = origin == origin_name(Origin::kKmsg) ? Origin::kKmsg : Origin::kLive;
+  for (Origin o : {Origin::kKmsg, Origin::kPstore, Origin::kErst})
+    if (origin == origin_name(o))
+      r.origin = o;
   if (auto ns = parse_wall_time(text("wall_time")); ns.ok())
     r.wall_ns = *ns;
   r.key = text("key");
@@ -195,7 +195,7 @@ bool Offliner::same_error_seen(uint64_t pfn, uint64_t wall, bool machine_check) 
 }
 
 Status Offliner::record(const WatchRecord& record, const nlohmann::ordered_json& json) {
-  if (record.origin == Origin::kPstore)
+  if (from_previous_boot(record.origin))
     return ok_status();  // a previous boot's page: this boot's kernel has it online again
   std::optional<mce::FaultError> e = fault_error_of(json);
   if (!e || e->uncorrected)

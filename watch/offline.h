@@ -19,7 +19,7 @@
 // ras:mc_event records of type corrected (their page and offset; error_count
 // errors). A machine check and an EDAC report of the same page within 5 s
 // are one error (the EDAC drivers report the machine check again). A previous
-// boot's records (pstore) are not counted.
+// boot's records (pstore, ERST) are not counted.
 //
 // What happens to a page the policy asks for, in order; each outcome is one
 // action with its "result":

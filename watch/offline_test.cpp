@@ -252,6 +252,11 @@ TEST(Offliner, TakesOnlyThisBootsCorrectedMemoryErrors) {
   p1.origin = p2.origin = Origin::kPstore;
   f.feed(p1);
   f.feed(p2);
+  // A previous boot's the kernel kept in ERST.
+  WatchRecord e1 = corrected(0x7000, kT0Ms, "g"), e2 = corrected(0x7000, kT0Ms + 1, "h");
+  e1.origin = e2.origin = Origin::kErst;
+  f.feed(e1);
+  f.feed(e2);
   // EDAC's uncorrected report.
   f.feed(mc_event(0x8000, kT0Ms, 5, 1));
   EXPECT_TRUE(f.actions.empty());
