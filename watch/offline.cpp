@@ -346,11 +346,9 @@ void Offliner::emit(const OfflineAction& action) {
 }
 
 Status Offliner::tick(uint64_t now_ms, bool final) {
-  (void)now_ms;
-  uint64_t now = uint64_t(monotonic_ms());
   std::vector<Pending> due;
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (it->second.due_ms <= now) {
+    if (it->second.due_ms <= now_ms) {
       due.push_back(std::move(it->second));
       it = pending_.erase(it);
     } else {
@@ -359,13 +357,20 @@ Status Offliner::tick(uint64_t now_ms, bool final) {
   }
   for (Pending& p : due)
     attempt(std::move(p));
-  if (final && !pending_.empty() && seams_.log) {
-    *seams_.log << "watch: page offlining: " << pending_.size() << " page"
-                << (pending_.size() == 1 ? "" : "s")
-                << " still to try again when watch stopped (not offlined):";
-    for (const auto& [pfn, p] : pending_)
-      *seams_.log << ' ' << hex(pfn);
-    *seams_.log << '\n';
+  if (!final)
+    return ok_status();
+  // A retry still waiting is not made: the page's last action says so, not
+  // "retrying" for ever in the history.
+  std::map<uint64_t, Pending> left;
+  left.swap(pending_);
+  for (const auto& [pfn, p] : left) {
+    OfflineAction a = base_action(p.request, p.record_key);
+    a.result = "failed";
+    a.attempt = p.attempt;
+    a.message = "watch stopped before try " + std::to_string(p.attempt + 1) + " of " +
+                std::to_string(options_.max_attempts) +
+                "; not offlined (a restart counts this boot's errors again from the history)";
+    emit(a);
   }
   return ok_status();
 }
