@@ -175,9 +175,9 @@ Status Offliner::replay(const nlohmann::ordered_json& json) {
     return it != json.end() && it->is_string() ? it->get<std::string>() : std::string();
   };
   std::string origin = text("origin");
-  if (origin == origin_name(Origin::kPstore))
-    return ok_status();
-  r.origin = origin == origin_name(Origin::kKmsg) ? Origin::kKmsg : Origin::kLive;
+  for (Origin o : {Origin::kKmsg, Origin::kPstore, Origin::kErst})
+    if (origin == origin_name(o))
+      r.origin = o;
   if (auto ns = parse_wall_time(text("wall_time")); ns.ok())
     r.wall_ns = *ns;
   r.key = text("key");
@@ -195,7 +195,7 @@ bool Offliner::same_error_seen(uint64_t pfn, uint64_t wall, bool machine_check) 
 }
 
 Status Offliner::record(const WatchRecord& record, const nlohmann::ordered_json& json) {
-  if (record.origin == Origin::kPstore)
+  if (from_previous_boot(record.origin))
     return ok_status();  // a previous boot's page: this boot's kernel has it online again
   std::optional<mce::FaultError> e = fault_error_of(json);
   if (!e || e->uncorrected)
@@ -346,11 +346,9 @@ void Offliner::emit(const OfflineAction& action) {
 }
 
 Status Offliner::tick(uint64_t now_ms, bool final) {
-  (void)now_ms;
-  uint64_t now = uint64_t(monotonic_ms());
   std::vector<Pending> due;
   for (auto it = pending_.begin(); it != pending_.end();) {
-    if (it->second.due_ms <= now) {
+    if (it->second.due_ms <= now_ms) {
       due.push_back(std::move(it->second));
       it = pending_.erase(it);
     } else {
@@ -359,13 +357,20 @@ Status Offliner::tick(uint64_t now_ms, bool final) {
   }
   for (Pending& p : due)
     attempt(std::move(p));
-  if (final && !pending_.empty() && seams_.log) {
-    *seams_.log << "watch: page offlining: " << pending_.size() << " page"
-                << (pending_.size() == 1 ? "" : "s")
-                << " still to try again when watch stopped (not offlined):";
-    for (const auto& [pfn, p] : pending_)
-      *seams_.log << ' ' << hex(pfn);
-    *seams_.log << '\n';
+  if (!final)
+    return ok_status();
+  // A retry still waiting is not made: the page's last action says so, not
+  // "retrying" for ever in the history.
+  std::map<uint64_t, Pending> left;
+  left.swap(pending_);
+  for (const auto& [pfn, p] : left) {
+    OfflineAction a = base_action(p.request, p.record_key);
+    a.result = "failed";
+    a.attempt = p.attempt;
+    a.message = "watch stopped before try " + std::to_string(p.attempt + 1) + " of " +
+                std::to_string(options_.max_attempts) +
+                "; not offlined (a restart counts this boot's errors again from the history)";
+    emit(a);
   }
   return ok_status();
 }

@@ -19,7 +19,7 @@
 // ras:mc_event records of type corrected (their page and offset; error_count
 // errors). A machine check and an EDAC report of the same page within 5 s
 // are one error (the EDAC drivers report the machine check again). A previous
-// boot's records (pstore) are not counted.
+// boot's records (pstore, ERST) are not counted.
 //
 // What happens to a page the policy asks for, in order; each outcome is one
 // action with its "result":
@@ -32,7 +32,8 @@
 //   EBUSY, EAGAIN or EIO          -> "retrying" with its errno; again after
 //                                    retry_ms, doubled each time up to
 //                                    max_retry_ms, at most max_attempts tries
-//                                    in all; the last one's refusal -> "failed"
+//                                    in all; the last one's refusal -> "failed";
+//                                    watch stopping before the next -> "failed"
 //   any other refusal             -> "failed" with its errno (ENOENT: a kernel
 //                                    without CONFIG_MEMORY_FAILURE; EPERM)
 #pragma once
@@ -160,7 +161,8 @@ class Offliner final : public Sink {
   // Makes the record's tree only for a machine check or an EDAC record.
   Status take(const WatchRecord& record, const RecordJson& json) override;
   Status lost(const LostNotice&) override { return ok_status(); }
-  // Runs the retries that are due; at `final`, says what was still pending.
+  // Runs the retries due by `now_ms` (monotonic); at `final`, a retry
+  // still waiting is an action "failed" (watch stopped before it).
   Status tick(uint64_t now_ms, bool final) override;
 
   size_t pending() const { return pending_.size(); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 #include "mce/fault.h"
 
@@ -171,27 +172,32 @@ std::optional<OfflineRequest> OfflineDecider::add_to_page(uint64_t pfn, const Me
   return add_bucket(page, pfn, error);
 }
 
+bool OfflineDecider::Window::add(uint64_t wall_ms, uint64_t count, const Threshold& threshold) {
+  auto pos = errors.end();
+  while (pos != errors.begin() && std::prev(pos)->first > wall_ms)
+    --pos;
+  errors.insert(pos, {wall_ms, count});
+  total += count;
+  uint64_t newest = errors.back().first;
+  while (newest - errors.front().first >= threshold.window_ms) {
+    total -= errors.front().second;
+    errors.pop_front();
+  }
+  if (total < threshold.count)
+    return false;
+  errors.clear();
+  total = 0;
+  return true;
+}
+
 std::optional<OfflineRequest> OfflineDecider::add_window(Page& page, uint64_t pfn,
                                                          const MemoryError& error) {
   const Threshold& t = policy_.threshold;
-  uint32_t n = std::max<uint32_t>(error.count, 1);
-  for (uint32_t i = 0; i < n && i < t.count; i++)
-    page.times.push_back(error.wall_ms);
-  while (page.times.size() > t.count)
-    page.times.pop_front();
-  // Records may come out of order (a harvested one after live ones): the
-  // window is measured between the oldest and the newest of the N kept.
-  while (!page.times.empty()) {
-    auto [lo, hi] = std::minmax_element(page.times.begin(), page.times.end());
-    if (*hi - *lo < t.window_ms)
-      break;
-    page.times.erase(lo);
-  }
-  if (page.times.size() < t.count)
+  if (!page.window.add(error.wall_ms, std::max<uint32_t>(error.count, 1), t))
     return std::nullopt;
   OfflineRequest r;
   r.pfn = pfn;
-  r.errors = page.times.size();
+  r.errors = t.count;
   r.reason = std::to_string(r.errors) + " corrected errors within " + duration_text(t.window_ms) +
              " (policy window, " + threshold_text() + ")";
   return r;
@@ -312,7 +318,7 @@ std::vector<OfflineRequest> OfflineDecider::add_to_row(uint64_t pfn, const Memor
     mark_done(page);
     OfflineRequest r;
     r.pfn = page;
-    r.errors = row.times.size();
+    r.errors = t.count;
     r.reason = why;
     r.row = true;
     out.push_back(std::move(r));
@@ -324,21 +330,10 @@ std::vector<OfflineRequest> OfflineDecider::add_to_row(uint64_t pfn, const Memor
   }
   if (row.pages.size() < 4096)  // a row is at most a few pages of a DIMM's address space
     row.pages.insert(pfn);
-  uint32_t n = std::max<uint32_t>(error.count, 1);
-  for (uint32_t i = 0; i < n && i < t.count; i++)
-    row.times.push_back(error.wall_ms);
-  while (row.times.size() > t.count)
-    row.times.pop_front();
-  while (!row.times.empty()) {
-    auto [lo, hi] = std::minmax_element(row.times.begin(), row.times.end());
-    if (*hi - *lo < t.window_ms)
-      break;
-    row.times.erase(lo);
-  }
-  if (row.times.size() < t.count)
+  if (!row.window.add(error.wall_ms, std::max<uint32_t>(error.count, 1), t))
     return out;
   row.isolated = true;
-  std::string why = "row " + error.row + ": " + std::to_string(row.times.size()) +
+  std::string why = "row " + error.row + ": " + std::to_string(t.count) +
                     " corrected errors within " + duration_text(t.window_ms) + " (row threshold " +
                     std::to_string(t.count) + " in " + duration_text(t.window_ms) + ")";
   for (uint64_t page : row.pages)

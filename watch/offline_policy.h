@@ -53,6 +53,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/result.h"
@@ -135,15 +136,26 @@ class OfflineDecider {
   const PagePolicy& policy() const { return policy_; }
 
  private:
+  // The sliding window of a trigger's threshold (watch/trigger.h): an
+  // error counts with those less than TIME older than the newest; one that
+  // comes late (a harvested record after live ones) goes where its time
+  // belongs. Errors of one report are one entry: its count.
+  struct Window {
+    std::deque<std::pair<uint64_t, uint64_t>> errors;  // (wall ms, count), oldest first
+    uint64_t total = 0;                                // the counts held, less than N
+    // Adds `count` errors at `wall_ms`; true when the window holds N (it
+    // then holds nothing more, as a trigger's bucket that fired).
+    bool add(uint64_t wall_ms, uint64_t count, const Threshold& threshold);
+  };
   struct Page {
-    std::deque<uint64_t> times;  // window: the newest errors' times (at most N)
-    uint64_t count = 0;          // mcelog, rasdaemon: the bucket; kernel-cec: the count
-    uint64_t start_ms = 0;       // mcelog, rasdaemon: the bucket's start
-    uint32_t generation = 0;     // kernel-cec
-    uint64_t last_ms = 0;        // for eviction
+    Window window;            // window
+    uint64_t count = 0;       // mcelog, rasdaemon: the bucket; kernel-cec: the count
+    uint64_t start_ms = 0;    // mcelog, rasdaemon: the bucket's start
+    uint32_t generation = 0;  // kernel-cec
+    uint64_t last_ms = 0;     // for eviction
   };
   struct Row {
-    std::deque<uint64_t> times;
+    Window window;
     std::set<uint64_t> pages;
     bool isolated = false;
     uint64_t last_ms = 0;

@@ -75,6 +75,19 @@ TEST(OfflinePolicy, WindowForgetsErrorsOlderThanTheWindow) {
   EXPECT_EQ(pages_of(d, 0x5000, kT0 + 47 * kHour), Pages{0x5});
 }
 
+// As a trigger's threshold: a record that comes late (harvested after live
+// ones) counts at its own time, and one EDAC report of N errors is N.
+TEST(OfflinePolicy, WindowCountsALateErrorAtItsTime) {
+  OfflineDecider d(with(OfflinePolicyKind::kWindow, 3, 24 * kHour), std::nullopt);
+  EXPECT_EQ(pages_of(d, 0x5000, kT0 + 30 * kHour), Pages{});
+  EXPECT_EQ(pages_of(d, 0x5000, kT0), Pages{});               // 30 h before the newest
+  EXPECT_EQ(pages_of(d, 0x5000, kT0 + 10 * kHour), Pages{});  // 20 h before: 2 within
+  EXPECT_EQ(pages_of(d, 0x5000, kT0 + 20 * kHour), Pages{0x5});
+  std::vector<OfflineRequest> r = d.add({0x6000, kT0, 3, ""});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_EQ(r[0].reason, "3 corrected errors within 24h (policy window, 3 in 24h)");
+}
+
 TEST(OfflinePolicy, McelogsLeakyBucketStartsAtTheFirstError) {
   // 3 in 24h: errors at 0, 23 h and 25 h; at 25 h the bucket (started at
   // 0) is a window old: floor(25/24 * 3) = 3 drained, it restarts with 1.

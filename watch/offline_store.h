@@ -14,8 +14,10 @@
 //                   reason TEXT NOT NULL, message TEXT, record_key TEXT,
 //                   row INTEGER NOT NULL)    -- 1: asked for by row isolation
 //   index offline_actions(boot_id, page)
+//   index records(boot_id, wall_ns) of the corrected memory errors alone
+//     (records_memory_errors: the restart's memory_errors_this_boot())
 //
-// Made with CREATE TABLE IF NOT EXISTS when the watcher opens the history
+// Made with CREATE ... IF NOT EXISTS when the watcher opens the history
 // with offlining on: a history without it is read as having no actions, and
 // the schema version (PRAGMA user_version) is unchanged. Rows are written
 // in the history's open transaction and committed with its records. At most

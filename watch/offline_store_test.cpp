@@ -88,6 +88,61 @@ TEST(OfflineStore, KeepsActionsAndTellsWhatThisBootDid) {
   EXPECT_EQ(later.str(), "no page offlining actions in " + path + "\n");
 }
 
+// A restart counts again this boot's corrected memory errors: its live and
+// kmsg machine checks of severity corrected and its EDAC reports, the
+// newest `limit`, oldest first; and finds them through their index, not by
+// reading every record: a history of a busy tracepoint holds millions.
+TEST(OfflineStore, ThisBootsMemoryErrorsAreReadThroughTheirIndex) {
+  TempDir dir;
+  auto history = open_history(dir.path("history.db"), "boot-1");
+  auto store = OfflineStore::open(*history);
+  ASSERT_TRUE(store.ok()) << store.error().message();
+  sqlite3* db = history->db();
+  auto insert = [&](int id, const char* origin, const char* boot, const char* tracepoint,
+                    const char* severity, int64_t wall_ns) {
+    std::string sql =
+        "INSERT INTO records (key, origin, boot_id, tracepoint, wall_ns, severity, "
+        "json) VALUES ('k" +
+        std::to_string(id) + "', '" + origin + "', " + boot + ", '" + tracepoint + "', " +
+        std::to_string(wall_ns) + ", " + severity + ", '{\"n\":" + std::to_string(id) + "}')";
+    ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+        << sqlite3_errmsg(db);
+  };
+  const char* mce = "mce:mce_record";
+  insert(1, "live", "'boot-1'", mce, "'corrected'", 300);
+  insert(2, "kmsg", "'boot-1'", mce, "'corrected'", 100);
+  insert(3, "live", "'boot-1'", "ras:mc_event", "NULL", 200);
+  insert(4, "live", "'boot-1'", mce, "'srao'", 150);       // not corrected
+  insert(5, "live", "'boot-0'", mce, "'corrected'", 160);  // another boot
+  insert(6, "pstore", "NULL", mce, "'corrected'", 170);    // a previous boot's
+  for (int i = 0; i < 20000; i++)
+    insert(100 + i, "live", "'boot-1'", "sched:sched_switch", "NULL", 1000 + i);
+  auto numbers = [](const std::vector<nlohmann::ordered_json>& errors) {
+    std::vector<int> n;
+    for (const auto& e : errors)
+      n.push_back(e.at("n").get<int>());
+    return n;
+  };
+  uint64_t steps = 0;  // thousands of SQLite VM instructions
+  sqlite3_progress_handler(
+      db, 1000,
+      [](void* p) {
+        ++*static_cast<uint64_t*>(p);
+        return 0;
+      },
+      &steps);
+  auto all = store->memory_errors_this_boot(100);
+  sqlite3_progress_handler(db, 0, nullptr, nullptr);
+  ASSERT_TRUE(all.ok()) << all.error().message();
+  EXPECT_EQ(numbers(*all), (std::vector<int>{2, 3, 1}));
+  // A scan of the 20006 records takes hundreds of thousands of
+  // instructions; the index, a few hundred.
+  EXPECT_LT(steps, 20u);
+  auto newest = store->memory_errors_this_boot(2);
+  ASSERT_TRUE(newest.ok()) << newest.error().message();
+  EXPECT_EQ(numbers(*newest), (std::vector<int>{3, 1}));
+}
+
 TEST(OfflineStore, AHistoryWithoutTheTableHasNoActions) {
   TempDir dir;
   const std::string path = dir.path("history.db");

@@ -204,6 +204,26 @@ TEST(Offliner, ARefusalIsTriedAgainWithBackOff) {
   EXPECT_EQ(f.kernel->writes().size(), 3u);
 }
 
+// SIGTERM or the end of --once: the retry is not made, and the history's
+// last action on the page says so instead of "retrying".
+TEST(Offliner, ARetryStillWaitingWhenWatchStopsIsAFailure) {
+  Fixture f(soft());
+  f.kernel->refuse({EBUSY});
+  f.feed(corrected(0x5000, kT0Ms, "a"));
+  f.feed(corrected(0x5000, kT0Ms + 1, "b"));
+  ASSERT_EQ(f.results(), Results{"retrying"});
+  ASSERT_TRUE(f.offliner->tick(1000 + 4999, true).ok());
+  ASSERT_EQ(f.results(), (Results{"retrying", "failed"}));
+  EXPECT_EQ(f.actions[1].attempt, 1u);
+  EXPECT_EQ(f.actions[1].record_key, "b");
+  EXPECT_NE(f.actions[1].message.find("watch stopped before try 2 of 5; not offlined"),
+            std::string::npos)
+      << f.actions[1].message;
+  EXPECT_EQ(f.offliner->pending(), 0u);
+  EXPECT_EQ(f.kernel->writes().size(), 1u);
+  EXPECT_NE(f.log.str().find("page 0x5 soft failed: "), std::string::npos) << f.log.str();
+}
+
 TEST(Offliner, GivesUpAfterTheLastAttemptAndOnOtherErrors) {
   OfflineOptions o = soft();
   o.max_attempts = 2;
@@ -252,6 +272,11 @@ TEST(Offliner, TakesOnlyThisBootsCorrectedMemoryErrors) {
   p1.origin = p2.origin = Origin::kPstore;
   f.feed(p1);
   f.feed(p2);
+  // A previous boot's the kernel kept in ERST.
+  WatchRecord e1 = corrected(0x7000, kT0Ms, "g"), e2 = corrected(0x7000, kT0Ms + 1, "h");
+  e1.origin = e2.origin = Origin::kErst;
+  f.feed(e1);
+  f.feed(e2);
   // EDAC's uncorrected report.
   f.feed(mc_event(0x8000, kT0Ms, 5, 1));
   EXPECT_TRUE(f.actions.empty());
