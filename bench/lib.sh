@@ -15,6 +15,17 @@
 #                           prints its pid, makes N getppid(2) calls as fast
 #                           as it can, then prints the calls per second it
 #                           reached
+#   bench_busy_events       the busy load's tracepoints, as perf record's -e
+#                           takes them (irq:* and timer:* are globs):
+#                           sched:sched_switch, sched_wakeup, sched_wakeup_new,
+#                           sched_process_fork, sched_process_exit,
+#                           raw_syscalls:sys_enter and sys_exit, irq:*, timer:*
+#   bench_busy_cmd GROUPS MESSAGES LISTINGS
+#                           the busy load, one command for sh -c: `perf bench
+#                           sched messaging -g GROUPS -l MESSAGES` (GROUPS
+#                           groups of 40 tasks) beside `ls /usr/lib` run
+#                           LISTINGS times: a thousand tasks, two dozen
+#                           events, the system calls most of the records
 
 bench_conditions() {
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -56,4 +67,15 @@ int main(int argc, char **argv) {
 }
 EOF
 	${CC:-cc} -O2 -o "$1/load" "$1/load.c"
+}
+
+bench_busy_events() {
+	echo "sched:sched_switch sched:sched_wakeup sched:sched_wakeup_new" \
+		"sched:sched_process_fork sched:sched_process_exit" \
+		"raw_syscalls:sys_enter raw_syscalls:sys_exit irq:* timer:*"
+}
+
+bench_busy_cmd() {
+	echo "'${PERF:-perf}' bench sched messaging -g $1 -l $2 >/dev/null 2>&1 & i=0
+		while [ \$i -lt $3 ]; do ls /usr/lib >/dev/null; i=\$((i + 1)); done; wait"
 }
