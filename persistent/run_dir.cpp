@@ -1,6 +1,5 @@
 #include "persistent/run_dir.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <set>
@@ -19,57 +18,66 @@ RunDir::RunDir(std::string root) : root_(std::move(root)) {
     root_.pop_back();
 }
 
+namespace {
+
+// sys::path_info() of the run directory, its error saying so.
+Result<sys::PathInfo> run_dir_info(const std::string& root) {
+  auto info = sys::path_info(root);
+  if (!info.ok())
+    return error_from_errno(info.error().code(), "cannot use the run directory " + root);
+  return info;
+}
+
+}  // namespace
+
 Status RunDir::prepare() const {
-  struct stat st;
-  if (::lstat(root_.c_str(), &st) != 0) {
-    if (errno != ENOENT)
-      return error_from_errno(errno, "cannot use the run directory " + root_);
+  auto info = run_dir_info(root_);
+  if (!info.ok()) {
+    if (info.error().code() != ENOENT)
+      return info.error();
     PP_RETURN_IF_ERROR(sys::make_directories(root_, 0700));
-    if (::chmod(root_.c_str(), 0700) != 0)
-      return error_from_errno(errno, "cannot set the mode of " + root_);
-    if (::lstat(root_.c_str(), &st) != 0)
-      return error_from_errno(errno, "cannot use the run directory " + root_);
+    PP_RETURN_IF_ERROR(sys::set_mode(root_, 0700));
+    PP_ASSIGN_OR_RETURN(info, run_dir_info(root_));
   }
   // Ours, a real directory, and only readable or searchable by others (a
   // plain `mkdir`, 0755): nobody else could have put anything in it, so it
   // is tightened to 0700 rather than refused. Writable by others, it is
   // refused: what they put there stays.
-  if (S_ISDIR(st.st_mode) && st.st_uid == ::geteuid() && (st.st_mode & 077) != 0 &&
-      (st.st_mode & 022) == 0) {
-    if (::chmod(root_.c_str(), 0700) != 0)
-      return error_from_errno(errno, "cannot set the mode of the run directory " + root_ +
-                                         " to 0700 (run 'chmod 0700 " + root_ + "')");
-    if (::lstat(root_.c_str(), &st) != 0)
-      return error_from_errno(errno, "cannot use the run directory " + root_);
+  if (info->is_directory && info->uid == ::geteuid() && (info->mode & 077) != 0 &&
+      (info->mode & 022) == 0) {
+    if (Status tightened = sys::set_mode(root_, 0700); !tightened.ok())
+      return error_from_errno(tightened.error().code(),
+                              "cannot set the mode of the run directory " + root_ +
+                                  " to 0700 (run 'chmod 0700 " + root_ + "')");
+    PP_ASSIGN_OR_RETURN(info, run_dir_info(root_));
   }
-  return check_run_dir(root_, st, ::geteuid());
+  return check_run_dir(root_, *info, ::geteuid());
 }
 
-Status check_run_dir(const std::string& path, const struct stat& st, uid_t owner) {
-  if (S_ISLNK(st.st_mode))
+Status check_run_dir(const std::string& path, const sys::PathInfo& info, uid_t owner) {
+  if (info.is_link)
     return errorf(EPERM,
                   "the run directory %s is a symbolic link; the broker keeps its socket and "
                   "state only in a real directory (whoever controls a link chooses where they "
                   "go): use the directory it points to with --run-dir, or remove the link",
                   path.c_str());
-  if (!S_ISDIR(st.st_mode))
+  if (!info.is_directory)
     return errorf(ENOTDIR,
                   "the run directory %s is not a directory; remove it or choose another with "
                   "--run-dir",
                   path.c_str());
-  if (st.st_uid != owner)
+  if (info.uid != owner)
     return errorf(EPERM,
                   "the run directory %s belongs to uid %u, not to uid %u that runs the broker; "
                   "another user could replace its socket or read its events: 'chown %u %s', "
                   "or choose another with --run-dir",
-                  path.c_str(), unsigned(st.st_uid), unsigned(owner), unsigned(owner),
-                  path.c_str());
-  if ((st.st_mode & 077) != 0)
+                  path.c_str(), unsigned(info.uid), unsigned(owner), unsigned(owner), path.c_str());
+  if ((info.mode & 077) != 0)
     return errorf(EPERM,
                   "the run directory %s has mode %04o; it must be 0700, since any access for "
                   "group or others lets them reach system-wide events and counts: 'chmod 0700 "
                   "%s', or choose another with --run-dir",
-                  path.c_str(), unsigned(st.st_mode & 07777), path.c_str());
+                  path.c_str(), unsigned(info.mode), path.c_str());
   return ok_status();
 }
 

@@ -24,7 +24,6 @@
 // next_id never goes back, so an id is never reused while the state lives.
 #pragma once
 
-#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -34,6 +33,7 @@
 
 #include "base/result.h"
 #include "persistent/event.h"
+#include "sys/tree.h"
 
 namespace pp::persistent {
 
@@ -75,12 +75,13 @@ class RunDir {
   std::string root_;
 };
 
-// What prepare() asks of an existing run directory, `st` its lstat(): a
+// What prepare() asks of an existing run directory, `info` its
+// sys::path_info() (lstat(2)): a
 // directory, not a symbolic link (EPERM), owned by `owner` (EPERM), mode
 // 0700 or less (EPERM: with 0755 or even 0711 any user could reach the
 // socket, or read the published events). Each message names the path and
 // the fix.
-Status check_run_dir(const std::string& path, const struct stat& st, uid_t owner);
+Status check_run_dir(const std::string& path, const sys::PathInfo& info, uid_t owner);
 
 struct RegistryState {
   uint64_t next_id = 1;

@@ -192,12 +192,12 @@ TEST(RunDirChecks, RefusesLinksOpenModesAndOtherOwnersSayingTheFix) {
             std::string::npos)
       << linked.error().message();
 
-  struct stat st;
-  ASSERT_EQ(::lstat(dir.c_str(), &st), 0);
-  Status other = check_run_dir(dir, st, st.st_uid + 1);
+  auto info = sys::path_info(dir);
+  ASSERT_TRUE(info.ok()) << info.error().message();
+  Status other = check_run_dir(dir, *info, info->uid + 1);
   ASSERT_FALSE(other.ok());
   EXPECT_EQ(other.error().code(), EPERM);
-  EXPECT_NE(other.error().message().find("belongs to uid " + std::to_string(st.st_uid)),
+  EXPECT_NE(other.error().message().find("belongs to uid " + std::to_string(info->uid)),
             std::string::npos)
       << other.error().message();
   EXPECT_NE(other.error().message().find("chown"), std::string::npos);

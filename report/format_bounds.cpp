@@ -6,6 +6,42 @@
 #include <string>
 
 namespace pp::report {
+namespace {
+
+bool is_identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+
+// `print` as libtraceevent's tokenizer reads its code: each string literal
+// ("...") and character literal ('...'), its quotes and escapes included
+// (a backslash takes the next character), turned into spaces. The same
+// length, so an offset means the same in both.
+//   print fmt: "a=%d (%s)", REC->a, '"'  ->  print fmt:            , REC->a,
+std::string code_of(std::string_view print) {
+  std::string code(print);
+  char quote = 0;
+  for (size_t i = 0; i < code.size(); i++) {
+    char c = code[i];
+    if (!quote && c != '"' && c != '\'')
+      continue;
+    if (!quote)
+      quote = c;
+    else if (c == '\\' && i + 1 < code.size())
+      code[i++] = ' ';  // and the escaped character below
+    else if (c == quote)
+      quote = 0;
+    code[i] = ' ';
+  }
+  return code;
+}
+
+size_t skip_space(std::string_view text, size_t i) {
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i])))
+    i++;
+  return i;
+}
+
+}  // namespace
 
 Status check_format_bounds(std::string_view format) {
   size_t at = format.find("print fmt:");
@@ -14,20 +50,10 @@ Status check_format_bounds(std::string_view format) {
     return Error(EINVAL, "its print fmt is " + std::to_string(print.size()) +
                              " bytes long, more than " + std::to_string(kMaxPrintFormatBytes));
   size_t depth = 0, deepest = 0, operators = 0;
-  bool quoted = false;
-  for (size_t i = 0; i < print.size(); i++) {
-    char c = print[i];
-    if (quoted) {
-      if (c == '\\')
-        i++;  // an escaped character, a quote among them
-      else if (c == '"')
-        quoted = false;
-      continue;
-    }
+  const std::string code = code_of(print);
+  for (size_t i = 0; i < code.size(); i++) {
+    char c = code[i];
     switch (c) {
-      case '"':
-        quoted = true;
-        break;
       case '(':
       case '[':
       case '{':
@@ -39,7 +65,7 @@ Status check_format_bounds(std::string_view format) {
         depth -= depth > 0;
         break;
       case '-':
-        if (i + 1 < print.size() && print[i + 1] == '>') {
+        if (i + 1 < code.size() && code[i + 1] == '>') {
           i++;  // REC->field: a member, no operator
           break;
         }
@@ -73,14 +99,6 @@ Status check_format_bounds(std::string_view format) {
   return ok_status();
 }
 
-namespace {
-
-bool is_identifier_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
-
-}  // namespace
-
 Status check_format_fields(std::string_view format) {
   size_t at = format.find("print fmt:");
   if (at == std::string_view::npos)
@@ -103,27 +121,23 @@ Status check_format_fields(std::string_view format) {
     if (start < decl.size())
       fields.insert(decl.substr(start));
   }
-  std::string_view print = format.substr(at);
-  bool quoted = false;
-  for (size_t i = 0; i < print.size(); i++) {
-    char c = print[i];
-    if (quoted) {
-      if (c == '\\')
-        i++;
-      else if (c == '"')
-        quoted = false;
+  // REC->name, spaced as the tokenizer allows ("REC -> name" too).
+  const std::string code = code_of(format.substr(at));
+  for (size_t i = 0; i < code.size(); i++) {
+    if (!is_identifier_char(code[i]) || (i > 0 && is_identifier_char(code[i - 1])))
+      continue;  // not the start of a word
+    size_t word = i;
+    while (i < code.size() && is_identifier_char(code[i]))
+      i++;
+    if (std::string_view(code).substr(word, i - word) != "REC")
       continue;
-    }
-    if (c == '"') {
-      quoted = true;
+    size_t arrow = skip_space(code, i);
+    if (code.compare(arrow, 2, "->") != 0)
       continue;
-    }
-    if (print.compare(i, 5, "REC->") != 0 || (i > 0 && is_identifier_char(print[i - 1])))
-      continue;
-    size_t name = i + 5, end = name;
-    while (end < print.size() && is_identifier_char(print[end]))
+    size_t name = skip_space(code, arrow + 2), end = name;
+    while (end < code.size() && is_identifier_char(code[end]))
       end++;
-    std::string_view field = print.substr(name, end - name);
+    std::string_view field = std::string_view(code).substr(name, end - name);
     if (!fields.count(field))
       return Error(EINVAL, "its print fmt names REC->" + std::string(field.substr(0, 64)) +
                                ", which is no field of the format");

@@ -24,15 +24,16 @@ inline constexpr size_t kMaxPrintFormatBytes = size_t(64) * 1024;
 inline constexpr size_t kMaxPrintFormatOperators = 1024;
 
 // OK when the format's "print fmt:" part (the whole text when it has none)
-// nests (), [] and {} at most kMaxFormatNesting deep, outside string
-// literals, is at most kMaxPrintFormatBytes long and holds at most
-// kMaxPrintFormatOperators operator characters outside string literals
+// nests (), [] and {} at most kMaxFormatNesting deep, outside string and
+// character literals ("(", '('), is at most kMaxPrintFormatBytes long and
+// holds at most kMaxPrintFormatOperators operator characters outside them
 // ("->" is no operator);
 // else EINVAL saying which bound and by how much. Pure.
 Status check_format_bounds(std::string_view format);
 
-// OK when every REC->name in the "print fmt:" part (outside string
-// literals) names a field the format lists ("\tfield:<type> <name>;");
+// OK when every REC->name in the "print fmt:" part (outside string and
+// character literals; spaced as libtraceevent's tokenizer allows, "REC ->
+// name" too) names a field the format lists ("\tfield:<type> <name>;");
 // else EINVAL naming it. libtraceevent 1.7's parser dereferences the
 // missing field of, e.g., a __print_symbolic() argument and crashes. Pure.
 Status check_format_fields(std::string_view format);

@@ -115,5 +115,25 @@ TEST(FormatBounds, PrintFormatsNameOnlyTheirFields) {
       << "what is quoted is text";
 }
 
+// libtraceevent's tokenizer skips spaces and newlines between REC, -> and
+// the name, and reads a character literal ('"') as one: a crafted format
+// spelled either way names a missing field all the same.
+TEST(FormatBounds, AMissingFieldIsFoundHoweverItIsSpelled) {
+  for (const char* print :
+       {"print fmt: \"%d\", REC -> ioprio\n", "print fmt: \"%d\", REC->\n\tioprio\n",
+        "print fmt: \"%c%d%c\", '\"', REC->ioprio, '\"'\n",
+        "print fmt: \"%c%d\", '\\'', REC->ioprio\n"}) {
+    Status s = check_format_fields(std::string(kHead) + print);
+    ASSERT_FALSE(s.ok()) << print;
+    EXPECT_EQ(s.error().message(),
+              "its print fmt names REC->ioprio, which is no field of the format")
+        << print;
+  }
+  EXPECT_TRUE(check_format_fields(std::string(kHead) + "print fmt: \"%c\", 'R', PREC->x\n").ok())
+      << "a character literal is text, and PREC is no REC";
+  Status s = check_format_bounds(std::string(kHead) + "print fmt: \"%c\", '(', REC->a\n");
+  EXPECT_TRUE(s.ok()) << s.error().message();
+}
+
 }  // namespace
 }  // namespace pp::report

@@ -111,6 +111,12 @@ Status make_directories(const std::string& path, mode_t mode) {
   return ok_status();
 }
 
+Status set_mode(const std::string& path, mode_t mode) {
+  if (::chmod(path.c_str(), mode) != 0)
+    return error_from_errno(errno, "cannot set the mode of " + path);
+  return ok_status();
+}
+
 Status make_private_file(const std::string& path, const std::string& what, mode_t* tightened_from) {
   if (tightened_from)
     *tightened_from = 0;

@@ -48,6 +48,10 @@ Status sync_directory(const std::string& dir);
 // as they are).
 Status make_directories(const std::string& path, mode_t mode);
 
+// Sets the permission bits of `path` (chmod(2): a symbolic link is
+// followed) to `mode`, whatever the umask: "cannot set the mode of PATH".
+Status set_mode(const std::string& path, mode_t mode);
+
 // Makes sure `path` is a regular file of this process's euid that only it
 // may read or write: created 0600 when missing; an existing one of a wider
 // mode is tightened to 0600 (its contents were open to others until now:

@@ -10,6 +10,8 @@
 
 #include <cstring>
 
+#include "sys/atomic_file.h"
+
 namespace pp::sys {
 namespace {
 
@@ -324,8 +326,7 @@ Result<UnixListener> UnixListener::listen(const std::string& path, mode_t mode, 
   UnixListener listener;
   listener.fd_ = std::move(fd);
   listener.path_ = path;  // from here on, the destructor removes it
-  if (::chmod(path.c_str(), mode) != 0)
-    return error_from_errno(errno, "cannot set the mode of " + path);
+  PP_RETURN_IF_ERROR(set_mode(path, mode));
   if (::listen(listener.fd_.get(), backlog) != 0)
     return error_from_errno(errno, "cannot listen on " + path);
   return listener;

@@ -12,16 +12,8 @@
 namespace pp::testing {
 namespace {
 
-class Demo : public ::testing::Test {
+class Demo : public PrivateBrokerTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
-  }
-
   CommandResult demo() {
     CommandOptions o;
     o.env = {"PP=" + binary_path(), "CALLS=2000", "PERF_PERSISTENT_RUN_DIR=" + run_dir_};
@@ -32,9 +24,6 @@ class Demo : public ::testing::Test {
   CommandResult status() {
     return run_command({binary_path(), "daemon", "--status", "--run-dir", run_dir_});
   }
-
-  TempDir tmp_;
-  std::string run_dir_;
 };
 
 TEST_F(Demo, StopsTheBrokerItStartedAndSaysSo) {

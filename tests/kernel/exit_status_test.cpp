@@ -26,21 +26,18 @@ namespace {
 
 using json = nlohmann::json;
 
-class ExitStatusKernel : public ::testing::Test {
+class ExitStatusKernel : public PrivateBrokerTest {
  protected:
   void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
     CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "gp"});
     ASSERT_EQ(created.status, 0) << created.err;
   }
 
-  void TearDown() override { EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM"; }
-
-  // perf-persistent VERB --run-dir=RUN ARGS...
+  // perf-persistent VERB --run-dir=RUN ARGS...: before a `--` and the
+  // COMMAND after it, where PrivateBrokerTest::pp() would append it.
   CommandResult pp(std::vector<std::string> args) {
     args.insert(args.begin() + 1, "--run-dir=" + run_dir_);
     return run_pp(args);
@@ -59,9 +56,6 @@ class ExitStatusKernel : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv);
   }
-
-  TempDir tmp_;
-  std::string run_dir_;
 };
 
 TEST_F(ExitStatusKernel, Status0) {

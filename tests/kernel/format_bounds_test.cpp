@@ -1,5 +1,6 @@
-// The bounds report/format_bounds.h puts on formats read from a file must
-// never refuse a format of a real kernel: every event of this one passes.
+// The checks report/format_bounds.h makes of formats read from a file (its
+// bounds, the fields its print format names) must never refuse a format of
+// a real kernel: every event of this one passes.
 #include "report/format_bounds.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +26,8 @@ TEST(FormatBoundsOnThisKernel, EveryEventFormatPasses) {
         continue;  // enable, filter: files, not events
       Status s = report::check_format_bounds(*format);
       EXPECT_TRUE(s.ok()) << system << ":" << name << ": " << s.error().message();
+      Status fields = report::check_format_fields(*format);
+      EXPECT_TRUE(fields.ok()) << system << ":" << name << ": " << fields.error().message();
       checked++;
     }
   EXPECT_GT(checked, 100u) << "tracefs at " << root << " lists too few events";

@@ -35,25 +35,8 @@ namespace {
 
 using json = nlohmann::json;
 
-class PersistentBroker : public ::testing::Test {
+class PersistentBroker : public PrivateBrokerTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
-  }
-
-  void TearDown() override { stop_broker(SIGTERM); }
-
-  CommandResult pp(std::vector<std::string> args) {
-    args.push_back("--run-dir=" + run_dir_);
-    return run_pp(args);
-  }
-
-  pid_t broker_pid() const { return testing::broker_pid(run_dir_); }
-
   // Stops the broker with `signal` and waits until it is gone.
   void stop_broker(int signal) {
     if (!testing::stop_broker(run_dir_, signal))
@@ -88,9 +71,6 @@ class PersistentBroker : public ::testing::Test {
     ADD_FAILURE() << "no count for '" << name << "' on CPU " << cpu << " in " << doc.dump();
     return -1;
   }
-
-  TempDir tmp_;
-  std::string run_dir_;
 };
 
 // The whole life of an event: create starts the broker, the event counts

@@ -35,14 +35,12 @@ using namespace std::chrono_literals;
 
 constexpr int kCalls = 1000;
 
-class Record : public ::testing::Test {
+class Record : public PrivateBrokerTest {
  protected:
   void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
     ::setenv("PERF_PERSISTENT_RUN_DIR", run_dir_.c_str(), 1);
     self_ = sys::self_executable().value_or("");
     ASSERT_FALSE(self_.empty());
@@ -50,7 +48,7 @@ class Record : public ::testing::Test {
 
   void TearDown() override {
     background_.clear();  // SIGTERM and reap any record still running
-    EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM";
+    PrivateBrokerTest::TearDown();
     ::unsetenv("PERF_PERSISTENT_RUN_DIR");
   }
 
@@ -138,8 +136,6 @@ class Record : public ::testing::Test {
     return s.str();
   }
 
-  TempDir tmp_;
-  std::string run_dir_;
   std::string self_;
   std::deque<sys::Child> background_;  // a deque: references stay valid
 };

@@ -181,26 +181,22 @@ TEST_F(ReportDecode, SchedSwitchFromPerfRecordMatchesPerfScript) {
 }
 
 // A persistent event through the broker, private run directory.
-class ReportLive : public ::testing::Test {
+class ReportLive : public PrivateBrokerTest {
  protected:
   void SetUp() override {
-    std::string why;
-    PP_SKIP_UNLESS(perf_allowed(&why), why);
-    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
-                   "no syscalls:sys_enter_getppid in tracefs");
-    run_dir_ = tmp_.path("run");
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
     ::setenv("PERF_PERSISTENT_RUN_DIR", run_dir_.c_str(), 1);
     self_ = sys::self_executable().value_or("");
     ASSERT_FALSE(self_.empty());
   }
 
   void TearDown() override {
-    EXPECT_TRUE(stop_broker(run_dir_)) << "the broker ignored SIGTERM";
+    PrivateBrokerTest::TearDown();
     ::unsetenv("PERF_PERSISTENT_RUN_DIR");
   }
 
-  TempDir tmp_;
-  std::string run_dir_;
   std::string self_;
 };
 
