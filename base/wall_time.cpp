@@ -1,7 +1,6 @@
 #include "base/wall_time.h"
 
-#include <cstdio>
-#include <ctime>
+#include <chrono>
 
 namespace pp {
 namespace {
@@ -76,14 +75,33 @@ Result<uint64_t> to_ns(int64_t seconds, uint64_t fraction_ns, std::string_view w
 }  // namespace
 
 std::string format_wall_time(uint64_t wall_ns) {
-  time_t secs = time_t(wall_ns / kNsPerSecond);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[48];
-  size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
-  std::snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
-                static_cast<unsigned long long>(wall_ns % kNsPerSecond));
-  return buf;
+  // The civil date by <chrono>'s calendar (proleptic Gregorian, as gmtime),
+  // the digits written here: no gmtime_r (which takes the time zone's lock),
+  // strftime or snprintf for a text every live record carries.
+  uint64_t secs = wall_ns / kNsPerSecond;
+  uint64_t fraction = wall_ns % kNsPerSecond;
+  std::chrono::year_month_day date{std::chrono::sys_days{std::chrono::days{int64_t(secs / 86400)}}};
+  uint64_t of_day = secs % 86400;
+  std::string out(30, '0');  // "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ"
+  auto put = [&out](size_t at, size_t width, uint64_t value) {
+    for (size_t i = at + width; i > at; value /= 10)
+      out[--i] = char('0' + value % 10);
+  };
+  put(0, 4, uint64_t(int(date.year())));  // 1970 to 2554: four digits
+  out[4] = '-';
+  put(5, 2, unsigned(date.month()));
+  out[7] = '-';
+  put(8, 2, unsigned(date.day()));
+  out[10] = 'T';
+  put(11, 2, of_day / 3600);
+  out[13] = ':';
+  put(14, 2, of_day / 60 % 60);
+  out[16] = ':';
+  put(17, 2, of_day % 60);
+  out[19] = '.';
+  put(20, 9, fraction);
+  out[29] = 'Z';
+  return out;
 }
 
 Result<uint64_t> parse_wall_date(std::string_view text) {

@@ -1,6 +1,10 @@
 #include "base/wall_time.h"
 
+#include <cstdio>
+#include <ctime>
 #include <gtest/gtest.h>
+#include <string>
+#include <vector>
 
 namespace pp {
 namespace {
@@ -12,6 +16,39 @@ TEST(WallTime, FormatsUtcWithNineDigits) {
   EXPECT_EQ(format_wall_time(0), "1970-01-01T00:00:00.000000000Z");
   EXPECT_EQ(format_wall_time(kDec3 + 50700 * kSecond + 1), "2025-12-03T14:05:00.000000001Z");
   EXPECT_EQ(format_wall_time(951782400ULL * kSecond), "2000-02-29T00:00:00.000000000Z");
+}
+
+// The text is gmtime's and strftime's (what format_wall_time() wrote
+// before it did the calendar itself) at every kind of boundary across the
+// whole range: days, months, leap days of 2000 and 2400, 2100 that has
+// none, the last ns that fits in 64 bits, and a walk of odd strides.
+TEST(WallTime, FormatsAsGmtimeDoes) {
+  auto expected = [](uint64_t ns) {
+    time_t secs = time_t(ns / kSecond);
+    std::tm tm{};
+    gmtime_r(&secs, &tm);
+    char buf[48];
+    size_t n = std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+    std::snprintf(buf + n, sizeof(buf) - n, ".%09lluZ",
+                  static_cast<unsigned long long>(ns % kSecond));
+    return std::string(buf);
+  };
+  std::vector<uint64_t> times = {0,
+                                 kSecond - 1,
+                                 86399 * kSecond + 999999999,
+                                 86400 * kSecond,
+                                 951782400ULL * kSecond - 1,   // 2000-02-28T23:59:59.999999999
+                                 951868800ULL * kSecond,       // 2000-03-01
+                                 4107542400ULL * kSecond - 1,  // 2100-02-28T23:59:59.999999999
+                                 4107542400ULL * kSecond,      // 2100-03-01
+                                 13574563200ULL * kSecond,     // 2400-02-29
+                                 UINT64_MAX,
+                                 UINT64_MAX - kSecond};
+  for (uint64_t ns = 0; ns < UINT64_MAX - 7919ULL * 86400 * kSecond;
+       ns += 7919ULL * 86400 * kSecond + 3600 * kSecond + 61 * kSecond + 123456789)
+    times.push_back(ns);
+  for (uint64_t ns : times)
+    EXPECT_EQ(format_wall_time(ns), expected(ns)) << ns;
 }
 
 TEST(WallTime, ParsesIsoTimes) {
