@@ -45,7 +45,9 @@ Result<RingReader> RingReader::create(std::span<const uint8_t> mapping,
   reader.data_size_ = geometry.data_size;
   reader.options_ = options;
   reader.slack_ = std::min(options.inflight_slack, geometry.data_size / 8);
-  reader.scratch_.resize(geometry.data_size);
+  // Not zero-filled: only copied bytes are read, and a large buffer's pages
+  // are touched only as far as its batches reach.
+  reader.scratch_ = std::make_unique_for_overwrite<uint8_t[]>(geometry.data_size);
   reader.offsets_.reserve(geometry.data_size / sizeof(perf_event_header));
   // Both writers start at 0: the oldest position there can be.
   reader.position_ = options.start == RingStart::kOldest ? 0 : load_data_head(reader.page_);
@@ -86,8 +88,8 @@ double RingReader::fill() const {
 void RingReader::copy_out(uint64_t from, size_t length) {
   size_t offset = size_t(from & (data_size_ - 1));
   size_t first = std::min(length, data_size_ - offset);
-  std::memcpy(scratch_.data(), data_ + offset, first);
-  std::memcpy(scratch_.data() + first, data_, length - first);
+  std::memcpy(scratch_.get(), data_ + offset, first);
+  std::memcpy(scratch_.get() + first, data_, length - first);
   if (hooks_.after_copy)
     hooks_.after_copy();
   // The copy's loads complete before data_head is read again, so a writer
@@ -223,7 +225,7 @@ void RingReader::read_backward(uint64_t head, uint64_t max_step) {
 // see sys/perf_abi_records.h). Returns where the chain stopped (an offset
 // into scratch_) and why.
 RecordWalk RingReader::walk(size_t begin, size_t end) {
-  RecordWalk stop = walk_records({scratch_.data() + begin, end - begin},
+  RecordWalk stop = walk_records({scratch_.get() + begin, end - begin},
                                  [&](const perf_event_header&, size_t offset) {
                                    offsets_.push_back(uint32_t(begin + offset));
                                    return true;
@@ -244,7 +246,7 @@ size_t RingReader::resync(size_t begin, size_t end) {
     return end;
   size_t count = (end - first) / kAlign;
   next_.assign(count, kNone);
-  const uint8_t* bytes = scratch_.data();
+  const uint8_t* bytes = scratch_.get();
   const perf_event_attr* attr = options_.attr ? &options_.attr->attr : nullptr;
   // next_[i]: kLandsOnHead when the record at candidate i ends exactly at
   // `end`, the candidate it ends at when that one's chain lands, else
@@ -276,7 +278,7 @@ void RingReader::account_loss(uint64_t lapped, uint64_t overrun) {
 }
 
 void RingReader::finish_batch() {
-  const uint8_t* bytes = scratch_.data();
+  const uint8_t* bytes = scratch_.get();
   uint64_t batch_bytes = 0;
   for (uint32_t offset : offsets_) {
     perf_event_header header = record_header_at(bytes + offset);

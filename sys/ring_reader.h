@@ -58,6 +58,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
@@ -262,9 +263,9 @@ class RingReader {
   bool first_read_ = true;
   int64_t last_read_ns_ = 0;  // when the head was last seen at position_
 
-  std::vector<uint8_t> scratch_;   // the batch's bytes, linear
-  std::vector<uint32_t> offsets_;  // record starts in scratch_
-  std::vector<uint32_t> next_;     // resync: candidate -> next candidate on its chain
+  std::unique_ptr<uint8_t[]> scratch_;  // the batch's bytes, linear (data_size_)
+  std::vector<uint32_t> offsets_;       // record starts in scratch_
+  std::vector<uint32_t> next_;          // resync: candidate -> next candidate on its chain
   RingBatch batch_;
   RingStats stats_;
   TestHooks hooks_;
