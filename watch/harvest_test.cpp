@@ -451,7 +451,10 @@ TEST(Harvest, RegistersPrintedAfterOtherCpusRecordsStillJoinTheirLine) {
        {"4,365,9628968,c;ADDR 1234000 MISC 86 (dropped)\n",
         "4,365,19628968,c;ADDR 1234000 MISC 86 \n", "12,365,9628968,c;ADDR 1234000 MISC 86 \n"}) {
     SCOPED_TRACE(fragment);
-    dir.write("kmsg", relog + fragment + rest);
+    std::string kmsg = relog;
+    kmsg += fragment;
+    kmsg += rest;
+    dir.write("kmsg", kmsg);
     Harvest apart = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
     ASSERT_EQ(apart.records.size(), 2u) << all_notes(apart);
     EXPECT_EQ(apart.records[1].origin, Origin::kKmsg);

@@ -333,6 +333,7 @@ TEST(PrometheusFile, RestartOverTheHistoryKeepsTheRasCounts) {
     return r;
   };
   std::vector<WatchRecord> records;
+  records.reserve(10);
   for (int i = 0; i < 3; i++)
     records.push_back(
         ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":16384,"severity":0})", i));
@@ -363,12 +364,15 @@ TEST(PrometheusFile, RestartOverTheHistoryKeepsTheRasCounts) {
     ASSERT_TRUE((*h)->tick(0, true).ok());
   }
   std::string before = live->text();
-  for (const char* family :
-       {"perf_persistent_aer_errors_total{device=\"0000:01:00.0\",aer_severity=\"non-fatal\"} 3\n",
-        "perf_persistent_memory_failures_total{page_type=\"dirty LRU page\",result=\"Recovered\"} "
-        "2\n",
-        "perf_persistent_arm_errors_total{", "perf_persistent_vendor_errors_total{",
-        "perf_persistent_extlog_memory_errors_total{", "perf_persistent_cxl_events_total{"})
+  const std::string failures = std::string("perf_persistent_memory_failures_total{") +
+                               "page_type=\"dirty LRU page\",result=\"Recovered\"} 2\n";
+  for (const std::string& family :
+       {std::string("perf_persistent_aer_errors_total{device=\"0000:01:00.0\",aer_severity=\"non-"
+                    "fatal\"} 3\n"),
+        failures, std::string("perf_persistent_arm_errors_total{"),
+        std::string("perf_persistent_vendor_errors_total{"),
+        std::string("perf_persistent_extlog_memory_errors_total{"),
+        std::string("perf_persistent_cxl_events_total{")})
     EXPECT_NE(before.find(family), std::string::npos) << family << " missing in:\n" << before;
 
   // The restart: a new history and file, seeded from what the first holds.
