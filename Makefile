@@ -27,7 +27,8 @@
 #                     that breaks is seen; measures nothing, asserts no time)
 #   make check-mce    a real MCE under QEMU, end to end (downloads a Debian kernel
 #                     into /var/cache/perf-persistent/qemu, QEMU_CACHE, once)
-#   make check-pstore a fatal MCE that resets a QEMU guest, harvested from pstore by watch
+#   make check-pstore a fatal MCE that resets a QEMU guest, harvested from ERST by watch,
+#                     and a PCIe AER error read live in the second boot
 #   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
 #                     restarts that keep samples, removal (builds a Debian rootfs
 #                     into the same cache, once)
@@ -526,10 +527,11 @@ check-mce: $(BIN)
 	$(quiet) TEST "a real machine check under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/mce-test
 
-# A machine check that crashed the guest, found after the reset in pstore by
-# watch --once and stored once (root; the kernel as check-mce downloads it).
+# A machine check that crashed the guest, found after the reset in ERST (and
+# its panic text in pstore) by watch --once and stored once, and an AER error
+# on a virtio device read live (root; the kernel as check-mce downloads it).
 check-pstore: $(BIN)
-	$(quiet) TEST "a fatal machine check kept in pstore under QEMU"
+	$(quiet) TEST "a fatal machine check kept in ERST, and an AER error, under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/pstore-test
 
 # The package as an ops team runs it (root; on its first run builds a Debian

@@ -481,6 +481,30 @@ constexpr StatusBit kCxlCorrectable[] = {
 // enum cxl_event_log_type (drivers/cxl/cxlmem.h): the log a CXL event
 // record was read from.
 constexpr std::string_view kCxlLogs[] = {"informational", "warning", "failure", "fatal"};
+// The event records' own codes (CXL 3.0 specification, 8.2.9.2.1.1 General
+// Media and 8.2.9.2.1.2 DRAM Event Record: Memory Event Type, Transaction
+// Type, Memory Event Descriptor; 8.2.9.2.1.3 Memory Module Event Record:
+// Device Event Type), with the values the kernel's print formats give them
+// (Debian 12's 6.12: tests/fixtures/tracefs-debian-6.12/events/cxl/).
+constexpr std::string_view kCxlMemoryEventTypes[] = {"ECC Error", "Invalid Address",
+                                                     "Data Path Error"};
+constexpr std::string_view kCxlTransactions[] = {"Unknown",
+                                                 "Host Read",
+                                                 "Host Write",
+                                                 "Host Scan Media",
+                                                 "Host Inject Poison",
+                                                 "Internal Media Scrub",
+                                                 "Internal Media Management"};
+constexpr StatusBit kCxlDescriptor[] = {
+    {0, "Uncorrectable Event"}, {1, "Threshold Event"}, {2, "Poison List Overflow"}};
+constexpr std::string_view kCxlModuleEvents[] = {"Health Status Change", "Media Status Change",
+                                                 "Life Used Change",     "Temperature Change",
+                                                 "Data Path Error",      "LSA Error"};
+// cxl_poison's trace_type (enum cxl_poison_trace_type: why the entry was
+// traced) and source (the Media Error Record's Error Source, 8.2.9.8.4.1).
+constexpr std::string_view kCxlPoisonTraces[] = {"list", "inject", "clear"};
+constexpr std::string_view kCxlPoisonSources[] = {"unknown",  "external", "internal", "injected",
+                                                  "reserved", "reserved", "reserved", "vendor"};
 
 RasDecoded decode_cxl(std::string_view tracepoint, const Reader& f) {
   RasDecoded d = start("cxl");
@@ -517,11 +541,52 @@ RasDecoded decode_cxl(std::string_view tracepoint, const Reader& f) {
         status, *correctable ? std::span<const StatusBit>(kCxlCorrectable) : kCxlUncorrectable);
     d.json["status_bits"] = names;
     first += ": " + (names.empty() ? std::string("no status bit set") : join(names, ", "));
-    if (auto fe = f.number("first_error"))
+    // The First Error Pointer as the kernel traces it: the bit of `status`
+    // that came first (a mask, not an index).
+    if (auto fe = f.number("first_error")) {
       d.json["first_error"] = hex32(*fe);
+      d.json["first_error_bits"] = status_bit_names(uint32_t(*fe), kCxlUncorrectable);
+    }
   }
+  // What an event record says happened: the memory event's type, the
+  // transaction that met it and its descriptor; the module event's type;
+  // why a poison entry was traced and where the poison came from.
+  std::vector<std::string> what;
+  if (event == "cxl_general_media" || event == "cxl_dram") {
+    if (auto type = f.number("type")) {
+      d.json["error_type"] = table_name(kCxlMemoryEventTypes, type);
+      what.push_back(d.json["error_type"].get<std::string>());
+    }
+    if (auto tt = f.number("transaction_type")) {
+      d.json["transaction"] = table_name(kCxlTransactions, tt);
+      what.push_back(d.json["transaction"].get<std::string>());
+    }
+    if (auto desc = f.number("descriptor")) {
+      std::vector<std::string> names = status_bit_names(uint32_t(*desc), kCxlDescriptor);
+      d.json["descriptor"] = names;
+      what.insert(what.end(), names.begin(), names.end());
+    }
+  } else if (event == "cxl_memory_module") {
+    if (auto type = f.number("event_type")) {
+      d.json["module_event"] = table_name(kCxlModuleEvents, type);
+      what.push_back(d.json["module_event"].get<std::string>());
+    }
+  } else if (event == "cxl_poison") {
+    if (auto trace = f.number("trace_type")) {
+      d.json["poison_trace"] = table_name(kCxlPoisonTraces, trace);
+      what.push_back("poison " + d.json["poison_trace"].get<std::string>());
+    }
+    if (auto source = f.number("source")) {
+      d.json["poison_source"] = table_name(kCxlPoisonSources, source);
+      what.push_back("source " + d.json["poison_source"].get<std::string>());
+    }
+  }
+  if (!what.empty())
+    first += ": " + join(what, ", ");
+  // An hpa of all ones is the kernel's "no region maps this DPA"
+  // (drivers/cxl/core: ULLONG_MAX when it cannot translate): left out.
   for (const char* key : {"dpa", "hpa"})
-    if (auto v = f.number(key))
+    if (auto v = f.number(key); v && !(std::string_view(key) == "hpa" && *v == ~uint64_t(0)))
       d.json[key] = hex_u64(*v);
   if (auto len = f.number("dpa_length"))
     d.json["dpa_length"] = *len;
@@ -629,6 +694,12 @@ const std::vector<std::string_view>& ras_json_keys() {
                                                      "host",
                                                      "serial",
                                                      "first_error",
+                                                     "first_error_bits",
+                                                     "transaction",
+                                                     "descriptor",
+                                                     "module_event",
+                                                     "poison_trace",
+                                                     "poison_source",
                                                      "dpa",
                                                      "hpa",
                                                      "dpa_length"};

@@ -1,6 +1,7 @@
 // The RAS tracepoints' records as the kernel lays them out, by the real
 // formats (tests/fixtures/tracefs-debian-6.1/events/ras/*/format, Debian
-// 12's 6.1 kernel; tests/fixtures/tracefs-6.18/events/ras/, a 6.18 kernel),
+// 12's 6.1 kernel; tests/fixtures/tracefs-6.18/events/ras/, a 6.18 kernel;
+// tests/fixtures/tracefs-debian-6.12/events/cxl/, Debian 12's 6.12 kernel),
 // through the decoder libtraceevent builds from them, ras_fields() and
 // mce/'s decoders; and the same records through their stored JSON
 // (fields_json(), ras_fields_from_json()), as watch's history keeps them.
@@ -327,6 +328,195 @@ TEST(RasFields, ReportPrintsTheDecodingInTextAndJson) {
                 std::string::npos)
           << out.str();
   }
+}
+
+// The CXL events as Debian 12's 6.12 kernel traces them
+// (tests/fixtures/tracefs-debian-6.12/events/cxl/*/format). Each record is
+// laid out by its format: every field is written at the offset and in the
+// size the format file gives (TraceEvent::field()), so a decoder that reads
+// a field the kernel does not have, or reads it as another size, fails here.
+class CxlRecord {
+ public:
+  CxlRecord(const TraceDecoder& d, uint64_t id) : event_(d.event(int(id))) {
+    EXPECT_NE(event_, nullptr) << "no cxl event of id " << id << " in the fixture";
+    if (!event_)
+      return;
+    bytes_.assign(event_->min_size, 0);
+    put<uint16_t>(bytes_, 0, uint16_t(id));
+  }
+  CxlRecord& number(std::string_view name, uint64_t v) {
+    const TraceField* f = field(name);
+    if (f && f->size <= 8)
+      std::memcpy(bytes_.data() + f->offset, &v, f->size);  // little-endian: the low bytes
+    else if (f)
+      ADD_FAILURE() << name << " is " << f->size << " bytes, not an integer";
+    return *this;
+  }
+  CxlRecord& text(std::string_view name, const std::string& value) {
+    if (const TraceField* f = field(name); f && f->kind == FieldKind::kDynString)
+      add_string(bytes_, f->offset, value);
+    else if (f)
+      ADD_FAILURE() << name << " is not a __data_loc string";
+    return *this;
+  }
+  const TraceEvent* event() const { return event_; }
+  const Bytes& bytes() const { return bytes_; }
+
+ private:
+  const TraceField* field(std::string_view name) {
+    const TraceField* f = event_ ? event_->field(name) : nullptr;
+    if (!f)
+      ADD_FAILURE() << (event_ ? event_->name : "?") << " has no field " << name;
+    return f;
+  }
+  const TraceEvent* event_;
+  Bytes bytes_;
+};
+
+// The ids of the fixture's id files.
+constexpr uint64_t kCxlPoison = 1294, kCxlMemoryModule = 1295, kCxlDram = 1296,
+                   kCxlGeneralMedia = 1297, kCxlGenericEvent = 1298, kCxlOverflow = 1299,
+                   kCxlAerCorrectable = 1300, kCxlAerUncorrectable = 1301;
+
+std::unique_ptr<TraceDecoder> cxl_decoder(const char* name, uint64_t id) {
+  return decoder_of("tracefs-debian-6.12", "cxl", name, id);
+}
+
+TEST(RasFields, CxlAerUncorrectableErrorOf612) {
+  auto d = cxl_decoder("cxl_aer_uncorrectable_error", kCxlAerUncorrectable);
+  ASSERT_TRUE(d);
+  CxlRecord r(*d, kCxlAerUncorrectable);
+  ASSERT_TRUE(r.event());
+  EXPECT_EQ(r.event()->field("header_log")->size, 512u) << "u32 header_log[128]";
+  r.text("memdev", "mem0")
+      .text("host", "0000:0d:00.0")
+      .number("serial", 0x1122334455667788)
+      .number("status", (1u << 7) | (1u << 10))  // Memory Data ECC, Poison Received
+      .number("first_error", 1u << 10);          // a mask: Poison Received came first
+  mce::RasDecoded x = decode_both(*d, kCxlAerUncorrectable, r.bytes());
+  EXPECT_EQ(x.severity, mce::MceSeverity::kUncorrected);
+  EXPECT_EQ(x.where, "mem0");
+  EXPECT_EQ(dump_json(x.json),
+            R"({"source":"cxl","event":"cxl_aer_uncorrectable_error","severity":"uncorrected",)"
+            R"("memdev":"mem0","host":"0000:0d:00.0","serial":"0x1122334455667788",)"
+            R"("status":"0x00000480","status_bits":["Memory Data ECC","Poison Received"],)"
+            R"("first_error":"0x00000400","first_error_bits":["Poison Received"]})");
+  EXPECT_EQ(text_of(x),
+            "CXL cxl_aer_uncorrectable_error uncorrected on mem0: Memory Data ECC, Poison "
+            "Received\n");
+}
+
+TEST(RasFields, CxlAerCorrectableErrorOf612) {
+  auto d = cxl_decoder("cxl_aer_correctable_error", kCxlAerCorrectable);
+  ASSERT_TRUE(d);
+  CxlRecord r(*d, kCxlAerCorrectable);
+  r.text("memdev", "mem1")
+      .text("host", "0000:0e:00.0")
+      .number("serial", 7)
+      .number("status", 1u << 6);
+  mce::RasDecoded x = decode_both(*d, kCxlAerCorrectable, r.bytes());
+  EXPECT_EQ(x.severity, mce::MceSeverity::kCorrected);
+  EXPECT_EQ(dump_json(x.json["status_bits"]), R"(["Physical Layer Error"])");
+  EXPECT_EQ(x.json["serial"], "0x7");
+  EXPECT_FALSE(x.json.contains("first_error"));
+}
+
+// General media and DRAM event records: the log gives the severity; the
+// memory event type, transaction and descriptor say what happened; the
+// DPA's flag bits are a field of their own in 6.12 (dpa_flags), dpa is the
+// address alone.
+TEST(RasFields, CxlGeneralMediaAndDramOf612) {
+  struct Case {
+    const char* name;
+    uint64_t id;
+  };
+  for (Case c : {Case{"cxl_general_media", kCxlGeneralMedia}, Case{"cxl_dram", kCxlDram}}) {
+    SCOPED_TRACE(c.name);
+    auto d = cxl_decoder(c.name, c.id);
+    ASSERT_TRUE(d);
+    CxlRecord r(*d, c.id);
+    r.text("memdev", "mem2")
+        .text("host", "0000:0f:00.0")
+        .text("region_name", "region0")
+        .number("log", 2)  // failure
+        .number("serial", 0xabc)
+        .number("dpa", 0x40000)
+        .number("dpa_flags", 1)  // volatile
+        .number("hpa", 0x2080040000)
+        .number("descriptor", 1)        // Uncorrectable Event
+        .number("type", 0)              // ECC Error
+        .number("transaction_type", 1)  // Host Read
+        .number("channel", 3)
+        .number("rank", 1);
+    mce::RasDecoded x = decode_both(*d, c.id, r.bytes());
+    EXPECT_EQ(x.severity, mce::MceSeverity::kUncorrected);
+    EXPECT_EQ(dump_json(x.json),
+              std::string(R"({"source":"cxl","event":")") + c.name +
+                  R"(","log":"failure","severity":"uncorrected","memdev":"mem2",)"
+                  R"("host":"0000:0f:00.0","serial":"0xabc",)"
+                  R"("error_type":"ECC Error","transaction":"Host Read",)"
+                  R"("descriptor":["Uncorrectable Event"],"dpa":"0x40000","hpa":"0x2080040000"})");
+    EXPECT_EQ(text_of(x), std::string("CXL ") + c.name +
+                              " uncorrected on mem2: ECC Error, Host Read, Uncorrectable Event\n"
+                              "  device physical address 0x40000\n");
+  }
+}
+
+TEST(RasFields, CxlMemoryModuleAndGenericEventOf612) {
+  auto d = cxl_decoder("cxl_memory_module", kCxlMemoryModule);
+  ASSERT_TRUE(d);
+  CxlRecord r(*d, kCxlMemoryModule);
+  r.text("memdev", "mem3").text("host", "0000:10:00.0").number("log", 1).number("event_type", 3);
+  mce::RasDecoded x = decode_both(*d, kCxlMemoryModule, r.bytes());
+  EXPECT_EQ(x.severity, mce::MceSeverity::kCorrected);
+  EXPECT_EQ(x.json["log"], "warning");
+  EXPECT_EQ(x.json["module_event"], "Temperature Change");
+  EXPECT_EQ(text_of(x), "CXL cxl_memory_module corrected on mem3: Temperature Change\n");
+
+  auto g = cxl_decoder("cxl_generic_event", kCxlGenericEvent);
+  ASSERT_TRUE(g);
+  CxlRecord gr(*g, kCxlGenericEvent);
+  gr.text("memdev", "mem3").text("host", "0000:10:00.0").number("log", 3);
+  mce::RasDecoded y = decode_both(*g, kCxlGenericEvent, gr.bytes());
+  EXPECT_EQ(y.severity, mce::MceSeverity::kFatal);
+  EXPECT_EQ(y.json["log"], "fatal");
+  EXPECT_EQ(text_of(y), "CXL cxl_generic_event fatal on mem3\n");
+}
+
+TEST(RasFields, CxlPoisonOf612) {
+  auto d = cxl_decoder("cxl_poison", kCxlPoison);
+  ASSERT_TRUE(d);
+  CxlRecord r(*d, kCxlPoison);
+  r.text("memdev", "mem4")
+      .text("host", "0000:11:00.0")
+      .text("region", "")
+      .number("trace_type", 0)  // list
+      .number("source", 2)      // internal
+      .number("hpa", ~0ull)
+      .number("dpa", 0x1000)
+      .number("dpa_length", 64);
+  mce::RasDecoded x = decode_both(*d, kCxlPoison, r.bytes());
+  EXPECT_EQ(x.severity, mce::MceSeverity::kUncorrected);
+  EXPECT_EQ(x.json["dpa"], "0x1000");
+  EXPECT_EQ(x.json["dpa_length"], 64);
+  EXPECT_FALSE(x.json.contains("hpa")) << "all ones: the kernel found no region to map it";
+  EXPECT_EQ(x.json["poison_trace"], "list");
+  EXPECT_EQ(x.json["poison_source"], "internal");
+  EXPECT_EQ(text_of(x),
+            "CXL cxl_poison uncorrected on mem4: poison list, source internal\n"
+            "  device physical address 0x1000\n");
+}
+
+// cxl_overflow says records were lost, not an error: the format is there,
+// and it is not decoded as one.
+TEST(RasFields, CxlOverflowOf612IsNotDecoded) {
+  auto d = cxl_decoder("cxl_overflow", kCxlOverflow);
+  ASSERT_TRUE(d);
+  const TraceEvent* e = d->event(int(kCxlOverflow));
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->name, "cxl:cxl_overflow");
+  EXPECT_FALSE(e->is_ras);
+  EXPECT_FALSE(mce::decode_ras_event(e->name, {}).has_value());
 }
 
 }  // namespace

@@ -116,15 +116,54 @@ std::string unescape_kmsg(std::string_view s) {
   return out;
 }
 
+// Whether `text` is what __print_mce() (arch/x86/kernel/cpu/mce/core.c)
+// continues its "TSC" line with, pr_cont-ed: "ADDR <hex> ", "MISC <hex> ",
+// "SYND <hex> ", "IPID <hex> ", in pairs and nothing else.
+bool register_fragment(std::string_view text) {
+  size_t words = 0;
+  bool name_next = true;
+  while (!text.empty()) {
+    size_t start = text.find_first_not_of(" \t");
+    if (start == std::string_view::npos)
+      break;
+    text.remove_prefix(start);
+    size_t end = std::min(text.find_first_of(" \t"), text.size());
+    std::string_view word = text.substr(0, end);
+    text.remove_prefix(end);
+    if (name_next) {
+      if (word != "ADDR" && word != "MISC" && word != "SYND" && word != "IPID")
+        return false;
+    } else if (word.find_first_not_of("0123456789abcdefABCDEF") != std::string_view::npos) {
+      return false;
+    }
+    name_next = !name_next;
+    words++;
+  }
+  return words > 0 && name_next;
+}
+
 // /dev/kmsg's records, one text line each:
 //   "pri,seq,ts_us,flags[,caller,...];text" then " KEY=value" lines.
 // Only kernel-facility records the machine-check code printed are kept
 // (kKernelMcePrefix); `foreign` counts the others that mention a hardware
 // error (a spoof, or another driver's decoding).
+//
+// A fragment ('c') joins the record before it when that one was kept. The
+// registers __print_mce() adds to its "TSC" line also join it when other
+// CPUs' records came in between (seen under QEMU with Debian's 6.1: the
+// next boot's relog of kept banks, "TSC 0 ", two other records, then
+// "4,365,...,c;ADDR 1234000 MISC 86 "): a kernel-facility fragment of
+// register names and hex values only, stamped within a second of that
+// line, which has not had its registers yet. Without them the relog would
+// lose ADDR and MISC, and with them its key.
 LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes, size_t& foreign) {
   LogText log;
   size_t malformed = 0;
   bool last_kept = false;
+  // Whether the last kept record is a "TSC" line still waiting for its
+  // registers, and its timestamp (us).
+  bool tsc_waiting = false;
+  uint64_t tsc_line_us = 0;
   while (!bytes.empty()) {
     size_t nl = bytes.find('\n');
     std::string_view line = bytes.substr(0, nl);
@@ -147,25 +186,34 @@ LogText kmsg_text(std::string_view bytes, std::vector<std::string>& notes, size_
     std::optional<uint64_t> seq;
     if (auto v = parse_u64(parts[1], "seq"); v.ok())
       seq = *v;
+    auto pri = parse_u64(parts[0], "pri");
+    auto ts_us = parse_u64(parts[2], "ts");
     // 'c': a fragment the kernel could not merge into the record before it.
     if (parts[3] == "c") {
-      if (last_kept && !log.seqs.empty()) {
+      bool registers = !last_kept && tsc_waiting && pri.ok() && kernel_facility(*pri) &&
+                       ts_us.ok() && *ts_us + 1000000 >= tsc_line_us &&
+                       *ts_us <= tsc_line_us + 1000000 && register_fragment(text);
+      if ((last_kept || registers) && !log.seqs.empty()) {
         log.text.pop_back();  // the '\n'
         log.text += text;
         log.text += '\n';
         log.raws.back() += '\n';
         log.raws.back() += line;
+        if (register_fragment(text))
+          tsc_waiting = false;
       }
       continue;
     }
     log.records++;
-    auto pri = parse_u64(parts[0], "pri");
     last_kept = pri.ok() && kernel_facility(*pri) && starts_with(text, kKernelMcePrefix);
     if (!last_kept) {
       if (text.find("[Hardware Error]") != std::string::npos)
         foreign++;
       continue;
     }
+    tsc_waiting =
+        ts_us.ok() && starts_with(std::string_view(text).substr(kKernelMcePrefix.size()), "TSC ");
+    tsc_line_us = ts_us.ok() ? *ts_us : 0;
     log.text += text;
     log.text += '\n';
     log.seqs.push_back(seq);

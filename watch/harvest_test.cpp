@@ -421,6 +421,47 @@ TEST(Harvest, JoinsFragmentsAndUnescapes) {
   EXPECT_EQ(h.records[0].fields.value("kmsg_seq", 0), 20);
 }
 
+// The relog's ADDR and MISC as Debian's 6.1 wrote them to /dev/kmsg under
+// QEMU (tests/qemu/pstore-test; seen in one of its runs): other CPUs' records
+// came between the "TSC" line and its registers, which arrive as a fragment
+// of their own. They still belong to it: the relog keeps its ADDR and MISC,
+// so it is the ERST record's error, not a second one. A fragment that is
+// not registers, or far from the line in time, joins nothing.
+TEST(Harvest, RegistersPrintedAfterOtherCpusRecordsStillJoinTheirLine) {
+  const std::string relog =
+      "6,360,9627695,-;mce: [Hardware Error]: Machine check events logged\n"
+      "0,361,9627899,-;mce: [Hardware Error]: CPU 0: Machine Check: 0 Bank 1: "
+      "be00000000000150\n"
+      "0,362,9628942,-;mce: [Hardware Error]: TSC 0 \n"
+      "6,363,9629557,-;No MBM correction factor available\n"
+      "6,364,9630062,-;IPI shorthand broadcast: enabled\n";
+  const std::string rest =
+      "0,366,9630927,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796397471 SOCKET 0 APIC "
+      "0 microcode 1\n";
+  TempDir dir;
+  dir.write("pstore/dmesg-erst-7330904870197624834", fixture("dmesg-ramoops-0"));
+  dir.write("pstore/mce-erst-7330904870197624833", fixture("mce-erst-7330904870197624833"));
+  dir.write("kmsg", relog + "4,365,9628968,c;ADDR 1234000 MISC 86 \n" + rest);
+  Harvest h = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].origin, Origin::kErst);
+  EXPECT_EQ(dump_json(h.records[0].fields["origins"]), R"(["erst","pstore","kmsg"])");
+
+  for (const char* fragment :
+       {"4,365,9628968,c;ADDR 1234000 MISC 86 (dropped)\n",
+        "4,365,19628968,c;ADDR 1234000 MISC 86 \n", "12,365,9628968,c;ADDR 1234000 MISC 86 \n"}) {
+    SCOPED_TRACE(fragment);
+    std::string kmsg = relog;
+    kmsg += fragment;
+    kmsg += rest;
+    dir.write("kmsg", kmsg);
+    Harvest apart = must_harvest(opts(dir.path("kmsg"), dir.path("pstore")));
+    ASSERT_EQ(apart.records.size(), 2u) << all_notes(apart);
+    EXPECT_EQ(apart.records[1].origin, Origin::kKmsg);
+    EXPECT_FALSE(apart.records[1].mce->regs.addr.has_value());
+  }
+}
+
 TEST(Harvest, ReadsANonBlockingSourceUntilEagain) {
   // /dev/kmsg ends with EAGAIN, not EOF: a FIFO whose writer stays open
   // does the same (and cannot seek).

@@ -838,6 +838,22 @@ Result<HistoryTotals> History::totals() {
                         uint64_t(sqlite3_column_int64(lost.get(), 2))});
   if (rc != SQLITE_DONE)
     return sqlite_error(db_.get(), "counting the lost samples of", path_);
+  // The other RAS records (AER, memory failure, ARM, vendor, extlog, CXL),
+  // grouped by their decoding as stored: the metrics label them by its keys.
+  // Only the records table: retention keeps no key of a deleted one.
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt ras,
+      sqlite_prepare(db_.get(),
+                     "SELECT json_extract(ras, '$.source'), ras, count(*) FROM (SELECT "
+                     "json_extract(json, '$.ras') AS ras FROM records WHERE (tracepoint LIKE "
+                     "'ras:%' OR tracepoint LIKE 'cxl:%') AND tracepoint <> 'ras:mc_event') "
+                     "WHERE ras IS NOT NULL GROUP BY ras",
+                     path_));
+  while ((rc = sqlite3_step(ras.get())) == SQLITE_ROW)
+    out.ras_events.push_back({column_text(ras.get(), 0), column_text(ras.get(), 1),
+                              uint64_t(sqlite3_column_int64(ras.get(), 2))});
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db_.get(), "counting the RAS records of", path_);
   return out;
 }
 

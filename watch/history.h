@@ -195,9 +195,9 @@ inline constexpr uint64_t kMaxSeenKeys = 100000;
 inline constexpr uint64_t kSeenKeyBytes = 200;
 
 // What the history holds, counted as watch's metrics count: its records
-// and the machine checks retention deleted (seen_keys), its lost samples
-// and EDAC's records, so that a restart leaves every counter where it was
-// (and a prune the machine checks').
+// and the machine checks retention deleted (seen_keys), its lost samples,
+// EDAC's records and the other RAS records, so that a restart leaves every
+// counter where it was (and a prune the machine checks').
 struct HistoryTotals {
   struct Records {  // a persistent event's records ("live"), per CPU
     std::string event;
@@ -220,10 +220,16 @@ struct HistoryTotals {
     std::string fields;  // their "fields" object, as stored
     uint64_t count = 0;  // how many records have them
   };
+  struct RasEvents {     // the other RAS records (mce/ras_events.h) with the same decoding
+    std::string source;  // its "source": aer, memory_failure, arm, ...
+    std::string ras;     // their "ras" object, as stored
+    uint64_t count = 0;  // how many records have it
+  };
   std::vector<Records> records;
   std::vector<MachineChecks> machine_checks;
   std::vector<Lost> lost;
   std::vector<McEvents> mc_events;
+  std::vector<RasEvents> ras_events;
 };
 
 class History final : public Sink {

@@ -99,33 +99,33 @@ const RasFamily kRasFamilies[] = {
     {"aer",
      {"perf_persistent_aer_errors_total", "counter",
       "PCIe AER errors (ras:aer_event records) by PCI device and AER severity (corrected, "
-      "non-fatal, fatal), counted since the watcher started."},
+      "non-fatal, fatal), counted over the watcher's history (from its start without one)."},
      {"device", "aer_severity"}},
     {"memory_failure",
      {"perf_persistent_memory_failures_total", "counter",
       "Pages the kernel handled after an uncorrected memory error (ras:memory_failure_event "
-      "records) by page type and result (Ignored, Failed, Delayed, Recovered), counted since "
-      "the watcher started."},
+      "records) by page type and result (Ignored, Failed, Delayed, Recovered), counted over "
+      "the watcher's history (from its start without one)."},
      {"page_type", "result"}},
     {"arm",
      {"perf_persistent_arm_errors_total", "counter",
       "ARM processor error sections of firmware (CPER) records (ras:arm_event) by severity, "
-      "counted since the watcher started."},
+      "counted over the watcher's history (from its start without one)."},
      {"severity"}},
     {"non_standard",
      {"perf_persistent_vendor_errors_total", "counter",
       "Firmware (CPER) error sections of a vendor's type (ras:non_standard_event) by section "
-      "type GUID and severity, counted since the watcher started."},
+      "type GUID and severity, counted over the watcher's history (from its start without one)."},
      {"section_type", "severity"}},
     {"extlog_mem",
      {"perf_persistent_extlog_memory_errors_total", "counter",
       "eMCA memory errors (ras:extlog_mem_event) by memory error type and severity, counted "
-      "since the watcher started."},
+      "over the watcher's history (from its start without one)."},
      {"error_type", "severity"}},
     {"cxl",
      {"perf_persistent_cxl_events_total", "counter",
       "CXL memory device errors and event records (cxl:* tracepoints) by memory device, "
-      "tracepoint and severity, counted since the watcher started."},
+      "tracepoint and severity, counted over the watcher's history (from its start without one)."},
      {"memdev", "event", "severity"}},
 };
 
@@ -269,6 +269,9 @@ void PrometheusFile::seed(const HistoryTotals& totals) {
   for (const HistoryTotals::McEvents& m : totals.mc_events)
     if (auto fields = parse_json(m.fields, "an ras:mc_event record's fields"); fields.ok())
       count_memory_errors(nlohmann::ordered_json(*fields), m.count);
+  for (const HistoryTotals::RasEvents& e : totals.ras_events)
+    if (auto ras = parse_json(e.ras, "an RAS record's decoding"); ras.ok() && ras->is_object())
+      count_ras(e.source, nlohmann::ordered_json(*ras), e.count);
 }
 
 Status PrometheusFile::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
@@ -288,19 +291,8 @@ void PrometheusFile::count(const WatchRecord& r, const nlohmann::ordered_json* f
   }
   if (r.tracepoint == kMcEvent && fields)
     count_memory_errors(*fields, 1);
-  if (r.ras) {
-    for (const RasFamily& f : kRasFamilies) {
-      if (f.source != r.ras->source)
-        continue;
-      std::vector<std::string> values;
-      for (const char* label : f.labels) {
-        auto v = r.ras->json.find(label);
-        std::string text = v == r.ras->json.end() ? "" : json_scalar_text(*v);
-        values.push_back(text.empty() ? "unknown" : text);
-      }
-      ras_[std::string(f.source)][values]++;
-    }
-  }
+  if (r.ras)
+    count_ras(r.ras->source, r.ras->json, 1);
   if (r.mce) {
     const mce::MceDecoded& d = *r.mce;
     std::string severity(mce::mce_severity_name(d.severity));
@@ -315,6 +307,21 @@ void PrometheusFile::count(const WatchRecord& r, const nlohmann::ordered_json* f
       uint64_t& last = last_mce_ns_[{severity}];
       last = std::max(last, r.wall_ns);
     }
+  }
+}
+
+void PrometheusFile::count_ras(std::string_view source, const nlohmann::ordered_json& ras,
+                               uint64_t times) {
+  for (const RasFamily& f : kRasFamilies) {
+    if (f.source != source)
+      continue;
+    std::vector<std::string> values;
+    for (const char* label : f.labels) {
+      auto v = ras.find(label);
+      std::string text = v == ras.end() ? "" : json_scalar_text(*v);
+      values.push_back(text.empty() ? "unknown" : text);
+    }
+    ras_[std::string(f.source)][values] += times;
   }
 }
 

@@ -27,14 +27,15 @@
 //   perf_persistent_extlog_memory_errors_total{error_type,severity}  ras:extlog_mem_event
 //   perf_persistent_cxl_events_total{memdev,event,severity}  cxl:*
 //   perf_persistent_page_offline_total{action,result}  page offlining's actions
-//     (the six ras ones count from the watcher's start: the history does not seed them)
 //   perf_persistent_last_record_timestamp_seconds{event}
 //   perf_persistent_last_machine_check_timestamp_seconds{mce_severity}
 //   perf_persistent_broker_up, perf_persistent_watch_up,
 //   perf_persistent_watch_start_time_seconds, perf_persistent_build_info{version,commit}
 //
 // With a history, the counters start from what it holds (seed()): its
-// records, machine checks, lost samples and EDAC's records. A restart
+// records, machine checks, lost samples, EDAC's records and the other RAS
+// records (the six families above, by the labels their decoding gives;
+// those retention deleted are not counted again). A restart
 // changes none, and the records it holds are never counted twice.
 //
 // Families in that order, series sorted by their labels' values (numbers as
@@ -110,6 +111,9 @@ class PrometheusFile final : public Sink {
   // One record into the counters; `fields` is its object's "fields" (null:
   // none looked at, which only EDAC's records need).
   void count(const WatchRecord& record, const nlohmann::ordered_json* fields);
+  // Another RAS record's decoding (mce/ras_events.h: its "ras" object),
+  // `times` times, in its source's family.
+  void count_ras(std::string_view source, const nlohmann::ordered_json& ras, uint64_t times);
   // An ras:mc_event record's fields, `times` times.
   void count_memory_errors(const nlohmann::ordered_json& fields, uint64_t times);
 

@@ -315,6 +315,88 @@ TEST(PrometheusFile, SeedStartsLostSamplesAndMemoryErrors) {
       << text;
 }
 
+// The six RAS families survive a restart: a watch that counted records
+// live, and one that starts over the history those records went to, write
+// the same text (the records' own counters and gauges seeded as well).
+TEST(PrometheusFile, RestartOverTheHistoryKeepsTheRasCounts) {
+  testing::TempDir dir;
+  std::string db = dir.path("history.db");
+  auto ras = [](const std::string& tp, const char* fields_text, int i) {
+    WatchRecord r;
+    r.event = tp.substr(tp.find(':') + 1);
+    r.tracepoint = tp;
+    r.cpu = i % 2;
+    r.wall_ns = kStartNs + uint64_t(i) * 1000000000;
+    r.key = "live:" + r.event + ":" + std::to_string(i);
+    r.fields = nlohmann::ordered_json::parse(fields_text);
+    r.ras = mce::decode_ras_event(tp, mce::ras_fields_from_json(r.fields));
+    return r;
+  };
+  std::vector<WatchRecord> records;
+  records.reserve(10);
+  for (int i = 0; i < 3; i++)
+    records.push_back(
+        ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":16384,"severity":0})", i));
+  records.push_back(
+      ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":1,"severity":2})", 3));
+  records.push_back(ras("ras:memory_failure_event", R"({"pfn":4660,"type":13,"result":3})", 4));
+  records.push_back(ras("ras:memory_failure_event", R"({"pfn":4661,"type":13,"result":3})", 5));
+  records.push_back(ras("ras:arm_event", R"({"affinity":0,"mpidr":0,"midr":0,"sev":2})", 6));
+  records.push_back(ras("ras:non_standard_event",
+                        R"({"sec_type":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16],"sev":0,)"
+                        R"("len":0,"buf":[]})",
+                        7));
+  records.push_back(
+      ras("ras:extlog_mem_event", R"({"sev":2,"etype":2,"pa":"0x1000","data":[]})", 8));
+  records.push_back(ras("cxl:cxl_general_media", R"({"memdev":"mem0","log":3,"dpa":"0x4000"})", 9));
+  for (const WatchRecord& r : records)
+    ASSERT_TRUE(r.ras) << r.tracepoint << " was not decoded";
+
+  auto live = open_in(dir);
+  ASSERT_TRUE(live);
+  {
+    auto h = History::open(db, HistoryOptions{});
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (const WatchRecord& r : records) {
+      ASSERT_TRUE(live->take(r, RecordJson(r)).ok());
+      ASSERT_TRUE((*h)->take(r, RecordJson(r)).ok());
+    }
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  std::string before = live->text();
+  const std::string failures = std::string("perf_persistent_memory_failures_total{") +
+                               "page_type=\"dirty LRU page\",result=\"Recovered\"} 2\n";
+  for (const std::string& family :
+       {std::string("perf_persistent_aer_errors_total{device=\"0000:01:00.0\",aer_severity=\"non-"
+                    "fatal\"} 3\n"),
+        failures, std::string("perf_persistent_arm_errors_total{"),
+        std::string("perf_persistent_vendor_errors_total{"),
+        std::string("perf_persistent_extlog_memory_errors_total{"),
+        std::string("perf_persistent_cxl_events_total{")})
+    EXPECT_NE(before.find(family), std::string::npos) << family << " missing in:\n" << before;
+
+  // The restart: a new history and file, seeded from what the first holds.
+  auto h = History::open(db, HistoryOptions{});
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  auto totals = (*h)->totals();
+  ASSERT_TRUE(totals.ok()) << totals.error().message();
+  testing::TempDir dir2;
+  auto restarted = open_in(dir2);
+  ASSERT_TRUE(restarted);
+  restarted->seed(*totals);
+  EXPECT_EQ(restarted->text(), before);
+  // A record the history already holds is not fed again (History::contains
+  // stops it before the sinks), so nothing is counted twice: the next new
+  // record moves one series by one.
+  WatchRecord next =
+      ras("ras:aer_event", R"({"dev_name":"0000:01:00.0","status":16384,"severity":0})", 10);
+  ASSERT_TRUE(restarted->take(next, RecordJson(next)).ok());
+  EXPECT_NE(restarted->text().find("perf_persistent_aer_errors_total{device=\"0000:01:00.0\","
+                                   "aer_severity=\"non-fatal\"} 4\n"),
+            std::string::npos)
+      << restarted->text();
+}
+
 TEST(PrometheusFile, PromtoolAcceptsTheFile) {
   if (access("/usr/bin/promtool", X_OK) != 0) {
     if (getenv("CI"))
