@@ -62,12 +62,13 @@ endif
 # (scripts/check-layers) fails on an #include across any other edge, and
 # Documentation/architecture.txt draws the graph. cmd/ (the program) may use
 # every module; tests/unit, tests/kernel and bench/ anything.
-MODULES := base sys pmu parse mce filter report persistent broker check record top watch
+MODULES := base sys pmu parse mce ftrace filter report persistent broker check record top watch
 DEPS_base :=
 DEPS_sys := base
 DEPS_pmu := base sys
 DEPS_parse := base sys pmu
 DEPS_mce := base
+DEPS_ftrace := base
 DEPS_filter := base mce
 DEPS_report := base sys mce
 DEPS_persistent := base sys pmu parse
