@@ -1,0 +1,120 @@
+#include "sys/ftrace_instance.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "base/strings.h"
+#include "sys/fd.h"
+
+namespace pp::sys {
+
+Result<FtraceInstance> FtraceInstance::open(const Tree& tracefs, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return usage_error("'" + name + "' is no ftrace instance name (one directory name under " +
+                       tracefs.path("instances") + ")");
+  std::string relative = "instances/" + name;
+  if (!tracefs.is_directory(relative)) {
+    std::string have;
+    if (auto names = tracefs.list("instances"); names.ok())
+      have = names->empty() ? "there is none" : "there are: " + join(*names, ", ");
+    return not_found_error("no ftrace instance '" + name + "' (no " + tracefs.path(relative) +
+                           "); " + have);
+  }
+  return FtraceInstance(name, Tree(tracefs.path(relative)));
+}
+
+Result<std::string> FtraceInstance::header_page() const {
+  return tree_.read("events/header_page");
+}
+
+Result<std::string> FtraceInstance::header_event() const {
+  return tree_.read("events/header_event");
+}
+
+Result<std::vector<InstanceEvent>> FtraceInstance::enabled_events() const {
+  PP_ASSIGN_OR_RETURN(std::string set_event, tree_.read("set_event"));
+  std::vector<InstanceEvent> events;
+  for (std::string_view line : split(set_event, '\n')) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#')
+      continue;
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos)
+      return Error(EINVAL, "unexpected line '" + std::string(line) + "' in " +
+                               tree_.path("set_event") + " (want SYSTEM:EVENT)");
+    InstanceEvent e;
+    e.system = std::string(line.substr(0, colon));
+    e.name = std::string(line.substr(colon + 1));
+    std::string dir = "events/" + e.system + "/" + e.name;
+    PP_ASSIGN_OR_RETURN(std::string id, tree_.read(dir + "/id"));
+    PP_ASSIGN_OR_RETURN(e.id, parse_u64(trim(id), "event id in " + tree_.path(dir + "/id")));
+    PP_ASSIGN_OR_RETURN(e.format, tree_.read(dir + "/format"));
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+Result<std::string> FtraceInstance::trace_clock() const {
+  // "[local] global counter uptime perf mono mono_raw boot tai x86-tsc"
+  PP_ASSIGN_OR_RETURN(std::string text, tree_.read("trace_clock"));
+  size_t open = text.find('['), close = text.find(']');
+  if (open == std::string::npos || close == std::string::npos || close < open)
+    return Error(EINVAL, "no [selected] clock in " + tree_.path("trace_clock"));
+  return text.substr(open + 1, close - open - 1);
+}
+
+std::optional<std::string> FtraceInstance::last_boot_info() const {
+  auto text = tree_.read("last_boot_info");
+  if (!text.ok())
+    return std::nullopt;
+  return *text;
+}
+
+Result<std::vector<uint32_t>> FtraceInstance::cpus() const {
+  PP_ASSIGN_OR_RETURN(std::vector<std::string> names, tree_.list("per_cpu"));
+  std::vector<uint32_t> cpus;
+  for (const std::string& n : names) {
+    if (!starts_with(n, "cpu"))
+      continue;
+    auto cpu = parse_u64(std::string_view(n).substr(3), "CPU");
+    if (cpu.ok() && *cpu < UINT32_MAX)
+      cpus.push_back(uint32_t(*cpu));
+  }
+  std::sort(cpus.begin(), cpus.end());
+  return cpus;
+}
+
+Result<std::vector<uint8_t>> FtraceInstance::read_pages(uint32_t cpu, uint32_t page_size,
+                                                        size_t limit) const {
+  std::string path = tree_.path("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "cannot open " + path);
+  std::vector<uint8_t> pages;
+  while (page_size && pages.size() + page_size <= limit) {
+    size_t at = pages.size();
+    pages.resize(at + page_size);
+    ssize_t n = ::read(fd.get(), pages.data() + at, page_size);
+    if (n < 0 && errno == EINTR) {
+      pages.resize(at);
+      continue;
+    }
+    if (n <= 0) {
+      int err = errno;
+      pages.resize(at);
+      if (n == 0 || err == EAGAIN)
+        break;
+      return error_from_errno(err, "cannot read " + path);
+    }
+    if (size_t(n) != page_size)
+      return Error(EIO, "reading " + path + " gave " + std::to_string(n) +
+                            " bytes, not a page of " + std::to_string(page_size) +
+                            "; did another reader take part of a page? One reader per instance");
+  }
+  return pages;
+}
+
+}  // namespace pp::sys

@@ -1,0 +1,73 @@
+// An ftrace instance's files, under a tracefs root it is given (the live
+// /sys/kernel/tracing, or a test's temp-dir tree with regular files in place
+// of the kernel's): what the black box reads of an instance.
+//
+//   instances/NAME/events/header_page, header_event   the ring's page layout
+//   instances/NAME/set_event                          "sched:sched_switch\n..."
+//   instances/NAME/events/SYS/EVENT/id, format        the enabled events
+//   instances/NAME/trace_clock                        "[local] global counter ..."
+//   instances/NAME/last_boot_info                     boot-mapped instances (6.12+)
+//   instances/NAME/per_cpu/cpuN/trace_pipe_raw        whole ring-buffer pages
+//
+// Reading trace_pipe_raw consumes: an instance has one consume position per
+// CPU, shared by trace_pipe, every reader of trace_pipe_raw and its mmap.
+//
+//   PP_ASSIGN_OR_RETURN(FtraceInstance inst, FtraceInstance::open(tracefs, "blackbox"));
+//   PP_ASSIGN_OR_RETURN(std::vector<uint8_t> pages, inst.read_pages(0, 4096, 64 << 20));
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/result.h"
+#include "sys/tree.h"
+
+namespace pp::sys {
+
+// An event enabled in an instance, as set_event names it.
+struct InstanceEvent {
+  std::string system;
+  std::string name;
+  uint64_t id = 0;
+  std::string format;  // events/SYS/EVENT/format, whole
+};
+
+class FtraceInstance {
+ public:
+  // The instance `name` under `tracefs` (instances/NAME/); a not-found error
+  // naming the directory and the instances there when it is missing; a usage
+  // error for a name that is no single path component.
+  static Result<FtraceInstance> open(const Tree& tracefs, const std::string& name);
+
+  const std::string& name() const { return name_; }
+  // The instance's directory, for what reads its events/ (the tracing data).
+  const Tree& tree() const { return tree_; }
+
+  Result<std::string> header_page() const;
+  Result<std::string> header_event() const;
+  // The enabled events, in set_event's order, each with its id and format.
+  Result<std::vector<InstanceEvent>> enabled_events() const;
+  // The selected clock of trace_clock ("local").
+  Result<std::string> trace_clock() const;
+  // last_boot_info, or nothing when the kernel has no such file (before
+  // 6.12) or the instance is not boot-mapped.
+  std::optional<std::string> last_boot_info() const;
+  // The CPUs of per_cpu/, ascending.
+  Result<std::vector<uint32_t>> cpus() const;
+
+  // Reads per_cpu/cpuN/trace_pipe_raw non-blocking, `page_size` bytes at a
+  // time, until EAGAIN or end of file, or `limit` bytes (a CPU written to
+  // faster than it is read would never run dry). Each read must return a
+  // whole page; EIO naming the file otherwise. Consumes what it returns.
+  Result<std::vector<uint8_t>> read_pages(uint32_t cpu, uint32_t page_size, size_t limit) const;
+
+ private:
+  FtraceInstance(std::string name, Tree tree) : name_(std::move(name)), tree_(std::move(tree)) {}
+
+  std::string name_;
+  Tree tree_;
+};
+
+}  // namespace pp::sys

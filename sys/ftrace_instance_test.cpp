@@ -1,0 +1,83 @@
+#include "sys/ftrace_instance.h"
+
+#include <gtest/gtest.h>
+#include <string>
+
+#include "tests/support/temp_dir.h"
+
+namespace pp::sys {
+namespace {
+
+// A tracefs tree with one instance "bb" holding two enabled events and two
+// CPUs' trace_pipe_raw as regular files (a read of a file ends at EOF where
+// the kernel's ends at EAGAIN).
+class FtraceInstanceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_.write("instances/bb/events/header_page", "page");
+    dir_.write("instances/bb/events/header_event", "event");
+    dir_.write("instances/bb/set_event", "sched:sched_switch\nsyscalls:sys_enter_getppid\n");
+    dir_.write("instances/bb/events/sched/sched_switch/id", "372\n");
+    dir_.write("instances/bb/events/sched/sched_switch/format", "name: sched_switch\nID: 372\n");
+    dir_.write("instances/bb/events/syscalls/sys_enter_getppid/id", "305\n");
+    dir_.write("instances/bb/events/syscalls/sys_enter_getppid/format", "name: x\nID: 305\n");
+    dir_.write("instances/bb/trace_clock", "[local] global counter uptime perf mono\n");
+    dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", std::string(8, 'a'));
+    dir_.write("instances/bb/per_cpu/cpu10/trace_pipe_raw", std::string(12, 'b'));
+    dir_.write("instances/bb/per_cpu/cpu2/trace_pipe_raw", "");
+  }
+  pp::testing::TempDir dir_;
+  Tree tracefs_{dir_.path()};
+};
+
+TEST_F(FtraceInstanceTest, ReadsWhatTheBlackBoxNeeds) {
+  auto inst = FtraceInstance::open(tracefs_, "bb");
+  ASSERT_TRUE(inst.ok()) << inst.error().message();
+  EXPECT_EQ(*inst->header_page(), "page");
+  EXPECT_EQ(*inst->header_event(), "event");
+  EXPECT_EQ(*inst->trace_clock(), "local");
+  EXPECT_FALSE(inst->last_boot_info().has_value());
+  auto events = inst->enabled_events();
+  ASSERT_TRUE(events.ok()) << events.error().message();
+  ASSERT_EQ(events->size(), 2U);
+  EXPECT_EQ((*events)[0].system, "sched");
+  EXPECT_EQ((*events)[0].id, 372U);
+  EXPECT_EQ((*events)[1].name, "sys_enter_getppid");
+  EXPECT_EQ((*events)[1].format, "name: x\nID: 305\n");
+  EXPECT_EQ(*inst->cpus(), (std::vector<uint32_t>{0, 2, 10}));
+  auto pages = inst->read_pages(10, 4, 1 << 20);
+  ASSERT_TRUE(pages.ok()) << pages.error().message();
+  EXPECT_EQ(pages->size(), 12U);
+  EXPECT_EQ(inst->read_pages(2, 4, 1 << 20)->size(), 0U);
+  EXPECT_EQ(inst->read_pages(10, 4, 8)->size(), 8U);  // the limit
+  dir_.write("instances/bb/last_boot_info", "# Current\n");
+  EXPECT_EQ(inst->last_boot_info().value_or(""), "# Current\n");
+}
+
+TEST_F(FtraceInstanceTest, RefusesWhatItCannotRead) {
+  auto missing = FtraceInstance::open(tracefs_, "nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().kind(), ErrorKind::kNotFound);
+  EXPECT_NE(missing.error().message().find("no ftrace instance 'nope'"), std::string::npos);
+  EXPECT_NE(missing.error().message().find("there are: bb"), std::string::npos)
+      << missing.error().message();
+  for (const char* bad : {"", "..", "a/b"}) {
+    auto r = FtraceInstance::open(tracefs_, bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().kind(), ErrorKind::kUsage) << bad;
+  }
+  auto inst = FtraceInstance::open(tracefs_, "bb");
+  ASSERT_TRUE(inst.ok());
+  // A short read is a page cut by another reader.
+  auto cut = inst->read_pages(10, 5, 1 << 20);
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.error().code(), EIO);
+  EXPECT_NE(cut.error().message().find("gave 2 bytes, not a page of 5"), std::string::npos)
+      << cut.error().message();
+  EXPECT_FALSE(inst->read_pages(7, 4, 1 << 20).ok());
+  dir_.write("instances/bb/set_event", "garbage\n");
+  EXPECT_FALSE(inst->enabled_events().ok());
+}
+
+}  // namespace
+}  // namespace pp::sys
