@@ -74,9 +74,9 @@ DEPS_report := base sys mce
 DEPS_persistent := base sys pmu parse
 DEPS_broker := base sys pmu parse persistent
 DEPS_check := base sys pmu parse mce persistent
-DEPS_record := base sys pmu parse mce report persistent
-DEPS_top := base sys pmu parse mce filter report persistent record
-DEPS_watch := base sys pmu parse mce filter report persistent record
+DEPS_record := base sys pmu parse mce ftrace report persistent
+DEPS_top := base sys pmu parse mce ftrace filter report persistent record
+DEPS_watch := base sys pmu parse mce ftrace filter report persistent record
 # Test-only libraries, never linked into the program: <module>/testing/ holds
 # a module's test doubles (the fake kernel, ...) and may use the module, its
 # DEPS and their testing/ folders; tests/support/ holds helpers every test

@@ -6,6 +6,7 @@
 #include "cmd/commands.h"
 #include "cmd/exit_codes.h"
 #include "cmd/persistent_common.h"
+#include "record/instance_record.h"
 #include "record/record_options.h"
 #include "record/recorder.h"
 #include "record/summary_json.h"
@@ -33,22 +34,46 @@ int print_json(const std::string& file, const json& doc, int status) {
   return status;
 }
 
+// --instance NAME: the ftrace instance's buffer, written and done.
+int record_instance(const std::string& instance, const std::string& output, int argc,
+                    const char** argv, bool quiet, bool json, const std::string& json_file) {
+  record::InstanceRequest request;
+  request.instance = instance;
+  if (!output.empty())
+    request.output = output;
+  request.cmdline = {sys::self_executable().value_or("perf-persistent")};
+  for (int i = 0; i < argc; i++)
+    request.cmdline.emplace_back(argv[i]);
+  auto result = record::record_instance(request);
+  if (!result.ok())
+    return json ? print_json(json_file, error_json(result.error()),
+                             exit_status_of(result.error().kind()))
+                : report_error("record", result.error(), false);
+  if (json)
+    return print_json(json_file, record::instance_summary_json(*result), kExitOk);
+  if (!quiet)
+    std::cerr << record::instance_summary(*result);
+  return kExitOk;
+}
+
 }  // namespace
 
 int cmd_record(int argc, const char** argv) {
   record::RecordRequest request;
-  std::string run_dir, switch_output, max_size, json_file;
+  std::string run_dir, switch_output, max_size, json_file, instance;
   bool no_follow = false, quiet = false, all_cpus = false, switch_given = false, json = false;
   uint64_t max_files = 0, realtime = 0;
-  OptionParser opts(
-      {"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]"},
-      OptionParser::Positionals::kStopAtFirst);
+  OptionParser opts({"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]",
+                     "perf persistent record --instance NAME [-o FILE]"},
+                    OptionParser::Positionals::kStopAtFirst);
   opts.values('e', "event", "event", &request.events,
               "persistent event to record: persistent/NAME/ (repeatable, or a comma list)")
       .value('o', "output", "file", &request.output,
              "output file name (default perf.data; - writes perf's pipe format to stdout)")
       .value('C', "cpu", "cpus", &request.cpus, "record only these CPUs (e.g. 0-3,8)")
       .flag('a', "all-cpus", &all_cpus, "every CPU the events cover (the default)")
+      .value(0, "instance", "name", &instance,
+             "write what the ftrace instance NAME holds (consumes it) and exit")
       .flag(0, "snapshot", &request.snapshot,
             "first write what the buffers already hold (the flight recorder)")
       .flag(0, "no-follow", &no_follow, "write what the buffers hold and exit (implies --snapshot)")
@@ -86,6 +111,14 @@ int cmd_record(int argc, const char** argv) {
     else
       parsed = size.error();
   }
+  if (parsed.ok() && !instance.empty() &&
+      (!request.events.empty() || !parsed->args.empty() || request.snapshot || no_follow ||
+       switch_given || !max_size.empty() || !request.cpus.empty() || realtime || !run_dir.empty() ||
+       request.verbose))
+    parsed = usage_error(
+        "--instance writes an ftrace instance's buffer as it is; it takes only -o, -q and --json "
+        "(not -e, -C, a COMMAND, --snapshot, --no-follow, --switch-output, --max-size, -r, -v "
+        "or --run-dir)");
   if (!parsed.ok()) {
     opts.salvage(argc, argv, "json");
     if (json)
@@ -96,6 +129,8 @@ int cmd_record(int argc, const char** argv) {
     std::cout << opts.usage();
     return kExitOk;
   }
+  if (!instance.empty())
+    return record_instance(instance, request.output, argc, argv, quiet, json, json_file);
   if (no_follow) {
     request.follow = false;
     request.snapshot = true;

@@ -1,0 +1,262 @@
+#include "record/instance_record.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <map>
+#include <optional>
+
+#include "ftrace/ring_page.h"
+#include "report/perf_data_writer.h"
+#include "report/tracing_data.h"
+#include "sys/ftrace_instance.h"
+#include "sys/perf_abi_sample.h"
+#include "sys/perf_attr.h"
+
+namespace pp::record {
+namespace {
+
+constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+constexpr size_t kBatchBytes = size_t(1) << 20;
+
+// Where a format puts common_pid:
+//   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;"
+struct PidField {
+  uint32_t offset = 4;
+  uint32_t size = 4;
+};
+
+PidField pid_field(const std::string& format) {
+  PidField f;
+  size_t at = format.find(" common_pid;");
+  if (at == std::string::npos)
+    return f;
+  size_t end = format.find('\n', at);
+  std::string line = format.substr(at, end == std::string::npos ? std::string::npos : end - at);
+  unsigned offset = 0, size = 0;
+  size_t o = line.find("offset:"), s = line.find("size:");
+  if (o != std::string::npos && s != std::string::npos &&
+      std::sscanf(line.c_str() + o, "offset:%u", &offset) == 1 &&
+      std::sscanf(line.c_str() + s, "size:%u", &size) == 1 && size == 4) {
+    f.offset = offset;
+    f.size = size;
+  }
+  return f;
+}
+
+struct Event {
+  std::string name;  // "sched:sched_switch"
+  uint64_t id = 0;
+  PidField pid;
+  std::map<uint32_t, uint64_t> sample_ids;  // CPU to sample id
+};
+
+sys::EventAttr tracepoint_attr(uint64_t id) {
+  sys::EventAttr a;
+  a.attr.type = PERF_TYPE_TRACEPOINT;
+  a.attr.size = sys::kAttrSizeVer7;
+  a.attr.config = id;
+  a.attr.sample_period = 1;
+  a.attr.sample_type = kSampleType;
+  a.attr.sample_id_all = 1;
+  return a;
+}
+
+}  // namespace
+
+Result<InstanceResult> record_instance(const InstanceRequest& request) {
+  sys::Tree tracefs(request.tracefs_root.empty() ? sys::default_tracefs_root()
+                                                 : request.tracefs_root);
+  PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance,
+                      sys::FtraceInstance::open(tracefs, request.instance));
+  auto context = [&](Error e) {
+    return std::move(e).with_context("ftrace instance '" + request.instance + "'");
+  };
+  auto header_page = instance.header_page();
+  auto header_event = instance.header_event();
+  if (!header_page.ok())
+    return context(std::move(header_page).error());
+  if (!header_event.ok())
+    return context(std::move(header_event).error());
+  auto layout = ftrace::parse_ring_layout(*header_page, *header_event);
+  if (!layout.ok())
+    return context(std::move(layout).error());
+  auto enabled = instance.enabled_events();
+  if (!enabled.ok())
+    return context(std::move(enabled).error());
+  if (enabled->empty())
+    return usage_error("ftrace instance '" + request.instance +
+                       "' has no enabled event (its set_event is empty): nothing would be "
+                       "recorded; enable events with 'echo SYSTEM:EVENT >> " +
+                       instance.tree().path("set_event") + "'");
+  auto cpus = instance.cpus();
+  if (!cpus.ok())
+    return context(std::move(cpus).error());
+
+  InstanceResult result;
+  result.instance = request.instance;
+  result.output = request.output == "-" ? "standard output" : request.output;
+  result.clock = instance.trace_clock().value_or("unknown");
+  result.cpus = uint32_t(cpus->size());
+  // A boot-mapped instance says whose data it holds: "# Current" when this
+  // boot's (6.12's last_boot_info), an address list when the previous
+  // boot's. That boot's tasks are not this boot's /proc.
+  std::optional<std::string> boot = instance.last_boot_info();
+  result.previous_boot = boot && boot->find("# Current") == std::string::npos;
+
+  // Read every CPU first: the pages own the records' payloads.
+  std::vector<std::vector<uint8_t>> pages(cpus->size());
+  ftrace::RingRead read;
+  std::optional<Error> bad_page;
+  std::map<uint32_t, uint64_t> missed_by_cpu;
+  for (size_t i = 0; i < cpus->size(); i++) {
+    const uint32_t cpu = (*cpus)[i];
+    auto bytes = instance.read_pages(cpu, layout->page_size(), request.max_bytes_per_cpu);
+    if (!bytes.ok())
+      return context(std::move(bytes).error());
+    pages[i] = std::move(*bytes);
+    uint64_t missed_before = read.missed_events;
+    Status s = ftrace::read_ring_pages(pages[i], *layout, cpu, read);
+    missed_by_cpu[cpu] = read.missed_events - missed_before;
+    if (!s.ok() && !bad_page)
+      bad_page = context(std::move(s).error());
+  }
+  result.pages = read.pages;
+  result.missed_events = read.missed_events;
+  result.pages_after_loss = read.pages_after_loss;
+
+  // The events: every enabled one, then any other id the records carry
+  // whose format the instance has (an event disabled since, ftrace's own).
+  std::vector<Event> events;
+  std::map<uint64_t, size_t> by_id;
+  for (const sys::InstanceEvent& e : *enabled) {
+    if (by_id.count(e.id))
+      continue;
+    by_id[e.id] = events.size();
+    events.push_back({e.system + ":" + e.name, e.id, pid_field(e.format), {}});
+  }
+  for (const ftrace::RingRecord& r : read.records) {
+    if (by_id.count(r.event_id))
+      continue;
+    auto tp = report::find_tracepoint(instance.tree(), r.event_id, "");
+    if (!tp.ok())
+      continue;
+    auto format = instance.tree().read("events/" + tp->system + "/" + tp->name + "/format");
+    by_id[r.event_id] = events.size();
+    events.push_back({tp->system + ":" + tp->name,
+                      r.event_id,
+                      pid_field(format.ok() ? *format : std::string()),
+                      {}});
+  }
+  uint64_t next_id = 1;
+  for (Event& e : events)
+    for (uint32_t cpu : *cpus)
+      e.sample_ids[cpu] = next_id++;
+
+  report::WriterConfig config;
+  config.cmdline = request.cmdline;
+  config.tracefs_root = instance.tree().root();
+  config.proc_root = request.proc_root;
+  config.sysfs_root = request.sysfs_root;
+  config.page_size = layout->page_size();
+  if (result.previous_boot)
+    config.side_band = report::SideBand::kNever;
+  for (const Event& e : events) {
+    std::vector<uint64_t> ids;
+    for (const auto& [cpu, id] : e.sample_ids)
+      ids.push_back(id);
+    config.events.push_back({tracepoint_attr(e.id), e.name, std::move(ids)});
+  }
+  result.events = uint32_t(events.size());
+  auto writer = request.output == "-"
+                    ? report::PerfDataWriter::create_pipe(1, std::move(config))
+                    : report::PerfDataWriter::create_file(request.output, std::move(config));
+  if (!writer.ok())
+    return std::move(writer).error();
+
+  // perf orders by time across CPUs; so does the file.
+  std::vector<const ftrace::RingRecord*> order;
+  order.reserve(read.records.size());
+  for (const ftrace::RingRecord& r : read.records)
+    order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(),
+                   [](const auto* a, const auto* b) { return a->timestamp < b->timestamp; });
+  const sys::EventAttr any_attr = tracepoint_attr(0);
+  std::vector<uint8_t> batch;
+  for (const ftrace::RingRecord* r : order) {
+    auto it = by_id.find(r->event_id);
+    if (it == by_id.end()) {
+      result.unknown_records++;
+      continue;
+    }
+    const Event& e = events[it->second];
+    sys::Sample sample;
+    sample.identifier = e.sample_ids.at(r->cpu);
+    if (uint64_t(e.pid.offset) + e.pid.size <= r->payload.size()) {
+      int32_t pid;
+      std::memcpy(&pid, r->payload.data() + e.pid.offset, sizeof(pid));
+      sample.pid = sample.tid = uint32_t(pid);
+    }
+    sample.time = r->timestamp;
+    sample.cpu = r->cpu;
+    sample.period = 1;
+    std::vector<uint8_t> raw = sys::pad_raw(r->payload);
+    sample.raw = raw;
+    sys::encode_sample(any_attr.attr, sample, PERF_RECORD_MISC_KERNEL, batch);
+    result.samples++;
+    if (batch.size() >= kBatchBytes) {
+      PP_RETURN_IF_ERROR((*writer)->append(batch));
+      batch.clear();
+    }
+  }
+  PP_RETURN_IF_ERROR((*writer)->append(batch));
+  for (uint32_t cpu : *cpus)
+    if (missed_by_cpu[cpu] && !events.empty())
+      PP_RETURN_IF_ERROR((*writer)->append_lost(
+          {.id = events.front().sample_ids.at(cpu), .lost = missed_by_cpu[cpu], .cpu = cpu}));
+  PP_RETURN_IF_ERROR((*writer)->finished_round());
+  PP_RETURN_IF_ERROR((*writer)->finish());
+  result.bytes = (*writer)->stats().file_bytes;
+  if (bad_page)
+    return *bad_page;
+  return result;
+}
+
+std::string instance_summary(const InstanceResult& r) {
+  char mb[32];
+  std::snprintf(mb, sizeof(mb), "%.3f", double(r.bytes) / (1024.0 * 1024.0));
+  std::string out = "[ perf persistent record: Captured and wrote " + std::string(mb) + " MB " +
+                    r.output + " (" + std::to_string(r.samples) +
+                    " samples) from ftrace instance '" + r.instance + "', " +
+                    std::to_string(r.cpus) + " CPUs, " + std::to_string(r.pages) +
+                    " pages, times of trace clock '" + r.clock + "' ]\n";
+  if (r.missed_events || r.pages_after_loss)
+    out += "[ perf persistent record: the kernel lost " + std::to_string(r.missed_events) +
+           " events before they were read (" + std::to_string(r.pages_after_loss) +
+           " pages follow a loss); a larger buffer_size_kb keeps more ]\n";
+  if (r.unknown_records)
+    out += "[ perf persistent record: " + std::to_string(r.unknown_records) +
+           " records of events whose format the instance lacks were left out ]\n";
+  return out;
+}
+
+json instance_summary_json(const InstanceResult& r) {
+  return json{{"output", r.output},
+              {"instance", r.instance},
+              {"clock", r.clock},
+              {"previous_boot", r.previous_boot},
+              {"cpus", r.cpus},
+              {"events", r.events},
+              {"pages", r.pages},
+              {"samples", r.samples},
+              {"bytes", r.bytes},
+              {"lost",
+               {{"missed_events", r.missed_events},
+                {"pages_after_loss", r.pages_after_loss},
+                {"unknown_records", r.unknown_records}}},
+              {"error", nullptr},
+              {"exit_status", 0}};
+}
+
+}  // namespace pp::record

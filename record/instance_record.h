@@ -1,0 +1,79 @@
+// `perf persistent record --instance NAME`: an ftrace instance's buffer
+// written as perf.data, each record a tracepoint sample laid out as perf
+// record lays one out, so perf script and perf report read it.
+//
+// Each enabled event of the instance (set_event) becomes an attr
+// {PERF_TYPE_TRACEPOINT, config = its id, sample_period 1, sample_type
+// IDENTIFIER|TID|TIME|CPU|PERIOD|RAW, sample_id_all}, with one sample id per
+// CPU. A sample: the record's common_pid as pid and tid (ftrace keeps the
+// thread, not its process), the record's trace-clock time (the instance's
+// trace_clock, not perf's clock), the CPU whose buffer held it, the record
+// as RAW. No IP: ftrace does not record one. The tracing data holds the
+// instance's header files and the events' formats.
+//
+// Reading consumes: trace_pipe_raw has one consume position per CPU.
+//
+//   InstanceRequest request{.instance = "blackbox", .output = "bb.data"};
+//   PP_ASSIGN_OR_RETURN(InstanceResult result, record_instance(request));
+//   std::cerr << instance_summary(result);
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/json.h"
+#include "base/result.h"
+#include "sys/tree.h"
+
+namespace pp::record {
+
+struct InstanceRequest {
+  std::string instance;
+  std::string output = "perf.data";  // "-": perf's pipe format on stdout
+  std::string tracefs_root;          // "" = sys::default_tracefs_root()
+  std::string proc_root = sys::kDefaultProcRoot;
+  std::string sysfs_root = sys::kDefaultSysfsRoot;
+  std::vector<std::string> cmdline;  // HEADER_CMDLINE
+  // The most read from one CPU's trace_pipe_raw (a CPU written to faster
+  // than it is read never runs dry).
+  size_t max_bytes_per_cpu = size_t(256) << 20;
+};
+
+struct InstanceResult {
+  std::string output;
+  std::string instance;
+  std::string clock;  // the instance's trace_clock ("local")
+  // A boot-mapped instance holding the previous boot's buffer: the file then
+  // names no task (this boot's /proc would name the wrong ones).
+  bool previous_boot = false;
+  uint32_t cpus = 0;
+  uint32_t events = 0;  // attrs written
+  uint64_t pages = 0;
+  uint64_t samples = 0;
+  uint64_t bytes = 0;  // the file
+  // Lost by the kernel before a page: counted, and pages flagged without a count.
+  uint64_t missed_events = 0;
+  uint64_t pages_after_loss = 0;
+  // Records of events that are not enabled and whose format was not found.
+  uint64_t unknown_records = 0;
+};
+
+// Reads every CPU of the instance (consuming it) and writes the file.
+// Not-found for a missing instance; a usage error when it has no enabled
+// event; EINVAL naming the CPU, page and byte of a malformed page (the
+// records before it are written).
+Result<InstanceResult> record_instance(const InstanceRequest& request);
+
+// "[ perf persistent record: Captured and wrote ... ]" lines.
+std::string instance_summary(const InstanceResult& result);
+
+// --json: the summary as one object (documented in perf-persistent-record(1)):
+//
+//   {"output": "bb.data", "instance": "blackbox", "clock": "local", "previous_boot": false,
+//    "cpus": 2, "events": 2, "pages": 14, "samples": 1450, "bytes": 98304,
+//    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0},
+//    "error": null, "exit_status": 0}
+json instance_summary_json(const InstanceResult& result);
+
+}  // namespace pp::record

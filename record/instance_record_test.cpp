@@ -1,0 +1,167 @@
+#include "record/instance_record.h"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "ftrace/ring_page.h"
+#include "ftrace/testing/page_builder.h"
+#include "report/perf_data_reader.h"
+#include "sys/perf_abi_records.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
+
+namespace pp::record {
+namespace {
+
+using ftrace::testing::PageBuilder;
+
+std::string fixture(const std::string& relative) {
+  std::ifstream in(pp::testing::fixtures_dir() + "/tracefs-6.18/" + relative, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// A sched_switch record (Linux 6.18's format: 64 bytes, common_type 372 at
+// 0, common_pid at 4).
+std::vector<uint8_t> sched_switch(int32_t pid) {
+  std::vector<uint8_t> r(64, 0);
+  uint16_t id = 372;
+  std::memcpy(r.data(), &id, 2);
+  std::memcpy(r.data() + 4, &pid, 4);
+  return r;
+}
+
+// A tracefs tree holding instance "bb" with sched:sched_switch enabled and
+// pages on CPUs 0 and 1 built as the kernel writes them.
+class RecordInstanceUnit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* f : {"events/header_page", "events/header_event",
+                          "events/sched/sched_switch/format", "events/sched/sched_switch/id"}) {
+      std::string text = fixture(f);
+      ASSERT_FALSE(text.empty()) << f;
+      dir_.write(std::string("instances/bb/") + f, text);
+    }
+    dir_.write("instances/bb/set_event", "sched:sched_switch\n");
+    dir_.write("instances/bb/trace_clock", "local [global] counter\n");
+    auto layout =
+        ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
+    ASSERT_TRUE(layout.ok());
+    PageBuilder cpu0(*layout, 1000);
+    cpu0.record(0, sched_switch(4242));  // at 1000
+    cpu0.record(50, sched_switch(17));   // at 1050
+    PageBuilder cpu1(*layout, 1020);
+    cpu1.record(0, sched_switch(99));  // at 1020
+    cpu1.missed(7);
+    auto bytes = [](PageBuilder& b) {
+      const std::vector<uint8_t>& v = b.bytes();
+      return std::string(v.begin(), v.end());
+    };
+    dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", bytes(cpu0));
+    dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", bytes(cpu1));
+    request_.instance = "bb";
+    request_.output = dir_.path("bb.data");
+    request_.tracefs_root = dir_.path();
+  }
+
+  pp::testing::TempDir dir_;
+  InstanceRequest request_;
+};
+
+TEST_F(RecordInstanceUnit, WritesTracepointSamplesInTimeOrderWithTheirCpuAndPid) {
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->samples, 3U);
+  EXPECT_EQ(result->cpus, 2U);
+  EXPECT_EQ(result->events, 1U);
+  EXPECT_EQ(result->clock, "global");
+  EXPECT_EQ(result->missed_events, 7U);
+  EXPECT_EQ(result->pages_after_loss, 1U);
+  EXPECT_FALSE(result->previous_boot);
+  EXPECT_NE(instance_summary(*result).find("lost 7 events"), std::string::npos)
+      << instance_summary(*result);
+
+  auto file = report::PerfDataReader::read_file(request_.output);
+  ASSERT_TRUE(file.ok()) << file.error().message();
+  ASSERT_EQ(file->events().size(), 1U);
+  const perf_event_attr& attr = file->events()[0].attr.attr;
+  EXPECT_EQ(attr.type, uint32_t(PERF_TYPE_TRACEPOINT));
+  EXPECT_EQ(attr.config, 372U);
+  EXPECT_EQ(attr.sample_type & PERF_SAMPLE_IP, 0U);
+  EXPECT_EQ(file->events()[0].name, "sched:sched_switch");
+  auto tracing = file->tracing_data();
+  ASSERT_TRUE(tracing.ok()) << tracing.error().message();
+  ASSERT_EQ(tracing->systems.size(), 1U);
+  EXPECT_EQ(tracing->systems[0].name, "sched");
+
+  std::vector<std::tuple<uint64_t, uint32_t, uint32_t>> samples;  // time, cpu, pid
+  uint64_t lost = 0;
+  Status s = file->for_each_record([&](const report::PerfDataRecord& r) -> Status {
+    if (r.type == PERF_RECORD_LOST) {
+      uint64_t n;
+      std::memcpy(&n, r.bytes.data() + 16, 8);  // header, id, lost
+      lost += n;
+    }
+    if (r.type != PERF_RECORD_SAMPLE)
+      return ok_status();
+    PP_ASSIGN_OR_RETURN(sys::Sample sample, file->sample(r));
+    EXPECT_EQ(sample.pid, sample.tid);
+    EXPECT_GE(sample.raw.size(), 64U);
+    samples.emplace_back(sample.time, sample.cpu, sample.pid);
+    return ok_status();
+  });
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  using T = std::tuple<uint64_t, uint32_t, uint32_t>;
+  EXPECT_EQ(samples, (std::vector<T>{{1000, 0, 4242}, {1020, 1, 99}, {1050, 0, 17}}));
+  EXPECT_EQ(lost, 7U);
+}
+
+TEST_F(RecordInstanceUnit, APreviousBootNamesNoTask) {
+  dir_.write("instances/bb/last_boot_info", "ffffffffa0000000\t[kernel]\n");
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_TRUE(result->previous_boot);
+  EXPECT_EQ(instance_summary_json(*result)["previous_boot"], true);
+  auto file = report::PerfDataReader::read_file(request_.output);
+  ASSERT_TRUE(file.ok());
+  int comms = 0;
+  ASSERT_TRUE(file->for_each_record([&](const report::PerfDataRecord& r) -> Status {
+                    comms += r.type == PERF_RECORD_COMM;
+                    return ok_status();
+                  })
+                  .ok());
+  EXPECT_EQ(comms, 0);
+}
+
+TEST_F(RecordInstanceUnit, ABrokenPageIsNamedAndTheRecordsBeforeItKept) {
+  std::string page(4096, '\0');
+  uint64_t commit = 99999;  // more than the page holds
+  std::memcpy(page.data() + 8, &commit, 8);
+  dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", page);
+  auto result = record_instance(request_);
+  ASSERT_FALSE(result.ok());
+  EXPECT_NE(result.error().message().find("CPU 1, page 0, byte 8: commit says"), std::string::npos)
+      << result.error().message();
+  auto file = report::PerfDataReader::read_file(request_.output);
+  ASSERT_TRUE(file.ok()) << file.error().message();
+  int samples = 0;
+  ASSERT_TRUE(file->for_each_record([&](const report::PerfDataRecord& r) -> Status {
+                    samples += r.type == PERF_RECORD_SAMPLE;
+                    return ok_status();
+                  })
+                  .ok());
+  EXPECT_EQ(samples, 2);  // CPU 0's
+}
+
+TEST_F(RecordInstanceUnit, AnInstanceWithoutEventsIsAUsageError) {
+  dir_.write("instances/bb/set_event", "");
+  auto result = record_instance(request_);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().kind(), ErrorKind::kUsage);
+  EXPECT_NE(result.error().message().find("has no enabled event"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pp::record

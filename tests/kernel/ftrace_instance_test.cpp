@@ -1,0 +1,120 @@
+// record --instance on this machine's kernel: a plain ftrace instance with
+// syscalls:sys_enter_getppid and sched:sched_switch enabled, a known number
+// of getppid calls pinned to CPU 0, then the instance written as perf.data
+// and read back by the real perf script and by our own report.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <gtest/gtest.h>
+#include <sstream>
+#include <string>
+
+#include "tests/kernel/kernel_env.h"
+#include "tests/support/test_env.h"
+
+namespace pp::testing {
+namespace {
+
+constexpr long kCalls = 2000;
+
+class RecordInstance : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tracefs_ = tracefs_root();
+    PP_SKIP_UNLESS(!tracefs_.empty(), "no tracefs");
+    PP_SKIP_UNLESS(tracepoint_id("syscalls", "sys_enter_getppid") >= 0,
+                   "no syscalls:sys_enter_getppid");
+    name_ = "pp_test_" + std::to_string(getpid());
+    dir_ = tracefs_ + "/instances/" + name_;
+    PP_SKIP_UNLESS(mkdir(dir_.c_str(), 0700) == 0, "cannot create an ftrace instance");
+    created_ = true;
+  }
+  void TearDown() override {
+    if (created_) {
+      EXPECT_EQ(rmdir(dir_.c_str()), 0) << "cannot remove " << dir_;
+    }
+  }
+  // Appends a line as `echo TEXT >> FILE` does (set_event adds an event).
+  ::testing::AssertionResult write(const std::string& file, const std::string& text) const {
+    std::string path = dir_ + "/" + file, line = text + "\n";
+    int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) == ssize_t(line.size());
+    int err = errno;
+    if (fd >= 0)
+      close(fd);
+    if (ok)
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure()
+           << "writing '" << text << "' to " << path << ": " << strerror(err);
+  }
+
+  std::string tracefs_, name_, dir_;
+  bool created_ = false;
+  TempDir tmp_;
+};
+
+// Lines of `output` that hold `needle` and `pid` as a word and `cpu` ("[000]").
+int count_lines(const std::string& output, const std::string& needle, pid_t pid,
+                const std::string& cpu) {
+  std::istringstream in(output);
+  std::string line;
+  int n = 0;
+  const std::string p = " " + std::to_string(pid) + " ";
+  while (std::getline(in, line))
+    n += line.find(needle) != std::string::npos &&
+         (" " + line + " ").find(p) != std::string::npos && line.find(cpu) != std::string::npos;
+  return n;
+}
+
+TEST_F(RecordInstance, EveryGetppidCallReachesPerfScriptWithItsPidAndCpu) {
+  ASSERT_TRUE(write("set_event", "syscalls:sys_enter_getppid"));
+  ASSERT_TRUE(write("set_event", "sched:sched_switch"));
+  GetppidCaller caller(kCalls);
+  ASSERT_TRUE(caller.run());
+  ASSERT_TRUE(write("tracing_on", "0"));  // nothing more while it is read
+
+  std::string file = tmp_.path("instance.data");
+  CommandResult rec = run_pp({"record", "--instance", name_, "-o", file, "--json"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  auto summary = nlohmann::json::parse(rec.err, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << rec.err;
+  EXPECT_EQ(summary["instance"], name_);
+  EXPECT_EQ(summary["clock"], "local");
+  EXPECT_EQ(summary["events"], 2);
+  EXPECT_GE(summary["samples"].get<long>(), kCalls);
+  EXPECT_EQ(summary["lost"]["missed_events"], 0);
+
+  CommandResult script =
+      run_command({perf_program(), "script", "-i", file, "-F", "pid,cpu,event,trace"});
+  ASSERT_EQ(script.status, 0) << script.err;
+  EXPECT_EQ(count_lines(script.out, "syscalls:sys_enter_getppid", caller.pid(), "[000]"), kCalls)
+      << script.out.substr(0, 2000);
+  EXPECT_NE(script.out.find("sched:sched_switch"), std::string::npos);
+  EXPECT_NE(script.out.find("prev_pid="), std::string::npos);  // decoded by its format
+
+  CommandResult report = run_pp({"report", "-i", file});
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_EQ(count_lines(report.out, "sys_enter_getppid", caller.pid(), "[000]"), kCalls)
+      << report.out.substr(0, 2000);
+
+  // Reading consumed the buffer: a second record finds nothing.
+  CommandResult again = run_pp({"record", "--instance", name_, "-o", tmp_.path("again.data")});
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE(again.err.find("(0 samples)"), std::string::npos) << again.err;
+}
+
+TEST_F(RecordInstance, RefusesAnInstanceWithoutEventsAndAMissingOne) {
+  CommandResult none = run_pp({"record", "--instance", name_, "-o", tmp_.path("x.data")});
+  EXPECT_EQ(none.status, exit_status_of(ErrorKind::kUsage)) << none.err;
+  EXPECT_NE(none.err.find("has no enabled event"), std::string::npos) << none.err;
+  CommandResult missing =
+      run_pp({"record", "--instance", name_ + "_missing", "-o", tmp_.path("y.data")});
+  EXPECT_EQ(missing.status, exit_status_of(ErrorKind::kNotFound)) << missing.err;
+  EXPECT_NE(missing.err.find("no ftrace instance"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace pp::testing
