@@ -34,11 +34,14 @@ int print_json(const std::string& file, const json& doc, int status) {
   return status;
 }
 
-// --instance NAME: the ftrace instance's buffer, written and done.
-int record_instance(const std::string& instance, const std::string& output, int argc,
-                    const char** argv, bool quiet, bool json, const std::string& json_file) {
+// --instance NAME, --previous-boot: the ftrace instance's buffer, written
+// and done.
+int record_instance(const std::string& instance, bool previous_boot, const std::string& output,
+                    int argc, const char** argv, bool quiet, bool json,
+                    const std::string& json_file) {
   record::InstanceRequest request;
   request.instance = instance;
+  request.previous_boot = previous_boot;
   if (!output.empty())
     request.output = output;
   request.cmdline = {sys::self_executable().value_or("perf-persistent")};
@@ -62,9 +65,11 @@ int cmd_record(int argc, const char** argv) {
   record::RecordRequest request;
   std::string run_dir, switch_output, max_size, json_file, instance;
   bool no_follow = false, quiet = false, all_cpus = false, switch_given = false, json = false;
+  bool previous_boot = false;
   uint64_t max_files = 0, realtime = 0;
   OptionParser opts({"perf persistent record -e persistent/NAME/ [<options>] [[--] COMMAND [ARGS]]",
-                     "perf persistent record --instance NAME [-o FILE]"},
+                     "perf persistent record --instance NAME [-o FILE]",
+                     "perf persistent record --previous-boot [--instance NAME] [-o FILE]"},
                     OptionParser::Positionals::kStopAtFirst);
   opts.values('e', "event", "event", &request.events,
               "persistent event to record: persistent/NAME/ (repeatable, or a comma list)")
@@ -74,6 +79,8 @@ int cmd_record(int argc, const char** argv) {
       .flag('a', "all-cpus", &all_cpus, "every CPU the events cover (the default)")
       .value(0, "instance", "name", &instance,
              "write what the ftrace instance NAME holds (consumes it) and exit")
+      .flag(0, "previous-boot", &previous_boot,
+            "write the previous boot's buffer of the kernel command line's boot-mapped instance")
       .flag(0, "snapshot", &request.snapshot,
             "first write what the buffers already hold (the flight recorder)")
       .flag(0, "no-follow", &no_follow, "write what the buffers hold and exit (implies --snapshot)")
@@ -111,12 +118,13 @@ int cmd_record(int argc, const char** argv) {
     else
       parsed = size.error();
   }
-  if (parsed.ok() && !instance.empty() &&
+  if (parsed.ok() && (!instance.empty() || previous_boot) &&
       (!request.events.empty() || !parsed->args.empty() || request.snapshot || no_follow ||
        switch_given || !max_size.empty() || !request.cpus.empty() || realtime || !run_dir.empty() ||
        request.verbose))
     parsed = usage_error(
-        "--instance writes an ftrace instance's buffer as it is; it takes only -o, -q and --json "
+        "--instance and --previous-boot write an ftrace instance's buffer as it is; they take "
+        "only -o, -q and --json "
         "(not -e, -C, a COMMAND, --snapshot, --no-follow, --switch-output, --max-size, -r, -v "
         "or --run-dir)");
   if (!parsed.ok()) {
@@ -129,8 +137,9 @@ int cmd_record(int argc, const char** argv) {
     std::cout << opts.usage();
     return kExitOk;
   }
-  if (!instance.empty())
-    return record_instance(instance, request.output, argc, argv, quiet, json, json_file);
+  if (!instance.empty() || previous_boot)
+    return record_instance(instance, previous_boot, request.output, argc, argv, quiet, json,
+                           json_file);
   if (no_follow) {
     request.follow = false;
     request.snapshot = true;

@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 
+#include "base/strings.h"
+#include "ftrace/boot_param.h"
 #include "ftrace/ring_page.h"
 #include "report/perf_data_writer.h"
 #include "report/tracing_data.h"
@@ -63,15 +65,66 @@ sys::EventAttr tracepoint_attr(uint64_t id) {
   return a;
 }
 
+constexpr char kBootHelp[] =
+    "a boot-mapped instance is given on the kernel command line, e.g. 'memmap=12M$0x10000000 "
+    "trace_instance=boot_mapped^traceoff@0x10000000:12M' (see BOOT-MAPPED INSTANCES in "
+    "perf-persistent-record(1))";
+
+// --previous-boot: the boot-mapped instance of the kernel command line.
+Result<std::string> previous_boot_instance(const InstanceRequest& request) {
+  sys::Tree proc(request.proc_root);
+  std::string cmdline;
+  if (request.kernel_cmdline) {
+    cmdline = *request.kernel_cmdline;
+  } else {
+    PP_ASSIGN_OR_RETURN(cmdline, proc.read("cmdline"));
+  }
+  std::vector<std::string> names;
+  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline))
+    if (b.boot_mapped())
+      names.push_back(b.name);
+  if (names.empty())
+    return not_found_error("the kernel command line (" + proc.path("cmdline") +
+                           ") names no boot-mapped ftrace instance, so no previous boot's "
+                           "buffer was kept; " +
+                           kBootHelp);
+  if (!request.instance.empty()) {
+    if (std::find(names.begin(), names.end(), request.instance) == names.end())
+      return not_found_error("'" + request.instance +
+                             "' is no boot-mapped instance of the kernel command line (it has: " +
+                             join(names, ", ") + ")");
+    return request.instance;
+  }
+  if (names.size() > 1)
+    return usage_error("the kernel command line has several boot-mapped instances (" +
+                       join(names, ", ") + "); choose one with --instance NAME");
+  return names.front();
+}
+
 }  // namespace
 
 Result<InstanceResult> record_instance(const InstanceRequest& request) {
   sys::Tree tracefs(request.tracefs_root.empty() ? sys::default_tracefs_root()
                                                  : request.tracefs_root);
-  PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance,
-                      sys::FtraceInstance::open(tracefs, request.instance));
+  std::string name = request.instance;
+  if (request.previous_boot) {
+    PP_ASSIGN_OR_RETURN(name, previous_boot_instance(request));
+  }
+  PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance, sys::FtraceInstance::open(tracefs, name));
+  if (request.previous_boot) {
+    // 6.12's last_boot_info: "# Current" once the instance holds this boot's
+    // records (the previous buffer was invalid, absent, or already reset).
+    std::optional<std::string> boot = instance.last_boot_info();
+    if (!boot || boot->find("# Current") != std::string::npos)
+      return not_found_error(
+          "ftrace instance '" + name + "' holds no previous boot's buffer (" +
+          (boot ? "its last_boot_info says '# Current'" : "it has no last_boot_info") +
+          "): the kernel found none it could validate at boot, or a setting of the instance "
+          "changed since; 'perf persistent record --instance " +
+          name + "' reads what it holds now");
+  }
   auto context = [&](Error e) {
-    return std::move(e).with_context("ftrace instance '" + request.instance + "'");
+    return std::move(e).with_context("ftrace instance '" + name + "'");
   };
   auto header_page = instance.header_page();
   auto header_event = instance.header_event();
@@ -85,17 +138,12 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   auto enabled = instance.enabled_events();
   if (!enabled.ok())
     return context(std::move(enabled).error());
-  if (enabled->empty())
-    return usage_error("ftrace instance '" + request.instance +
-                       "' has no enabled event (its set_event is empty): nothing would be "
-                       "recorded; enable events with 'echo SYSTEM:EVENT >> " +
-                       instance.tree().path("set_event") + "'");
   auto cpus = instance.cpus();
   if (!cpus.ok())
     return context(std::move(cpus).error());
 
   InstanceResult result;
-  result.instance = request.instance;
+  result.instance = name;
   result.output = request.output == "-" ? "standard output" : request.output;
   result.clock = instance.trace_clock().value_or("unknown");
   result.cpus = uint32_t(cpus->size());
@@ -149,6 +197,14 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
                       pid_field(format.ok() ? *format : std::string()),
                       {}});
   }
+  // An instance whose events were disabled after tracing (a boot-mapped
+  // one keeps none enabled at boot) still names them by id in its records.
+  if (events.empty())
+    return usage_error("ftrace instance '" + name +
+                       "' has no enabled event (its set_event is empty) and its buffer holds no "
+                       "record of a known event: nothing to record; enable events with 'echo "
+                       "SYSTEM:EVENT >> " +
+                       instance.tree().path("set_event") + "'");
   uint64_t next_id = 1;
   for (Event& e : events)
     for (uint32_t cpu : *cpus)

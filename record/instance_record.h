@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ namespace pp::record {
 
 struct InstanceRequest {
   std::string instance;
+  // --previous-boot: the boot-mapped instance the kernel command line names
+  // (trace_instance=NAME^traceoff@ADDRESS:SIZE), which must hold the previous
+  // boot's buffer; `instance`, when set, must be that one.
+  bool previous_boot = false;
+  // The kernel command line; proc_root's cmdline when absent.
+  std::optional<std::string> kernel_cmdline;
   std::string output = "perf.data";  // "-": perf's pipe format on stdout
   std::string tracefs_root;          // "" = sys::default_tracefs_root()
   std::string proc_root = sys::kDefaultProcRoot;
@@ -47,6 +54,8 @@ struct InstanceResult {
   // A boot-mapped instance holding the previous boot's buffer: the file then
   // names no task (this boot's /proc would name the wrong ones).
   bool previous_boot = false;
+  // The kernel command line; proc_root's cmdline when absent.
+  std::optional<std::string> kernel_cmdline;
   uint32_t cpus = 0;
   uint32_t events = 0;  // attrs written
   uint64_t pages = 0;
@@ -60,9 +69,11 @@ struct InstanceResult {
 };
 
 // Reads every CPU of the instance (consuming it) and writes the file.
-// Not-found for a missing instance; a usage error when it has no enabled
-// event; EINVAL naming the CPU, page and byte of a malformed page (the
-// records before it are written).
+// Not-found for a missing instance, and with previous_boot for a command
+// line without a boot-mapped instance or one that holds this boot's
+// buffer; a usage error when it has no enabled event or, with
+// previous_boot, the command line names several and `instance` none; EINVAL naming the CPU, page
+// and byte of a malformed page (the records before it are written).
 Result<InstanceResult> record_instance(const InstanceRequest& request);
 
 // "[ perf persistent record: Captured and wrote ... ]" lines.

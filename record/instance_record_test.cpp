@@ -1,5 +1,6 @@
 #include "record/instance_record.h"
 
+#include <cstdio>
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
@@ -155,12 +156,68 @@ TEST_F(RecordInstanceUnit, ABrokenPageIsNamedAndTheRecordsBeforeItKept) {
   EXPECT_EQ(samples, 2);  // CPU 0's
 }
 
-TEST_F(RecordInstanceUnit, AnInstanceWithoutEventsIsAUsageError) {
+TEST_F(RecordInstanceUnit, EventsDisabledSinceAreFoundByTheirIds) {
   dir_.write("instances/bb/set_event", "");
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->samples, 3U);
+  EXPECT_EQ(result->events, 1U);
+}
+
+TEST_F(RecordInstanceUnit, NoEventAndNoRecordIsAUsageError) {
+  dir_.write("instances/bb/set_event", "");
+  dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", "");
+  dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", "");
   auto result = record_instance(request_);
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.error().kind(), ErrorKind::kUsage);
   EXPECT_NE(result.error().message().find("has no enabled event"), std::string::npos);
+}
+
+TEST_F(RecordInstanceUnit, PreviousBootReadsTheBootMappedInstanceOfTheCommandLine) {
+  dir_.write("instances/bb/last_boot_info", "ffffffffa0000000\t[kernel]\n");
+  request_.instance.clear();
+  request_.previous_boot = true;
+  request_.kernel_cmdline =
+      "root=/dev/vda1 memmap=12M$0x10000000 trace_instance=bb^traceoff@0x10000000:12M\n";
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->instance, "bb");
+  EXPECT_TRUE(result->previous_boot);
+  EXPECT_EQ(result->samples, 3U);
+}
+
+TEST_F(RecordInstanceUnit, PreviousBootRefusesWhatIsNoPreviousBoot) {
+  request_.instance.clear();
+  request_.previous_boot = true;
+  struct Case {
+    const char* cmdline;
+    const char* last_boot_info;  // nullptr: none
+    ErrorKind kind;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"root=/dev/vda1 trace_instance=bb,sched:sched_switch", "x\t[kernel]\n", ErrorKind::kNotFound,
+       "names no boot-mapped ftrace instance"},
+      {"trace_instance=bb^traceoff@0x10000000:12M", "# Current\n", ErrorKind::kNotFound,
+       "its last_boot_info says '# Current'"},
+      {"trace_instance=bb^traceoff@0x10000000:12M", nullptr, ErrorKind::kNotFound,
+       "it has no last_boot_info"},
+      {"trace_instance=bb@a trace_instance=cc@b", "x\t[kernel]\n", ErrorKind::kUsage,
+       "several boot-mapped instances (bb, cc); choose one with --instance NAME"},
+  };
+  for (const Case& c : cases) {
+    request_.kernel_cmdline = c.cmdline;
+    if (c.last_boot_info)
+      dir_.write("instances/bb/last_boot_info", c.last_boot_info);
+    else
+      std::remove(dir_.path("instances/bb/last_boot_info").c_str());
+    auto result = record_instance(request_);
+    ASSERT_FALSE(result.ok()) << c.cmdline;
+    EXPECT_EQ(result.error().kind(), c.kind) << c.cmdline;
+    EXPECT_NE(result.error().message().find(c.message), std::string::npos)
+        << result.error().message();
+  }
 }
 
 }  // namespace

@@ -8,7 +8,9 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -114,6 +116,21 @@ TEST_F(RecordInstance, RefusesAnInstanceWithoutEventsAndAMissingOne) {
       run_pp({"record", "--instance", name_ + "_missing", "-o", tmp_.path("y.data")});
   EXPECT_EQ(missing.status, exit_status_of(ErrorKind::kNotFound)) << missing.err;
   EXPECT_NE(missing.err.find("no ftrace instance"), std::string::npos) << missing.err;
+}
+
+// This machine boots without a boot-mapped instance: --previous-boot says
+// so from the real /proc/cmdline (and how to add one).
+TEST_F(RecordInstance, PreviousBootSaysTheCommandLineHasNoBootMappedInstance) {
+  std::ifstream in("/proc/cmdline");
+  std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(cmdline.empty());
+  ASSERT_EQ(cmdline.find("trace_instance="), std::string::npos)
+      << "this test expects a machine booted without trace_instance=: " << cmdline;
+  CommandResult r = run_pp({"record", "--previous-boot", "-o", tmp_.path("p.data")});
+  EXPECT_EQ(r.status, exit_status_of(ErrorKind::kNotFound)) << r.err;
+  EXPECT_NE(r.err.find("names no boot-mapped ftrace instance"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("trace_instance=boot_mapped^traceoff@0x10000000:12M"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace
