@@ -78,8 +78,9 @@ const std::vector<uint8_t>& PageBuilder::bytes() {
   if ((flags_ & (1U << 31)) && layout_.commit_size == 8)
     commit |= uint64_t(0xffffffff) << 32;
   std::memcpy(page_.data() + layout_.commit_offset, &commit, layout_.commit_size);
-  std::memcpy(page_.data() + layout_.data_offset, data_.data(),
-              std::min<size_t>(data_.size(), layout_.data_size));
+  if (!data_.empty())
+    std::memcpy(page_.data() + layout_.data_offset, data_.data(),
+                std::min<size_t>(data_.size(), layout_.data_size));
   if (stored_count_ && data_.size() + layout_.commit_size <= layout_.data_size)
     std::memcpy(page_.data() + layout_.data_offset + data_.size(), &*stored_count_,
                 layout_.commit_size);
