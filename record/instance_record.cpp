@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "base/strings.h"
 #include "ftrace/boot_param.h"
@@ -184,8 +185,9 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     by_id[e.id] = events.size();
     events.push_back({e.system + ":" + e.name, e.id, pid_field(e.format), {}});
   }
+  std::set<uint64_t> looked_up;  // each id once: a lookup reads every events/*/*/id
   for (const ftrace::RingRecord& r : read.records) {
-    if (by_id.count(r.event_id))
+    if (by_id.count(r.event_id) || !looked_up.insert(r.event_id).second)
       continue;
     auto tp = report::find_tracepoint(instance.tree(), r.event_id, "");
     if (!tp.ok())

@@ -164,6 +164,26 @@ TEST_F(RecordInstanceUnit, EventsDisabledSinceAreFoundByTheirIds) {
   EXPECT_EQ(result->events, 1U);
 }
 
+TEST_F(RecordInstanceUnit, RecordsOfAnEventWithoutFormatAreLeftOutAndCounted) {
+  auto layout =
+      ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
+  ASSERT_TRUE(layout.ok());
+  PageBuilder b(*layout, 5000);
+  std::vector<uint8_t> unknown = sched_switch(1);
+  uint16_t id = 9999;
+  std::memcpy(unknown.data(), &id, 2);
+  b.record(0, unknown);
+  b.record(1, unknown);
+  b.record(1, sched_switch(2));
+  const std::vector<uint8_t>& page = b.bytes();
+  dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", std::string(page.begin(), page.end()));
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->samples, 3U);  // CPU 0's two and this one
+  EXPECT_EQ(result->unknown_records, 2U);
+  EXPECT_NE(instance_summary(*result).find("2 records of events whose format"), std::string::npos);
+}
+
 TEST_F(RecordInstanceUnit, NoEventAndNoRecordIsAUsageError) {
   dir_.write("instances/bb/set_event", "");
   dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", "");
