@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <set>
 #include <string>
 
@@ -41,7 +42,69 @@ size_t skip_space(std::string_view text, size_t i) {
   return i;
 }
 
+// Where the operand at `i` of `code` ends when it is a divisor that cannot
+// be 0 (see check_format_divisors()); npos when it is not.
+size_t nonzero_divisor_end(std::string_view code, size_t i) {
+  size_t end = i;
+  if (code.compare(i, 6, "sizeof") == 0) {
+    size_t open = skip_space(code, i + 6);
+    if (open >= code.size() || code[open] != '(')
+      return std::string_view::npos;
+    size_t close = code.find(')', open);
+    if (close == std::string_view::npos)
+      return std::string_view::npos;
+    // A type: words only (sizeof(REC->x) is the field's size, maybe 0).
+    for (size_t k = open + 1; k < close; k++)
+      if (!is_identifier_char(code[k]) && !std::isspace(static_cast<unsigned char>(code[k])))
+        return std::string_view::npos;
+    if (skip_space(code, open + 1) == close)
+      return std::string_view::npos;
+    end = close + 1;
+  } else {
+    if (i >= code.size() || !std::isdigit(static_cast<unsigned char>(code[i])))
+      return std::string_view::npos;
+    while (end < code.size() && is_identifier_char(code[end]))
+      end++;
+    // What libtraceevent reads: strtoull() of the token, base 0.
+    std::string token(code.substr(i, end - i));
+    if (std::strtoull(token.c_str(), nullptr, 0) == 0)
+      return std::string_view::npos;
+  }
+  size_t next = skip_space(code, end);
+  if (next >= code.size())
+    return end;
+  char c = code[next];
+  if (c == '-')
+    return next + 1 < code.size() && code[next + 1] == '>' ? std::string_view::npos : end;
+  return std::string_view(")],:?+*/%&|^<>=!}").find(c) == std::string_view::npos
+             ? std::string_view::npos
+             : end;
+}
+
 }  // namespace
+
+Status check_format_divisors(std::string_view format) {
+  size_t at = format.find("print fmt:");
+  if (at == std::string_view::npos)
+    return ok_status();
+  const std::string code = code_of(format.substr(at));
+  for (size_t i = 0; i < code.size(); i++) {
+    if (code[i] != '/' && code[i] != '%')
+      continue;
+    size_t operand = skip_space(code, i + 1);
+    if (nonzero_divisor_end(code, operand) != std::string_view::npos)
+      continue;
+    size_t shown = operand;
+    while (shown < code.size() && shown - operand < 32 &&
+           std::isprint(static_cast<unsigned char>(code[shown])) && code[shown] != ',')
+      shown++;
+    return Error(EINVAL, std::string("its print fmt divides by '") +
+                             std::string(std::string_view(code).substr(operand, shown - operand)) +
+                             "', which may be 0 (only a non-zero number or sizeof() of a type "
+                             "is a safe divisor)");
+  }
+  return ok_status();
+}
 
 Status check_format_bounds(std::string_view format) {
   size_t at = format.find("print fmt:");

@@ -38,4 +38,17 @@ Status check_format_bounds(std::string_view format);
 // missing field of, e.g., a __print_symbolic() argument and crashes. Pure.
 Status check_format_fields(std::string_view format);
 
+// OK when every '/' and '%' operator of the "print fmt:" part (outside
+// string and character literals) divides by a number that cannot be 0: an
+// integer literal strtoull() reads as non-zero ("1000L", "0x40"), or
+// sizeof() of a type ("sizeof(u64)", "sizeof(unsigned long)"), followed by
+// what ends an operand (an operator, ')', ',', ':', ']' or the end), not by
+// a subscript or a call. Else EINVAL naming the divisor. libtraceevent 1.7
+// divides without a check: when it folds two names at parse time ("ps %
+// pS": each reads as 0) and when it prints (REC->a / REC->b with b == 0, a
+// literal "08" or "0x0", "2[REC->b]"), each a SIGFPE of whoever reads the
+// file. Real kernels divide only by literals and sizeof() (6.1 to 6.18:
+// "/ 1000L", "% 64", "/ sizeof(u64)"). Pure.
+Status check_format_divisors(std::string_view format);
+
 }  // namespace pp::report
