@@ -106,6 +106,146 @@ Status check_format_divisors(std::string_view format) {
   return ok_status();
 }
 
+std::string without_unary_operators(std::string_view format) {
+  std::string out(format);
+  size_t at = format.find("print fmt:");
+  if (at == std::string_view::npos)
+    return out;
+  const std::string code = code_of(format.substr(at));
+  // Whether an operand ends right before (skipping spaces): a name, a
+  // number, ')', ']' or a literal (its quotes are spaces in `code`).
+  bool operand_before = false;
+  for (size_t i = 0; i < code.size(); i++) {
+    char c = code[i];
+    char original = format[at + i];
+    if (c == ' ' && (original == '"' || original == '\'')) {
+      operand_before = true;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c)))
+      continue;
+    char next = i + 1 < code.size() ? code[i + 1] : 0;
+    bool unary = false;
+    if (c == '!')
+      unary = next != '=';
+    else if (c == '~')
+      unary = true;
+    else if (c == '-' && next == '>')
+      i++;  // REC->field: a member
+    else if (c == '-' || c == '+')
+      unary = !operand_before;
+    if (unary) {
+      out[at + i] = ' ';
+      continue;  // what came before still comes before
+    }
+    operand_before = is_identifier_char(c) || c == ')' || c == ']';
+    if (c == '!')
+      i++;  // "!=": its '=' too
+  }
+  return out;
+}
+
+namespace {
+
+// In `code` (of `print`, the same length), the end of the balanced group
+// that opens at `i` ("(...)"); npos when it does not close.
+size_t group_end(std::string_view code, size_t i) {
+  size_t depth = 0;
+  for (; i < code.size(); i++) {
+    if (code[i] == '(')
+      depth++;
+    else if (code[i] == ')' && --depth == 0)
+      return i + 1;
+  }
+  return std::string_view::npos;
+}
+
+// skip_space() on `code` that stops at a literal's opening quote (`code`
+// has spaces where `print` has literals).
+size_t skip_space_to_literal(std::string_view print, std::string_view code, size_t i) {
+  while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i])) && print[i] != '"' &&
+         print[i] != '\'')
+    i++;
+  return i;
+}
+
+// Where the operand that starts at or after `i` ends, as libtraceevent's
+// process_arg() reads it; npos for any other shape (nothing to check).
+size_t operand_end(std::string_view print, std::string_view code, size_t i) {
+  for (;;) {
+    i = skip_space_to_literal(print, code, i);
+    if (i >= code.size())
+      return std::string_view::npos;
+    char c = print[i];
+    if (c == '"' || c == '\'') {  // a literal: to its closing quote
+      for (size_t k = i + 1; k < print.size(); k++) {
+        if (print[k] == '\\')
+          k++;
+        else if (print[k] == c)
+          return k + 1;
+      }
+      return std::string_view::npos;
+    }
+    if (is_identifier_char(c)) {
+      size_t end = i;
+      while (end < code.size() && is_identifier_char(code[end]))
+        end++;
+      size_t next = skip_space(code, end);
+      if (code.substr(i, end - i) == "REC" && code.compare(next, 2, "->") == 0) {
+        end = skip_space(code, next + 2);
+        while (end < code.size() && is_identifier_char(code[end]))
+          end++;
+        return end;
+      }
+      if (next < code.size() && code[next] == '(')
+        return group_end(code, next);  // a call
+      return end;
+    }
+    if (c != '(')
+      return std::string_view::npos;
+    size_t end = group_end(code, i);
+    if (end == std::string_view::npos)
+      return end;
+    size_t next = skip_space_to_literal(print, code, end);
+    if (next < code.size() && (is_identifier_char(code[next]) || code[next] == '(' ||
+                               print[next] == '"' || print[next] == '\'')) {
+      i = next;  // "(type)x": a cast, and its operand
+      continue;
+    }
+    return end;
+  }
+}
+
+}  // namespace
+
+Status check_format_conditionals(std::string_view format) {
+  size_t at = format.find("print fmt:");
+  if (at == std::string_view::npos)
+    return ok_status();
+  std::string_view print = format.substr(at);
+  const std::string code = code_of(print);
+  for (size_t i = std::string_view("print fmt:").size(); i < code.size(); i++) {
+    if (code[i] != ':')
+      continue;
+    size_t end = operand_end(print, code, i + 1);
+    if (end == std::string_view::npos)
+      continue;
+    size_t next = skip_space(code, end);
+    if (next >= code.size())
+      continue;
+    char c = code[next];
+    char after = next + 1 < code.size() ? code[next + 1] : 0;
+    bool bad = (c == '-' && after == '>') || (c == '=' && after != '=') ||
+               std::string_view("[.{}#@;$`\\").find(c) != std::string_view::npos;
+    if (bad)
+      return errorf(EINVAL,
+                    "its print fmt follows the last operand of a ?: with '%s', which "
+                    "libtraceevent cannot parse",
+                    c == '-' ? "->" : std::string(1, c).c_str());
+  }
+  return ok_status();
+}
+
 Status check_format_bounds(std::string_view format) {
   size_t at = format.find("print fmt:");
   std::string_view print = at == std::string_view::npos ? format : format.substr(at);
@@ -125,7 +265,9 @@ Status check_format_bounds(std::string_view format) {
       case ')':
       case ']':
       case '}':
-        depth -= depth > 0;
+        if (depth == 0)
+          return errorf(EINVAL, "its print fmt closes a '%c' it never opened", c);
+        depth--;
         break;
       case '-':
         if (i + 1 < code.size() && code[i + 1] == '>') {
@@ -153,6 +295,10 @@ Status check_format_bounds(std::string_view format) {
         break;
     }
   }
+  // libtraceevent leaks a token on the error path of many of its helpers
+  // (__get_dynamic_array_len(a ...) when the text ends inside them.
+  if (depth > 0)
+    return errorf(EINVAL, "its print fmt leaves %zu bracket%s open", depth, depth == 1 ? "" : "s");
   if (deepest > kMaxFormatNesting)
     return Error(EINVAL, "its print fmt nests " + std::to_string(deepest) +
                              " levels deep, more than " + std::to_string(kMaxFormatNesting));

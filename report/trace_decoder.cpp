@@ -116,6 +116,9 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
   if (plugins)
     d->plugins_ = tep_load_plugins(d->tep_);
 
+  // The handle that parses probes (without_unary_operators()), freed
+  // with what it parsed once every format is read.
+  std::unique_ptr<tep_handle, decltype(&tep_free)> scratch(nullptr, &tep_free);
   auto add = [&](const std::string& system, const std::string& format) {
     // libtraceevent's parser recurses on the print format, dereferences the
     // fields it names and divides without a check: a crafted one never
@@ -126,11 +129,31 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
       refused = check_format_fields(format);
     if (refused.ok())
       refused = check_format_divisors(format);
+    if (refused.ok())
+      refused = check_format_conditionals(format);
+    // libtraceevent leaks a token when what follows a unary operator does
+    // not parse: the format without them is parsed first, on a handle of
+    // its own; when that fails, so would the format, and it is not given
+    // to libtraceevent (the event is as one libtraceevent failed on).
+    bool unparsable = false;
+    if (refused.ok()) {
+      if (std::string probe = without_unary_operators(format); probe != format) {
+        if (!scratch) {
+          scratch.reset(tep_alloc());
+          if (scratch)
+            tep_set_long_size(scratch.get(), data.long_size ? data.long_size : int(sizeof(long)));
+        }
+        tep_event* probed = nullptr;
+        if (scratch)
+          tep_parse_format(scratch.get(), &probed, probe.data(), probe.size(), system.c_str());
+        unparsable = !scratch || !probed || (probed->flags & TEP_EVENT_FL_FAILED);
+      }
+    }
     std::string text;
-    if (!refused.ok()) {
+    if (!refused.ok() || unparsable) {
       size_t at = format.find("print fmt:");
       std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
-      if (at == std::string::npos) {
+      if (at == std::string::npos) {  // refused: unparsable formats have a print fmt
         d->warnings_.push_back("the format of " + system + " (" + first +
                                ") is not parsed: " + refused.error().message() +
                                "; its records will be reported as undecodable");
@@ -138,7 +161,7 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
       }
       text = format.substr(0, at) + "print fmt: \"\"\n";
     }
-    const std::string& parsed = refused.ok() ? format : text;
+    const std::string& parsed = text.empty() ? format : text;
     tep_event* event = nullptr;
     enum tep_errno err =
         tep_parse_format(d->tep_, &event, parsed.data(), parsed.size(), system.c_str());
@@ -154,7 +177,7 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     te->tep = event;
     te->id = event->id;
     te->name = system + ":" + (event->name ? event->name : "?");
-    te->print_ok = !(event->flags & TEP_EVENT_FL_FAILED);
+    te->print_ok = !unparsable && !(event->flags & TEP_EVENT_FL_FAILED);
     te->pure_print = event->handler == nullptr;
     uint32_t end = 0;
     for (tep_format_field* f = event->format.common_fields; f; f = f->next) {
