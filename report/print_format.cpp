@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <traceevent/event-parse.h>
 
 #include "report/bytes.h"
@@ -950,6 +951,85 @@ Status check_subscripts_of(const tep_event& event, const tep_print_arg* arg) {
 
 Status check_print_subscripts(const tep_event& event) {
   return check_subscripts_of(event, event.print_fmt.args);
+}
+
+namespace {
+
+// The value of `arg` when it is a constant: an integer literal, or + - * |
+// & << >> of constants (shifts below 64); nullopt otherwise.
+std::optional<uint64_t> constant_of(const tep_print_arg* arg) {
+  if (!arg)
+    return std::nullopt;
+  if (arg->type == TEP_PRINT_ATOM && arg->atom.atom) {
+    char* end = nullptr;
+    uint64_t v = std::strtoull(arg->atom.atom, &end, 0);
+    if (end == arg->atom.atom || *end)
+      return std::nullopt;
+    return v;
+  }
+  if (arg->type != TEP_PRINT_OP || !arg->op.op)
+    return std::nullopt;
+  auto left = constant_of(arg->op.left), right = constant_of(arg->op.right);
+  if (!left || !right)
+    return std::nullopt;
+  std::string_view op = arg->op.op;
+  if (op == "+")
+    return *left + *right;
+  if (op == "-")
+    return *left - *right;
+  if (op == "*")
+    return *left * *right;
+  if (op == "|")
+    return *left | *right;
+  if (op == "&")
+    return *left & *right;
+  if ((op == "<<" || op == ">>") && *right < 64)
+    return op == "<<" ? *left << *right : *left >> *right;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status check_print_widths(const tep_event& event) {
+  const char* format = event.print_fmt.format;
+  if (!format)
+    return ok_status();
+  // Conversions take their arguments in order, a '*' one of its own first.
+  const tep_print_arg* arg = event.print_fmt.args;
+  for (const char* c = format; *c; c++) {
+    if (*c != '%')
+      continue;
+    const char* start = c++;
+    if (*c == '%')
+      continue;
+    bool precision = false;
+    for (; *c && std::strchr("-+ #0123456789.*", *c); c++) {
+      if (*c == '.')
+        precision = true;
+      if (*c != '*')
+        continue;
+      bool is_width = !precision;
+      const tep_print_arg* star = arg;
+      arg = arg ? arg->next : nullptr;
+      const char* end = c + 1;
+      while (*end && std::strchr("-+ #0123456789.*hlLqjzt", *end))
+        end++;
+      if (!is_width && *end == 's')
+        continue;  // "%.*s": a precision only cuts a string
+      auto value = constant_of(star);
+      if (value && *value <= kMaxConstantWidth)
+        continue;  // "%*pbl" of (1 << 10)
+      size_t n = size_t(end - start) + (*end ? 1 : 0);
+      return errorf(EINVAL,
+                    "its print fmt takes a %s from the record ('%.*s'), which libtraceevent "
+                    "pads to without a bound",
+                    is_width ? "field width" : "precision", int(std::min<size_t>(n, 16)), start);
+    }
+    if (!*c)
+      break;
+    arg = arg ? arg->next : nullptr;  // the conversion's own
+  }
+  return ok_status();
 }
 
 namespace {

@@ -132,6 +132,16 @@ class PrintFormat {
 // decoder then prints that event's fields raw. Pure.
 Status check_print_subscripts(const tep_event& event);
 
+// Whether libtraceevent may print `event` in bounded time and memory: a
+// '*' width or precision takes its value from the record, and
+// libtraceevent pads to it ("%*d" of a record whose value is 10^9 builds a
+// gigabyte of spaces). Only "%.*s" (a precision of a string only cuts it)
+// and a constant up to kMaxConstantWidth ("%*pbl" of (1 << 10)) pass.
+// EINVAL naming the conversion; the decoder then prints that event's
+// fields raw. Pure.
+inline constexpr uint64_t kMaxConstantWidth = 4096;
+Status check_print_widths(const tep_event& event);
+
 // The arrays `event`'s print format prints with __print_hex(),
 // __print_hex_str() and __print_array(), whose length is a number of the
 // record: libtraceevent 1.7 prints as many bytes (elements times their

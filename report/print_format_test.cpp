@@ -133,7 +133,7 @@ TEST(PrintFormat, MadeUpFormatsAsLibtraceeventPrintsThem) {
 // What must not compile goes to libtraceevent, with the reason.
 TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
   const std::pair<const char*, const char*> kRefused[] = {
-      {R"("%*d", REC->si, REC->si)", "'*'"},
+      {R"("%*d", REC->si, REC->si)", "field width from the record ('%*d')"},
       {R"("%pM", REC->name)", "%pM"},
       {R"("%s", __print_hex(REC->name, 4))", "kind not compiled"},
       {R"("%d", REC->si / REC->sc)", "divides by 'REC->sc'"},
@@ -309,6 +309,56 @@ TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
   out.clear();
   (*d)->print_fmt(by_field, record, 0, out);
   EXPECT_EQ(out.rfind("sc=0 ", 0), 0u) << "4 elements of 8 bytes: " << out;
+}
+
+// A '*' width or precision comes from the record and libtraceevent pads to
+// it: "%*d" of a record that says 10^9 took minutes and gigabytes (found by
+// trace_decoder_fuzzer). Such an event prints raw; "%.*s" (kernels use it
+// for names of a given length) is printed by libtraceevent.
+TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
+  const std::pair<const char*, const char*> kFormats[] = {
+      {R"("%*d", REC->si, REC->si)", "a field width from the record ('%*d')"},
+      {R"("%-*lx", REC->si, REC->ul)", "a field width from the record ('%-*lx')"},
+      {R"("%.*u", REC->si, REC->si)", "a precision from the record ('%.*u')"},
+      {R"("%.*s", REC->si, REC->name)", nullptr},
+      {R"("%%*d %d", REC->si)", nullptr},
+  };
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 500;
+  for (const auto& [print, why] : kFormats) {
+    system.formats.push_back("name: w" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kCaseFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_EQ((*d)->events().size(), std::size(kFormats));
+  for (const auto& e : (*d)->events()) {
+    const auto& [print, why] = kFormats[e->id - 500];
+    SCOPED_TRACE(print);
+    if (!why) {
+      EXPECT_TRUE(e->print_ok) << e->print_note;
+      continue;
+    }
+    EXPECT_FALSE(e->print_ok);
+    EXPECT_EQ(e->print_note, std::string("its print fmt takes ") + why +
+                                 ", which libtraceevent pads to without a bound");
+    Bytes record(testing::kCaseFixedSize, 0);
+    record[0] = uint8_t(e->id);
+    record[1] = uint8_t(e->id >> 8);
+    record[12] = 0xff;  // si: 1 GiB less one
+    record[13] = 0xff;
+    record[14] = 0xff;
+    record[15] = 0x3f;
+    std::string out;
+    (*d)->print_fmt(*e, record, 0, out);
+    EXPECT_EQ(out.rfind("sc=0 us=0 si=1073741823 ", 0), 0u) << out.substr(0, 80);
+  }
 }
 
 }  // namespace

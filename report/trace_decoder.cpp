@@ -216,6 +216,8 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     Status unsafe = refused;
     if (unsafe.ok() && te->print_ok)
       unsafe = check_print_subscripts(*event);
+    if (unsafe.ok() && te->print_ok)
+      unsafe = check_print_widths(*event);
     if (unsafe.ok() && te->print_ok) {
       Result<ArrayBounds> bounds = ArrayBounds::compile(*event);
       if (bounds.ok())
