@@ -218,6 +218,13 @@ size_t operand_end(std::string_view print, std::string_view code, size_t i) {
 
 }  // namespace
 
+bool has_foreign_operator(std::string_view format) {
+  size_t at = format.find("print fmt:");
+  if (at == std::string_view::npos)
+    return false;
+  return code_of(format.substr(at)).find_first_of("#@$;`\\") != std::string::npos;
+}
+
 Status check_format_conditionals(std::string_view format) {
   size_t at = format.find("print fmt:");
   if (at == std::string_view::npos)
@@ -225,9 +232,11 @@ Status check_format_conditionals(std::string_view format) {
   std::string_view print = format.substr(at);
   const std::string code = code_of(print);
   for (size_t i = std::string_view("print fmt:").size(); i < code.size(); i++) {
-    if (code[i] != ':')
+    if (code[i] != ':' && code[i] != ']')
       continue;
-    size_t end = operand_end(print, code, i + 1);
+    // A subscript's ']' ends its operand as well ("REC->args[0]$" crashes
+    // libtraceevent the same way).
+    size_t end = code[i] == ']' ? i + 1 : operand_end(print, code, i + 1);
     if (end == std::string_view::npos)
       continue;
     size_t next = skip_space(code, end);
@@ -238,10 +247,11 @@ Status check_format_conditionals(std::string_view format) {
     bool bad = (c == '-' && after == '>') || (c == '=' && after != '=') ||
                std::string_view("[.{}#@;$`\\").find(c) != std::string_view::npos;
     if (bad)
-      return errorf(EINVAL,
-                    "its print fmt follows the last operand of a ?: with '%s', which "
-                    "libtraceevent cannot parse",
-                    c == '-' ? "->" : std::string(1, c).c_str());
+      return errorf(
+          EINVAL,
+          "its print fmt follows the last operand of a %s with '%s', which "
+          "libtraceevent cannot parse",
+          code[i] == ']' ? "subscript" : "?:", c == '-' ? "->" : std::string(1, c).c_str());
   }
   return ok_status();
 }

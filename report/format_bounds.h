@@ -66,14 +66,24 @@ Status check_format_divisors(std::string_view format);
 // leak through. Pure.
 std::string without_unary_operators(std::string_view format);
 
-// OK unless, in the "print fmt:" part, the last operand of a ?: (what
-// follows its ':': a name, REC->name, a number, a literal, a call, a
-// parenthesis or a cast of one of these) is followed by '[', '.', "->",
+// OK unless, in the "print fmt:" part, a subscript ("[0]") or the last
+// operand of a ?: (what follows its ':': a name, REC->name, a number, a
+// literal, a call, a parenthesis or a cast of one of these) is followed by
+// '[', '.', "->",
 // '{', '}', a lone '=' or a character that is no C operator ('#', '@',
 // ';'...). libtraceevent 1.7 then passes a null argument on to its
 // operator parser and crashes (found by trace_decoder_fuzzer: "REC->a ? 1
-// : R#"; "c ? a : REC->b[1]" crashes it as well). EINVAL naming the
-// character. Pure.
+// : R#", "REC->args[0]$"; "c ? a : REC->b[1]" crashes it as well).
+// EINVAL naming the character. Pure.
 Status check_format_conditionals(std::string_view format);
+
+// Whether the "print fmt:" part holds, outside literals, a character that
+// libtraceevent's tokenizer reads as an operator but that starts none
+// ('#', '@', '$', ';', '`', '\\'). libtraceevent fails on every such
+// format, and crashes on some ("REC->args[0]$"): the decoder treats it as
+// one libtraceevent cannot parse without parsing it. Kernels write ';'
+// only in statement expressions ("({ int x = ...; })", kvmmmu, dma), which
+// libtraceevent 1.7 fails on. Pure.
+bool has_foreign_operator(std::string_view format);
 
 }  // namespace pp::report

@@ -129,14 +129,14 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
       refused = check_format_fields(format);
     if (refused.ok())
       refused = check_format_divisors(format);
-    if (refused.ok())
-      refused = check_format_conditionals(format);
     // libtraceevent leaks a token when what follows a unary operator does
     // not parse: the format without them is parsed first, on a handle of
     // its own; when that fails, so would the format, and it is not given
     // to libtraceevent (the event is as one libtraceevent failed on).
-    bool unparsable = false;
-    if (refused.ok()) {
+    bool unparsable = refused.ok() && has_foreign_operator(format);
+    if (refused.ok() && !unparsable)
+      refused = check_format_conditionals(format);
+    if (refused.ok() && !unparsable) {
       if (std::string probe = without_unary_operators(format); probe != format) {
         if (!scratch) {
           scratch.reset(tep_alloc());
