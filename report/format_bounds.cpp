@@ -197,6 +197,13 @@ size_t operand_end(std::string_view print, std::string_view code, size_t i) {
           end++;
         return end;
       }
+      // Words in a row are one atom to libtraceevent ("unsigned long").
+      while (next < code.size() && is_identifier_char(code[next])) {
+        end = next;
+        while (end < code.size() && is_identifier_char(code[end]))
+          end++;
+        next = skip_space(code, end);
+      }
       if (next < code.size() && code[next] == '(')
         return group_end(code, next);  // a call
       return end;

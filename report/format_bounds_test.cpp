@@ -331,12 +331,19 @@ TEST(FormatBounds, TheProbeHasNoUnaryOperators) {
 // (found by trace_decoder_fuzzer: "REC->sc > 3 ? __get_str(str) : R###").
 TEST(FormatBounds, WhatFollowsAConditionalMustBeAnOperator) {
   const std::pair<const char*, const char*> kRefused[] = {
-      {"\"%s\", REC->a ? 1 : R#", "'#'"},           {"\"%s\", REC->a ? 1 : REC->b[1]", "'['"},
-      {"\"%s\", REC->a ? 1 : REC -> b [1]", "'['"}, {"\"%s\", REC->a ? 1 : (u8)x [1]", "'['"},
-      {"\"%s\", REC->a ? 1 : \"x\" @", "'@'"},      {"\"%s\", REC->a ? (1 ? 2 : 3 ;) : 4", "';'"},
-      {"\"%s\", REC->a ? 1 : x . y", "'.'"},        {"\"%s\", REC->a ? 1 : x -> y", "'->'"},
-      {"\"%s\", REC->a ? 1 : x = 2", "'='"},        {"\"%s\", REC->a ? 1 : f(1) }", "'}'"},
-      {"\"%s\", REC->args[0]$ REC->a", "'$'"},      {"\"%s\", REC->args[0][1]", "'['"},
+      {"\"%s\", REC->a ? 1 : R#", "'#'"},
+      {"\"%s\", REC->a ? 1 : REC->b[1]", "'['"},
+      {"\"%s\", REC->a ? 1 : REC -> b [1]", "'['"},
+      {"\"%s\", REC->a ? 1 : (u8)x [1]", "'['"},
+      {"\"%s\", REC->a ? 1 : \"x\" @", "'@'"},
+      {"\"%s\", REC->a ? (1 ? 2 : 3 ;) : 4", "';'"},
+      {"\"%s\", REC->a ? 1 : x . y", "'.'"},
+      {"\"%s\", REC->a ? 1 : x -> y", "'->'"},
+      {"\"%s\", REC->a ? 1 : x = 2", "'='"},
+      {"\"%s\", REC->a ? 1 : f(1) }", "'}'"},
+      {"\"%s\", REC->args[0]$ REC->a", "'$'"},
+      {"\"%s\", REC->args[0][1]", "'['"},
+      {"\"%s\", REC->a ? \"x\" : __print_sJJstr RKC->si", "'->'"},
   };
   for (const auto& [print, shown] : kRefused) {
     Status s = check_format_conditionals(std::string(kHead) + "print fmt: " + print + "\n");

@@ -137,7 +137,11 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     if (refused.ok() && !unparsable)
       refused = check_format_conditionals(format);
     if (refused.ok() && !unparsable) {
-      if (std::string probe = without_unary_operators(format); probe != format) {
+      std::string probe = without_unary_operators(format);
+      // The probe is a format of its own, checked as the format was.
+      if (probe != format && !check_format_conditionals(probe).ok()) {
+        unparsable = true;
+      } else if (probe != format) {
         if (!scratch) {
           scratch.reset(tep_alloc());
           if (scratch)
