@@ -246,13 +246,18 @@ Status check_format_conditionals(std::string_view format) {
     size_t end = code[i] == ']' ? i + 1 : operand_end(print, code, i + 1);
     if (end == std::string_view::npos)
       continue;
-    size_t next = skip_space(code, end);
+    size_t next = skip_space_to_literal(print, code, end);
     if (next >= code.size())
       continue;
+    // Only what ends the operand, or an operator libtraceevent ranks, may
+    // follow: a word, a literal, '[', '.', "->", '{', a lone '=' may not.
     char c = code[next];
     char after = next + 1 < code.size() ? code[next + 1] : 0;
-    bool bad = (c == '-' && after == '>') || (c == '=' && after != '=') ||
-               std::string_view("[.{}#@;$`\\").find(c) != std::string_view::npos;
+    bool literal = print[next] == '"' || print[next] == '\'';
+    bool bad = literal || (c == '-' && after == '>') || (c == '=' && after != '=') ||
+               std::string_view(",)]:*/%+-<>=!&^|?").find(c) == std::string_view::npos;
+    if (literal)
+      c = print[next];
     if (bad)
       return errorf(
           EINVAL,
@@ -269,6 +274,20 @@ Status check_format_bounds(std::string_view format) {
   if (print.size() > kMaxPrintFormatBytes)
     return Error(EINVAL, "its print fmt is " + std::to_string(print.size()) +
                              " bytes long, more than " + std::to_string(kMaxPrintFormatBytes));
+  // A literal left open: libtraceevent reads it to the end and crashes
+  // on what it then holds (found by trace_decoder_fuzzer).
+  char quote = 0;
+  for (size_t i = 0; i < print.size(); i++) {
+    if (!quote && (print[i] == '"' || print[i] == '\''))
+      quote = print[i];
+    else if (quote && print[i] == '\\')
+      i++;
+    else if (quote && print[i] == quote)
+      quote = 0;
+  }
+  if (quote)
+    return errorf(EINVAL, "its print fmt leaves a %s literal open",
+                  quote == '"' ? "string" : "character");
   size_t depth = 0, deepest = 0, operators = 0;
   const std::string code = code_of(print);
   for (size_t i = 0; i < code.size(); i++) {

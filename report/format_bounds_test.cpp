@@ -49,6 +49,9 @@ TEST(FormatBounds, DeepNestingLongChainsAndHugeFormatsAreRefused) {
   s = check_format_bounds(std::string(kHead) + "print fmt: \"%d\", __get_dynamic_array_len(str+\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message(), "its print fmt leaves 1 bracket open");
+  s = check_format_bounds(std::string(kHead) + "print fmt: \"%s\", REC->a ? \"x\" : \"y\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "its print fmt leaves a string literal open");
   s = check_format_bounds(std::string(kHead) + "print fmt: \"%d\", REC->a)\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message(), "its print fmt closes a ')' it never opened");
@@ -344,6 +347,8 @@ TEST(FormatBounds, WhatFollowsAConditionalMustBeAnOperator) {
       {"\"%s\", REC->args[0]$ REC->a", "'$'"},
       {"\"%s\", REC->args[0][1]", "'['"},
       {"\"%s\", REC->a ? \"x\" : __print_sJJstr RKC->si", "'->'"},
+      {"\"%s\", REC->a ? \"x\" : \"y\" z", "'z'"},
+      {"\"%s\", REC->a ? \"x\" : REC->b \"y\"", "'\"'"},
   };
   for (const auto& [print, shown] : kRefused) {
     Status s = check_format_conditionals(std::string(kHead) + "print fmt: " + print + "\n");
