@@ -49,6 +49,7 @@ Result<BrokerConnection> BrokerConnection::connect(const RunDir& dir, int timeou
   // Looked at before the connect; nothing is sent to a broker it refuses.
   // A directory or socket that is not there is left to the connect, which
   // says the broker is not running.
+  PP_RETURN_IF_ERROR(check_run_dir_parents(dir.root(), ::geteuid()));
   if (auto info = sys::path_info(dir.root()); info.ok())
     PP_RETURN_IF_ERROR(check_trusted("run directory", dir.root(), *info));
   if (auto info = sys::path_info(path); info.ok())

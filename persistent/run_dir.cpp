@@ -1,8 +1,10 @@
 #include "persistent/run_dir.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <set>
+#include <vector>
 
 #include "base/strings.h"
 #include "persistent/event_json.h"
@@ -52,6 +54,58 @@ Status RunDir::prepare() const {
     PP_ASSIGN_OR_RETURN(info, run_dir_info(root_));
   }
   return check_run_dir(root_, *info, ::geteuid());
+}
+
+namespace {
+
+// The directories above `path`, from / down: "/", "/a", "/a/b" for
+// "/a/b/c"; none for a relative path.
+std::vector<std::string> parents_of(const std::string& path) {
+  std::vector<std::string> parents;
+  if (path.empty() || path[0] != '/')
+    return parents;
+  std::string trimmed = path;
+  while (trimmed.size() > 1 && trimmed.back() == '/')
+    trimmed.pop_back();
+  for (size_t slash = 0; slash != std::string::npos && slash < trimmed.size();
+       slash = trimmed.find('/', slash + 1)) {
+    std::string parent = slash == 0 ? "/" : trimmed.substr(0, slash);
+    if (parents.empty() || parents.back() != parent)
+      parents.push_back(parent);
+  }
+  return parents;
+}
+
+Status check_parent(const std::string& run_dir, const std::string& parent, uid_t self) {
+  auto info = sys::path_info(parent);
+  if (!info.ok())
+    return ok_status();  // the connect will say what is missing
+  if (info->uid != 0 && info->uid != self)
+    return errorf(EPERM,
+                  "%s, above the run directory %s, belongs to uid %u, neither root nor uid %u "
+                  "that runs this command; its owner could put a run directory and socket of "
+                  "theirs in place of the broker's, so it is not asked: give a run directory "
+                  "under directories of root's or your own with --run-dir",
+                  parent.c_str(), run_dir.c_str(), unsigned(info->uid), unsigned(self));
+  bool sticky_root = (info->mode & S_ISVTX) && info->uid == 0;
+  if (!info->is_link && (info->mode & 022) != 0 && !sticky_root)
+    return errorf(EPERM,
+                  "%s, above the run directory %s, has mode %04o: another user could put a run "
+                  "directory and socket of theirs in place of the broker's, so it is not asked: "
+                  "'chmod go-w %s', or give another run directory with --run-dir",
+                  parent.c_str(), run_dir.c_str(), unsigned(info->mode), parent.c_str());
+  return ok_status();
+}
+
+}  // namespace
+
+Status check_run_dir_parents(const std::string& path, uid_t self) {
+  for (const std::string& parent : parents_of(path))
+    PP_RETURN_IF_ERROR(check_parent(path, parent, self));
+  if (auto resolved = sys::real_path(path); resolved.ok() && *resolved != path)
+    for (const std::string& parent : parents_of(*resolved))
+      PP_RETURN_IF_ERROR(check_parent(path, parent, self));
+  return ok_status();
 }
 
 Status check_run_dir(const std::string& path, const sys::PathInfo& info, uid_t owner) {

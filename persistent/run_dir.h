@@ -83,6 +83,18 @@ class RunDir {
 // the fix.
 Status check_run_dir(const std::string& path, const sys::PathInfo& info, uid_t owner);
 
+// What a client asks of the directories above the run directory `path`
+// before it talks to the broker there: each one up to /, as `path` names it
+// and as its symbolic links resolve (/var/run -> /run), belongs to root or
+// to `self`, and no other user may write it unless it is sticky and root's
+// (/tmp, mode 1777). Whoever may write a parent may rename the run
+// directory away and put one of theirs with a socket of theirs in its
+// place; checking the run directory alone would not see it. EPERM naming
+// the directory, its owner or mode, and the fix. Reads through
+// sys::path_info() and sys::real_path(); a parent that cannot be looked at
+// is left to the connect.
+Status check_run_dir_parents(const std::string& path, uid_t self);
+
 struct RegistryState {
   uint64_t next_id = 1;
   std::vector<EventInfo> events;

@@ -3,8 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <gtest/gtest.h>
 
+#include "persistent/broker_client.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
 
@@ -206,6 +208,79 @@ TEST(RunDirChecks, RefusesLinksOpenModesAndOtherOwnersSayingTheFix) {
     Status chowned = RunDir(dir).prepare();
     EXPECT_FALSE(chowned.ok());
     ASSERT_EQ(::chown(dir.c_str(), 0, -1), 0);
+  }
+}
+
+// A socket under a directory another user may write is theirs to replace:
+// they rename the broker's run directory away and put one of theirs in its
+// place. The client looks at every directory above the run directory, as
+// named and as its links resolve, before it sends anything.
+TEST(RunDirChecks, AClientRefusesARunDirectoryUnderADirectoryAnotherUserMayWrite) {
+  ::pp::testing::TempDir tmp;
+  std::string shared = tmp.path("shared"), run = tmp.path("shared/run");
+  ASSERT_EQ(::mkdir(shared.c_str(), 0755), 0);
+  ASSERT_EQ(::mkdir(run.c_str(), 0700), 0);
+  const uid_t self = ::geteuid();
+  Status fine = check_run_dir_parents(run, self);
+  ASSERT_TRUE(fine.ok()) << fine.error().message();
+  EXPECT_TRUE(check_run_dir_parents(run + "/", self).ok());
+
+  for (mode_t mode : {0777, 0775, 0757, 0722}) {
+    ASSERT_EQ(::chmod(shared.c_str(), mode), 0);
+    Status s = check_run_dir_parents(run, self);
+    ASSERT_FALSE(s.ok()) << std::oct << mode;
+    EXPECT_EQ(s.error().code(), EPERM);
+    char shown[8];
+    std::snprintf(shown, sizeof(shown), "%04o", unsigned(mode));
+    EXPECT_EQ(s.error().message(), shared + ", above the run directory " + run + ", has mode " +
+                                       shown +
+                                       ": another user could put a run directory and socket of "
+                                       "theirs in place of the broker's, so it is not asked: "
+                                       "'chmod go-w " +
+                                       shared + "', or give another run directory with --run-dir");
+  }
+  // Sticky, as /tmp: others may add names but not rename ours; only root's.
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  EXPECT_EQ(check_run_dir_parents(run, self).ok(), self == 0);
+
+  // Through a link: the directory it resolves to is looked at too.
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  std::string link = tmp.path("link");
+  ASSERT_EQ(::symlink(shared.c_str(), link.c_str()), 0);
+  Status linked = check_run_dir_parents(link + "/run", self);
+  ASSERT_FALSE(linked.ok());
+  EXPECT_EQ(linked.error().message().rfind(
+                shared + ", above the run directory " + link + "/run, has mode 0777", 0),
+            0u)
+      << linked.error().message();
+
+  // The client refuses before it connects: EPERM, not "not running".
+  auto connection = BrokerConnection::connect(RunDir(run), 1000);
+  ASSERT_FALSE(connection.ok());
+  EXPECT_EQ(connection.error().code(), EPERM) << connection.error().message();
+  ASSERT_EQ(::chmod(shared.c_str(), 0755), 0);
+  connection = BrokerConnection::connect(RunDir(run), 1000);
+  ASSERT_FALSE(connection.ok());
+  EXPECT_EQ(connection.error().code(), ECONNREFUSED) << connection.error().message();
+
+  // Another user's directory, however closed.
+  if (self == 0) {  // a real chown needs root
+    ASSERT_EQ(::chown(shared.c_str(), 65534, -1), 0);
+    Status theirs = check_run_dir_parents(run, self);
+    ASSERT_FALSE(theirs.ok());
+    EXPECT_EQ(theirs.error().code(), EPERM);
+    EXPECT_EQ(theirs.error().message().rfind(shared + ", above the run directory " + run +
+                                                 ", belongs to uid 65534, neither root nor uid 0",
+                                             0),
+              0u)
+        << theirs.error().message();
+    ASSERT_EQ(::chown(shared.c_str(), 0, -1), 0);
+  } else {
+    Status theirs = check_run_dir_parents(run, self + 1);
+    ASSERT_FALSE(theirs.ok());
+    EXPECT_NE(theirs.error().message().find("belongs to uid " + std::to_string(self)),
+              std::string::npos)
+        << theirs.error().message();
   }
 }
 

@@ -1,11 +1,14 @@
 #include "report/print_format.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string_view>
 #include <traceevent/event-parse.h>
 
 #include "report/bytes.h"
@@ -948,6 +951,294 @@ Status check_subscripts_of(const tep_event& event, const tep_print_arg* arg) {
 
 Status check_print_subscripts(const tep_event& event) {
   return check_subscripts_of(event, event.print_fmt.args);
+}
+
+namespace {
+
+// The value of `arg` when it is a constant: an integer literal, or + - * |
+// & << >> of constants (shifts below 64); nullopt otherwise.
+std::optional<uint64_t> constant_of(const tep_print_arg* arg) {
+  if (!arg)
+    return std::nullopt;
+  if (arg->type == TEP_PRINT_ATOM && arg->atom.atom) {
+    char* end = nullptr;
+    uint64_t v = std::strtoull(arg->atom.atom, &end, 0);
+    if (end == arg->atom.atom || *end)
+      return std::nullopt;
+    return v;
+  }
+  if (arg->type != TEP_PRINT_OP || !arg->op.op)
+    return std::nullopt;
+  auto left = constant_of(arg->op.left), right = constant_of(arg->op.right);
+  if (!left || !right)
+    return std::nullopt;
+  std::string_view op = arg->op.op;
+  if (op == "+")
+    return *left + *right;
+  if (op == "-")
+    return *left - *right;
+  if (op == "*")
+    return *left * *right;
+  if (op == "|")
+    return *left | *right;
+  if (op == "&")
+    return *left & *right;
+  if ((op == "<<" || op == ">>") && *right < 64)
+    return op == "<<" ? *left << *right : *left >> *right;
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status check_print_widths(const tep_event& event) {
+  const char* format = event.print_fmt.format;
+  if (!format)
+    return ok_status();
+  // Conversions take their arguments in order, a '*' one of its own first.
+  const tep_print_arg* arg = event.print_fmt.args;
+  for (const char* c = format; *c; c++) {
+    if (*c != '%')
+      continue;
+    const char* start = c++;
+    if (*c == '%')
+      continue;
+    bool precision = false;
+    for (; *c && std::strchr("-+ #0123456789.*", *c); c++) {
+      if (*c == '.')
+        precision = true;
+      if (*c != '*')
+        continue;
+      bool is_width = !precision;
+      const tep_print_arg* star = arg;
+      arg = arg ? arg->next : nullptr;
+      const char* end = c + 1;
+      while (*end && std::strchr("-+ #0123456789.*hlLqjzt", *end))
+        end++;
+      if (!is_width && *end == 's')
+        continue;  // "%.*s": a precision only cuts a string
+      auto value = constant_of(star);
+      if (value && *value <= kMaxConstantWidth)
+        continue;  // "%*pbl" of (1 << 10)
+      size_t n = size_t(end - start) + (*end ? 1 : 0);
+      return errorf(EINVAL,
+                    "its print fmt takes a %s from the record ('%.*s'), which libtraceevent "
+                    "pads to without a bound",
+                    is_width ? "field width" : "precision", int(std::min<size_t>(n, 16)), start);
+    }
+    if (!*c)
+      break;
+    arg = arg ? arg->next : nullptr;  // the conversion's own
+  }
+  return ok_status();
+}
+
+namespace {
+
+// Whether `arg`, a count or element size, is a number ArrayBounds can
+// evaluate as libtraceevent's eval_num_arg() does (unsigned 64 bits).
+Status check_count(const tep_event& event, const tep_print_arg* arg) {
+  if (!arg)
+    return Error(EINVAL, "its print fmt prints an array with no count");
+  switch (arg->type) {
+    case TEP_PRINT_ATOM: {
+      char* end = nullptr;
+      if (!arg->atom.atom)
+        break;
+      std::strtoull(arg->atom.atom, &end, 0);
+      if (end != arg->atom.atom && !*end)
+        return ok_status();
+      break;
+    }
+    case TEP_PRINT_FIELD: {
+      const tep_format_field* f =
+          arg->field.field ? arg->field.field
+                           : tep_find_any_field(const_cast<tep_event*>(&event), arg->field.name);
+      if (f && (f->size == 1 || f->size == 2 || f->size == 4 || f->size == 8) &&
+          !(f->flags & TEP_FIELD_IS_DYNAMIC))
+        return ok_status();
+      break;
+    }
+    case TEP_PRINT_DYNAMIC_ARRAY_LEN:
+      if (arg->dynarray.field && arg->dynarray.field->size == 4)
+        return ok_status();
+      break;
+    case TEP_PRINT_OP:
+      if (arg->op.op && arg->op.left && arg->op.right &&
+          (std::strcmp(arg->op.op, "+") == 0 || std::strcmp(arg->op.op, "-") == 0 ||
+           std::strcmp(arg->op.op, "*") == 0 || std::strcmp(arg->op.op, "/") == 0)) {
+        PP_RETURN_IF_ERROR(check_count(event, arg->op.left));
+        return check_count(event, arg->op.right);
+      }
+      break;
+    default:
+      break;
+  }
+  return Error(EINVAL, "its print fmt prints an array by a count it cannot bound");
+}
+
+// `arg` (check_count() accepted it) on `raw`; nullopt for a division by 0.
+std::optional<uint64_t> eval_count(const tep_event& event, const tep_print_arg* arg,
+                                   std::span<const uint8_t> raw) {
+  switch (arg->type) {
+    case TEP_PRINT_ATOM:
+      return std::strtoull(arg->atom.atom, nullptr, 0);
+    case TEP_PRINT_FIELD: {
+      const tep_format_field* f =
+          arg->field.field ? arg->field.field
+                           : tep_find_any_field(const_cast<tep_event*>(&event), arg->field.name);
+      if (!f || size_t(f->offset) + size_t(f->size) > raw.size())
+        return std::nullopt;
+      return tep_read_number(event.tep, raw.data() + f->offset, f->size);
+    }
+    case TEP_PRINT_DYNAMIC_ARRAY_LEN: {
+      const tep_format_field* f = arg->dynarray.field;
+      if (size_t(f->offset) + 4 > raw.size())
+        return std::nullopt;
+      return tep_read_number(event.tep, raw.data() + f->offset, 4) >> 16;
+    }
+    case TEP_PRINT_OP: {
+      auto left = eval_count(event, arg->op.left, raw);
+      auto right = eval_count(event, arg->op.right, raw);
+      if (!left || !right)
+        return std::nullopt;
+      switch (arg->op.op[0]) {
+        case '+':
+          return *left + *right;
+        case '-':
+          return *left - *right;
+        case '*':
+          return *left * *right;
+        default:
+          if (*right == 0)
+            return std::nullopt;
+          return *left / *right;
+      }
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+}  // namespace
+
+Result<ArrayBounds> ArrayBounds::compile(const tep_event& event) {
+  ArrayBounds bounds;
+  bounds.event_ = &event;
+  // Every argument, at any depth (bounded by report/format_bounds.h).
+  std::vector<const tep_print_arg*> pending;
+  for (const tep_print_arg* a = event.print_fmt.args; a; a = a->next)
+    pending.push_back(a);
+  while (!pending.empty()) {
+    const tep_print_arg* arg = pending.back();
+    pending.pop_back();
+    auto push = [&](const tep_print_arg* list) {
+      for (const tep_print_arg* a = list; a; a = a->next)
+        pending.push_back(a);
+    };
+    const tep_print_arg* array = nullptr;
+    Array a;
+    switch (arg->type) {
+      case TEP_PRINT_HEX:
+      case TEP_PRINT_HEX_STR:
+        array = arg->hex.field;
+        a.count = arg->hex.size;
+        a.helper = arg->type == TEP_PRINT_HEX ? "__print_hex()" : "__print_hex_str()";
+        break;
+      case TEP_PRINT_INT_ARRAY:
+        array = arg->int_array.field;
+        a.count = arg->int_array.count;
+        a.el_size = arg->int_array.el_size;
+        a.helper = "__print_array()";
+        break;
+      case TEP_PRINT_OP:
+        push(arg->op.left);
+        push(arg->op.right);
+        continue;
+      case TEP_PRINT_TYPE:
+        push(arg->typecast.item);
+        continue;
+      case TEP_PRINT_FLAGS:
+        push(arg->flags.field);
+        continue;
+      case TEP_PRINT_SYMBOL:
+        push(arg->symbol.field);
+        continue;
+      case TEP_PRINT_FUNC:
+        push(arg->func.args);
+        continue;
+      default:
+        continue;
+    }
+    if (array && array->type == TEP_PRINT_DYNAMIC_ARRAY && array->dynarray.field) {
+      const tep_format_field* f = array->dynarray.field;
+      a.name = f->name;
+      a.offset = uint32_t(f->offset);
+      a.size = uint32_t(f->size);
+      a.dynamic = true;
+      a.relative = f->flags & TEP_FIELD_IS_RELATIVE;
+      if (f->size != 4)
+        return errorf(EINVAL, "its print fmt prints '%s' with %s, a __data_loc of %d bytes",
+                      f->name, a.helper, f->size);
+    } else if (array && array->type == TEP_PRINT_FIELD && array->field.name) {
+      const tep_format_field* f =
+          array->field.field
+              ? array->field.field
+              : tep_find_any_field(const_cast<tep_event*>(&event), array->field.name);
+      if (!f || f->size < 0 || (f->flags & TEP_FIELD_IS_DYNAMIC))
+        return errorf(EINVAL, "its print fmt prints '%s' with %s, which is no fixed field",
+                      array->field.name, a.helper);
+      a.name = f->name;
+      a.offset = uint32_t(f->offset);
+      a.size = uint32_t(f->size);
+    } else {
+      return errorf(EINVAL, "its print fmt prints what is no field with %s", a.helper);
+    }
+    if (Status s = check_count(event, a.count); !s.ok())
+      return errorf(EINVAL, "its print fmt prints '%s' with %s by a count it cannot bound", a.name,
+                    a.helper);
+    if (a.el_size && !check_count(event, a.el_size).ok())
+      return errorf(EINVAL, "its print fmt prints '%s' with %s by an element size it cannot bound",
+                    a.name, a.helper);
+    bounds.arrays_.push_back(a);
+  }
+  return bounds;
+}
+
+Status ArrayBounds::check(std::span<const uint8_t> raw) const {
+  for (const Array& a : arrays_) {
+    // The array's bytes in this record.
+    uint64_t holds = a.size;
+    if (a.dynamic) {
+      if (size_t(a.offset) + 4 > raw.size())
+        return errorf(EINVAL, "the record ends before the __data_loc of '%s'", a.name);
+      uint64_t loc = tep_read_number(event_->tep, raw.data() + a.offset, 4);
+      uint64_t start = (loc & 0xffff) + (a.relative ? a.offset + 4 : 0);
+      holds = loc >> 16;
+      if (start + holds > raw.size())
+        return errorf(EINVAL, "'%s' points past the record", a.name);
+    }
+    auto count = eval_count(*event_, a.count, raw);
+    std::optional<uint64_t> el_size = uint64_t(1);
+    if (a.el_size)
+      el_size = eval_count(*event_, a.el_size, raw);
+    if (!count || !el_size)
+      return errorf(EINVAL, "the count of %s of '%s' divides by 0 in this record", a.helper,
+                    a.name);
+    // libtraceevent reads each element as 1, 2, 4 or 8 bytes and steps by
+    // the element size (a size of 0 reads the same byte `count` times).
+    uint64_t bytes = 0;
+    if (!__builtin_mul_overflow(*count, std::max<uint64_t>(*el_size, 1), &bytes) && bytes <= holds)
+      continue;
+    if (!a.el_size)
+      return errorf(EINVAL, "%s of '%s' would print %llu bytes, its array holds %llu", a.helper,
+                    a.name, static_cast<unsigned long long>(*count),
+                    static_cast<unsigned long long>(holds));
+    return errorf(
+        EINVAL, "%s of '%s' would print %llu elements of %llu bytes, its array holds %llu bytes",
+        a.helper, a.name, static_cast<unsigned long long>(*count),
+        static_cast<unsigned long long>(*el_size), static_cast<unsigned long long>(holds));
+  }
+  return ok_status();
 }
 
 }  // namespace pp::report

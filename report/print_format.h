@@ -132,4 +132,54 @@ class PrintFormat {
 // decoder then prints that event's fields raw. Pure.
 Status check_print_subscripts(const tep_event& event);
 
+// Whether libtraceevent may print `event` in bounded time and memory: a
+// '*' width or precision takes its value from the record, and
+// libtraceevent pads to it ("%*d" of a record whose value is 10^9 builds a
+// gigabyte of spaces). Only "%.*s" (a precision of a string only cuts it)
+// and a constant up to kMaxConstantWidth ("%*pbl" of (1 << 10)) pass.
+// EINVAL naming the conversion; the decoder then prints that event's
+// fields raw. Pure.
+inline constexpr uint64_t kMaxConstantWidth = 4096;
+Status check_print_widths(const tep_event& event);
+
+// The arrays `event`'s print format prints with __print_hex(),
+// __print_hex_str() and __print_array(), whose length is a number of the
+// record: libtraceevent 1.7 prints as many bytes (elements times their
+// size) as it says, past the array and the record if it says so.
+// compile() takes each array (a __get_dynamic_array() or a field) with its
+// count and element size in the forms real kernels use (integer literals,
+// sizeof() as libtraceevent folds it, fields of 1, 2, 4 or 8 bytes,
+// __get_dynamic_array_len(), + - * /), EINVAL naming any other; check()
+// then evaluates them on each record before libtraceevent prints it. The
+// compiled printer (PrintFormat) refuses these helpers, so they are only
+// ever printed by libtraceevent, behind check().
+//
+//   print fmt: "buf=%s", __print_hex(__get_dynamic_array(buf), REC->len)
+//   check(record whose len is 4096 and buf 16 bytes)
+//     -> EINVAL "__print_hex() of 'buf' would print 4096 bytes, its array holds 16"
+//   "%s", __print_array(REC->tlp_header, 4, 4): 16 bytes of a 16-byte field, always OK
+class ArrayBounds {
+ public:
+  static Result<ArrayBounds> compile(const tep_event& event);
+
+  // OK when no printed array runs past its bytes in `raw`, a record whose
+  // fixed fields are inside it and whose __data_loc fields point inside it
+  // (TraceDecoder::check()); else EINVAL saying which and by how much.
+  Status check(std::span<const uint8_t> raw) const;
+
+  bool empty() const { return arrays_.empty(); }
+
+ private:
+  struct Array {
+    const tep_print_arg* count = nullptr;    // elements (bytes for __print_hex())
+    const tep_print_arg* el_size = nullptr;  // __print_array(): bytes per element
+    const char* helper = "";                 // "__print_hex()", ...
+    const char* name = "";                   // the array's field
+    uint32_t offset = 0, size = 0;           // the field (of a __data_loc: its loc)
+    bool dynamic = false, relative = false;  // __data_loc, __rel_loc
+  };
+  const tep_event* event_ = nullptr;
+  std::vector<Array> arrays_;
+};
+
 }  // namespace pp::report

@@ -7,6 +7,7 @@
 // quietly sends sched_switch back to libtraceevent fails here.
 #include "report/print_format.h"
 
+#include <cstring>
 #include <gtest/gtest.h>
 #include <set>
 
@@ -132,10 +133,10 @@ TEST(PrintFormat, MadeUpFormatsAsLibtraceeventPrintsThem) {
 // What must not compile goes to libtraceevent, with the reason.
 TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
   const std::pair<const char*, const char*> kRefused[] = {
-      {R"("%*d", REC->si, REC->si)", "'*'"},
+      {R"("%*d", REC->si, REC->si)", "field width from the record ('%*d')"},
       {R"("%pM", REC->name)", "%pM"},
       {R"("%s", __print_hex(REC->name, 4))", "kind not compiled"},
-      {R"("%d", REC->si / REC->sc)", "division"},
+      {R"("%d", REC->si / REC->sc)", "divides by 'REC->sc'"},
       {R"("%d", REC->si << REC->sc)", "shift"},
       {R"("%d", REC->si ^ 3)", "operator ^"},
       {R"("%s", __print_symbolic(REC->si, { FOO, "foo" }))", "is a name"},
@@ -208,6 +209,155 @@ TEST(PrintFormat, SubscriptsLibtraceeventWouldReadPastTheRecordPrintRaw) {
     std::string out;
     (*d)->print_fmt(*e, record, 0, out);
     EXPECT_EQ(out.rfind("sc=127 us=0 si=0 ", 0), 0u) << out;
+  }
+}
+
+// __print_hex() and __print_array() print as many bytes as a number of the
+// record says; libtraceevent reads them past the array and past the record.
+// A record whose count overruns its array prints its fields raw; one whose
+// count fits prints as libtraceevent prints it. A count of a form the
+// decoder cannot evaluate refuses the event, with the reason.
+TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
+  const char* kArrays[] = {
+      R"("%s", __print_hex(__get_dynamic_array(arr), REC->us))",
+      R"("%s", __print_array(REC->small, REC->us, 4))",
+      R"("%s", __print_array(__get_dynamic_array(arr), __get_dynamic_array_len(arr) / 2 + REC->us, 2))",
+      R"("%s", __print_hex_str(REC->name, REC->us * 2))",
+      R"("%s", __print_hex(REC->name, (u8)REC->us))",
+      R"("%s", __print_array(REC->small, 4, REC->sl))",
+  };
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 400;
+  for (const char* print : kArrays) {
+    system.formats.push_back("name: a" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kCaseFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_EQ((*d)->events().size(), std::size(kArrays));
+  auto record_of = [](const TraceEvent& e, uint16_t us, size_t arr_bytes) {
+    Bytes record(testing::kCaseFixedSize + arr_bytes, 0);
+    record[0] = uint8_t(e.id);
+    record[1] = uint8_t(e.id >> 8);
+    record[10] = uint8_t(us);
+    record[11] = uint8_t(us >> 8);
+    uint32_t loc = uint32_t(arr_bytes) << 16 | uint32_t(testing::kCaseFixedSize);
+    std::memcpy(record.data() + 52, &loc, 4);
+    for (size_t i = 0; i < arr_bytes; i++)
+      record[testing::kCaseFixedSize + i] = uint8_t(0xa0 + i);
+    record[32] = 0x11;  // name[0]
+    record[88] = 0x22;  // small[0]
+    record[24] = 4;     // sl
+    return record;
+  };
+  struct Case {
+    uint16_t us;  // the count
+    bool fits;
+    const char* starts;  // what libtraceevent prints when it fits
+  };
+  const Case kCases[][2] = {
+      {{16, true, "a0 a1 a2"}, {4096, false, ""}},             // 16 bytes in arr
+      {{4, true, "34 0 0 0"}, {5, false, ""}},                 // small holds 4 u32
+      {{0, true, "41376 41890 42404 42918"}, {1, false, ""}},  // len / 2 elements of 2
+      {{8, true, "11000000"}, {9, false, ""}},                 // 16 bytes in name
+  };
+  for (size_t i = 0; i < std::size(kCases); i++) {
+    const TraceEvent& e = *(*d)->events()[i];
+    SCOPED_TRACE(kArrays[i]);
+    ASSERT_TRUE(e.print_ok) << e.print_note;
+    EXPECT_FALSE(e.print_format) << "only libtraceevent prints these";
+    for (const Case& c : kCases[i]) {
+      Bytes record = record_of(e, c.us, 16);
+      ASSERT_TRUE((*d)->check(e, record).ok());
+      Status bounded = e.array_bounds.check(record);
+      EXPECT_EQ(bounded.ok(), c.fits) << c.us;
+      std::string out;
+      (*d)->print_fmt(e, record, 0, out);
+      if (c.fits)
+        EXPECT_EQ(out.find(c.starts), 0u) << out;
+      else
+        EXPECT_EQ(out.rfind("sc=0 us=" + std::to_string(c.us) + " ", 0), 0u) << out;
+    }
+  }
+  Bytes overrun = record_of(*(*d)->events()[0], 4096, 16);
+  EXPECT_EQ((*d)->events()[0]->array_bounds.check(overrun).error().message(),
+            "__print_hex() of 'arr' would print 4096 bytes, its array holds 16");
+  EXPECT_EQ(
+      (*d)->events()[1]->array_bounds.check(record_of(*(*d)->events()[1], 5, 16)).error().message(),
+      "__print_array() of 'small' would print 5 elements of 4 bytes, its array holds 16 "
+      "bytes");
+  // A cast is no form the decoder evaluates: the event prints raw, saying
+  // why.
+  const TraceEvent& cast = *(*d)->events()[4];
+  EXPECT_FALSE(cast.print_ok);
+  EXPECT_EQ(cast.print_note,
+            "its print fmt prints 'name' with __print_hex() by a count it cannot bound");
+  // The element size read from the record too: 4 elements of REC->sl bytes.
+  const TraceEvent& by_field = *(*d)->events()[5];
+  ASSERT_TRUE(by_field.print_ok) << by_field.print_note;
+  Bytes record = record_of(by_field, 0, 16);
+  std::string out;
+  (*d)->print_fmt(by_field, record, 0, out);
+  EXPECT_EQ(out, "34 0 0 0") << "4 elements of 4 bytes";
+  record[24] = 8;
+  out.clear();
+  (*d)->print_fmt(by_field, record, 0, out);
+  EXPECT_EQ(out.rfind("sc=0 ", 0), 0u) << "4 elements of 8 bytes: " << out;
+}
+
+// A '*' width or precision comes from the record and libtraceevent pads to
+// it: "%*d" of a record that says 10^9 took minutes and gigabytes (found by
+// trace_decoder_fuzzer). Such an event prints raw; "%.*s" (kernels use it
+// for names of a given length) is printed by libtraceevent.
+TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
+  const std::pair<const char*, const char*> kFormats[] = {
+      {R"("%*d", REC->si, REC->si)", "a field width from the record ('%*d')"},
+      {R"("%-*lx", REC->si, REC->ul)", "a field width from the record ('%-*lx')"},
+      {R"("%.*u", REC->si, REC->si)", "a precision from the record ('%.*u')"},
+      {R"("%.*s", REC->si, REC->name)", nullptr},
+      {R"("%%*d %d", REC->si)", nullptr},
+  };
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  int id = 500;
+  for (const auto& [print, why] : kFormats) {
+    system.formats.push_back("name: w" + std::to_string(id) + "\nID: " + std::to_string(id) +
+                             "\nformat:\n" + kCaseFields + "print fmt: " + print + "\n");
+    id++;
+  }
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  ASSERT_EQ((*d)->events().size(), std::size(kFormats));
+  for (const auto& e : (*d)->events()) {
+    const auto& [print, why] = kFormats[e->id - 500];
+    SCOPED_TRACE(print);
+    if (!why) {
+      EXPECT_TRUE(e->print_ok) << e->print_note;
+      continue;
+    }
+    EXPECT_FALSE(e->print_ok);
+    EXPECT_EQ(e->print_note, std::string("its print fmt takes ") + why +
+                                 ", which libtraceevent pads to without a bound");
+    Bytes record(testing::kCaseFixedSize, 0);
+    record[0] = uint8_t(e->id);
+    record[1] = uint8_t(e->id >> 8);
+    record[12] = 0xff;  // si: 1 GiB less one
+    record[13] = 0xff;
+    record[14] = 0xff;
+    record[15] = 0x3f;
+    std::string out;
+    (*d)->print_fmt(*e, record, 0, out);
+    EXPECT_EQ(out.rfind("sc=0 us=0 si=1073741823 ", 0), 0u) << out.substr(0, 80);
   }
 }
 

@@ -116,33 +116,72 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
   if (plugins)
     d->plugins_ = tep_load_plugins(d->tep_);
 
+  // The handle that parses probes (without_unary_operators()), freed
+  // with what it parsed once every format is read.
+  std::unique_ptr<tep_handle, decltype(&tep_free)> scratch(nullptr, &tep_free);
   auto add = [&](const std::string& system, const std::string& format) {
-    // libtraceevent's parser recurses on the format: a crafted one is
-    // refused before it overflows the stack (report/format_bounds.h).
-    Status bounded = check_format_bounds(format);
-    if (bounded.ok())
-      bounded = check_format_fields(format);
-    if (!bounded.ok()) {
-      std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
-      d->warnings_.push_back("the format of " + system + " (" + first +
-                             ") is not parsed: " + bounded.error().message());
-      return;
+    // libtraceevent's parser recurses on the print format, dereferences the
+    // fields it names and divides without a check: a crafted one never
+    // reaches it (report/format_bounds.h). Its fields still parse, under an
+    // empty print format, and print raw with the reason as the print note.
+    Status refused = check_format_bounds(format);
+    if (refused.ok())
+      refused = check_format_fields(format);
+    if (refused.ok())
+      refused = check_format_divisors(format);
+    // libtraceevent leaks a token when what follows a unary operator does
+    // not parse: the format without them is parsed first, on a handle of
+    // its own; when that fails, so would the format, and it is not given
+    // to libtraceevent (the event is as one libtraceevent failed on).
+    bool unparsable = refused.ok() && has_foreign_operator(format);
+    if (refused.ok() && !unparsable)
+      refused = check_format_conditionals(format);
+    if (refused.ok() && !unparsable) {
+      std::string probe = without_unary_operators(format);
+      // The probe is a format of its own, checked as the format was.
+      if (probe != format && !check_format_conditionals(probe).ok()) {
+        unparsable = true;
+      } else if (probe != format) {
+        if (!scratch) {
+          scratch.reset(tep_alloc());
+          if (scratch)
+            tep_set_long_size(scratch.get(), data.long_size ? data.long_size : int(sizeof(long)));
+        }
+        tep_event* probed = nullptr;
+        if (scratch)
+          tep_parse_format(scratch.get(), &probed, probe.data(), probe.size(), system.c_str());
+        unparsable = !scratch || !probed || (probed->flags & TEP_EVENT_FL_FAILED);
+      }
     }
+    std::string text;
+    if (!refused.ok() || unparsable) {
+      size_t at = format.find("print fmt:");
+      std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
+      if (at == std::string::npos) {  // refused: unparsable formats have a print fmt
+        d->warnings_.push_back("the format of " + system + " (" + first +
+                               ") is not parsed: " + refused.error().message() +
+                               "; its records will be reported as undecodable");
+        return;
+      }
+      text = format.substr(0, at) + "print fmt: \"\"\n";
+    }
+    const std::string& parsed = text.empty() ? format : text;
     tep_event* event = nullptr;
     enum tep_errno err =
-        tep_parse_format(d->tep_, &event, format.data(), format.size(), system.c_str());
+        tep_parse_format(d->tep_, &event, parsed.data(), parsed.size(), system.c_str());
     if (!event) {
       char why[128];
       tep_strerror(d->tep_, err, why, sizeof(why));
       std::string first = format.substr(0, format.find('\n'));
-      d->warnings_.push_back("cannot parse the format of " + system + " (" + first + "): " + why);
+      d->warnings_.push_back("cannot parse the format of " + system + " (" + first + "): " + why +
+                             "; its records will be reported as undecodable");
       return;
     }
     auto te = std::make_unique<TraceEvent>();
     te->tep = event;
     te->id = event->id;
     te->name = system + ":" + (event->name ? event->name : "?");
-    te->print_ok = !(event->flags & TEP_EVENT_FL_FAILED);
+    te->print_ok = !unparsable && !(event->flags & TEP_EVENT_FL_FAILED);
     te->pure_print = event->handler == nullptr;
     uint32_t end = 0;
     for (tep_format_field* f = event->format.common_fields; f; f = f->next) {
@@ -175,9 +214,26 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     for (size_t i = 0; i < te->fields.size(); i++)
       if (te->fields[i].kind == FieldKind::kDynString || te->fields[i].kind == FieldKind::kDynArray)
         te->dynamic_fields.push_back(uint16_t(i));
-    if (Status subscripts = check_print_subscripts(*event); te->print_ok && !subscripts.ok()) {
-      te->print_ok = false;  // libtraceevent would read past the record
-      te->print_note = subscripts.error().message();
+    // Why libtraceevent must not print it, when it must not: its print
+    // format was refused before parsing, it subscripts past the record or
+    // prints an array by a count this decoder cannot bound.
+    Status unsafe = refused;
+    if (unsafe.ok() && te->print_ok)
+      unsafe = check_print_subscripts(*event);
+    if (unsafe.ok() && te->print_ok)
+      unsafe = check_print_widths(*event);
+    if (unsafe.ok() && te->print_ok) {
+      Result<ArrayBounds> bounds = ArrayBounds::compile(*event);
+      if (bounds.ok())
+        te->array_bounds = std::move(*bounds);
+      else
+        unsafe = bounds.error();
+    }
+    if (!unsafe.ok()) {
+      te->print_ok = false;
+      te->print_note = unsafe.error().message();
+      d->warnings_.push_back("the print format of " + te->name + " is not used: " + te->print_note +
+                             "; its records will print their fields raw");
     } else if (!te->print_ok) {
       te->print_note = "libtraceevent could not parse its print format";
     } else if (data.big_endian != bool(tep_is_bigendian())) {
@@ -312,7 +368,8 @@ void TraceDecoder::print_fmt(const TraceEvent& event, std::span<const uint8_t> r
 
 void TraceDecoder::print_fmt_libtraceevent(const TraceEvent& event, std::span<const uint8_t> raw,
                                            int cpu, std::string& out) const {
-  if (!event.print_ok) {
+  // libtraceevent reads as many array bytes as the record's count says.
+  if (!event.print_ok || !event.array_bounds.check(raw).ok()) {
     append_raw_fields(event, raw, out);
     return;
   }

@@ -85,6 +85,10 @@ struct TraceEvent {
   // else `print_note` says why and libtraceevent prints it.
   std::optional<PrintFormat> print_format;
   std::string print_note;
+  // The counts of its __print_hex() and __print_array() arrays, checked on
+  // each record before libtraceevent prints it (a record that fails prints
+  // its fields raw).
+  ArrayBounds array_bounds;
   bool is_mce = false;                   // mce:mce_record
   bool is_ras = false;                   // another RAS tracepoint (mce::is_ras_event())
   std::vector<uint16_t> dynamic_fields;  // indices of the __data_loc fields
@@ -98,7 +102,11 @@ class TraceDecoder {
   // Parses every format in `data`, loads libtraceevent's plugins (unless
   // `plugins` is false: tests pin the output of the formats alone) and the
   // saved command lines. A format libtraceevent cannot parse is left out,
-  // with a line in warnings(); so are the data's printk formats.
+  // with a line in warnings(); so are the data's printk formats. A print
+  // format the decoder does not trust libtraceevent with (report/
+  // format_bounds.h, check_print_subscripts(), ArrayBounds) is not used:
+  // the event's records print their fields raw, with its reason as the
+  // print note and a line in warnings().
   static Result<std::unique_ptr<TraceDecoder>> create(const TracingData& data, bool plugins = true);
   ~TraceDecoder();
   TraceDecoder(const TraceDecoder&) = delete;

@@ -809,8 +809,7 @@ Result<ReportStats> report_file(const std::string& path, const ReportOptions& op
   }
   PP_ASSIGN_OR_RETURN(auto decoder, TraceDecoder::create(*tracing));
   for (const std::string& warning : decoder->warnings())
-    err << "perf persistent report: " << path << ": " << warning
-        << "; its records will be reported as undecodable\n";
+    err << "perf persistent report: " << path << ": " << warning << "\n";
 
   std::optional<sys::ClockPair> wall;
   if (auto section = data.feature(kFeatureClockData)) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "sys/fd.h"
 
@@ -100,6 +101,15 @@ Result<PathInfo> path_info(const std::string& path) {
                   .is_directory = S_ISDIR(st.st_mode),
                   .is_socket = S_ISSOCK(st.st_mode),
                   .is_regular = S_ISREG(st.st_mode)};
+}
+
+Result<std::string> real_path(const std::string& path) {
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (!resolved)
+    return error_from_errno(errno, "cannot resolve " + path);
+  std::string out(resolved);
+  std::free(resolved);  // NOLINT(cppcoreguidelines-no-malloc): realpath(3) allocates
+  return out;
 }
 
 std::string default_tracefs_root() {

@@ -60,6 +60,10 @@ struct PathInfo {
 };
 Result<PathInfo> path_info(const std::string& path);
 
+// `path` with every symbolic link, "." and ".." resolved, absolute
+// (realpath(3)); the error names the path.
+Result<std::string> real_path(const std::string& path);
+
 // The tracefs root to use when none was given: /sys/kernel/tracing, or the
 // old /sys/kernel/debug/tracing when only that one has events/.
 std::string default_tracefs_root();
