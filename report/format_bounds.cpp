@@ -275,7 +275,7 @@ Status check_format_bounds(std::string_view format) {
     return Error(EINVAL, "its print fmt is " + std::to_string(print.size()) +
                              " bytes long, more than " + std::to_string(kMaxPrintFormatBytes));
   // A literal left open: libtraceevent reads it to the end and crashes
-  // on what it then holds (found by trace_decoder_fuzzer).
+  // on what it then holds (found by fuzzing TraceDecoder).
   char quote = 0;
   for (size_t i = 0; i < print.size(); i++) {
     if (!quote && (print[i] == '"' || print[i] == '\''))

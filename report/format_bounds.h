@@ -72,7 +72,7 @@ std::string without_unary_operators(std::string_view format);
 // '[', '.', "->",
 // '{', '}', a lone '=' or a character that is no C operator ('#', '@',
 // ';'...). libtraceevent 1.7 then passes a null argument on to its
-// operator parser and crashes (found by trace_decoder_fuzzer: "REC->a ? 1
+// operator parser and crashes (found by fuzzing TraceDecoder: "REC->a ? 1
 // : R#", "REC->args[0]$"; "c ? a : REC->b[1]" crashes it as well).
 // EINVAL naming the character. Pure.
 Status check_format_conditionals(std::string_view format);

@@ -45,7 +45,7 @@ TEST(FormatBounds, DeepNestingLongChainsAndHugeFormatsAreRefused) {
   EXPECT_FALSE(check_format_bounds(huge).ok());
 
   // libtraceevent leaks a token when the text ends inside a helper (found
-  // by trace_decoder_fuzzer: "__get_dynamic_array_len(str+").
+  // by fuzzing TraceDecoder: "__get_dynamic_array_len(str+").
   s = check_format_bounds(std::string(kHead) + "print fmt: \"%d\", __get_dynamic_array_len(str+\n");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().message(), "its print fmt leaves 1 bracket open");
@@ -104,7 +104,7 @@ TEST(FormatBounds, WhatIsQuotedIsText) {
 // Every format of both tracefs fixtures names only its own fields; a print
 // format naming one the format lacks never reaches libtraceevent's parser,
 // which crashed on it (a block_rq format without its fields, from the
-// trace_decoder_fuzzer seeds).
+// seeds of a TraceDecoder fuzzer).
 TEST(FormatBounds, PrintFormatsNameOnlyTheirFields) {
   size_t checked = 0;
   for (const char* fixture : {"/tracefs-6.18/events", "/tracefs-debian-6.1/events"}) {
@@ -159,7 +159,7 @@ TEST(FormatBounds, AMissingFieldIsFoundHoweverItIsSpelled) {
 // libtraceevent 1.7 divides without a check, at parse time when it folds
 // two names (each reads as 0) and at print time by whatever the record
 // holds: each a SIGFPE of `perf persistent report -i` on a crafted file
-// (found by trace_decoder_fuzzer: "ps % pS"). Only a divisor that cannot be
+// (found by fuzzing TraceDecoder: "ps % pS"). Only a divisor that cannot be
 // 0 gets through.
 TEST(FormatBounds, ADivisorThatMayBeZeroIsRefused) {
   const std::pair<const char*, const char*> kRefused[] = {
@@ -285,7 +285,7 @@ TEST(FormatBounds, EveryFixtureFormatIsAccepted) {
 }
 
 // libtraceevent 1.7 leaks a token whenever what follows a unary operator
-// fails to parse (found by trace_decoder_fuzzer: "!REoffset ~REC->si"). The
+// fails to parse (found by fuzzing TraceDecoder: "!REoffset ~REC->si"). The
 // probe without them parses exactly when the format does and cannot leak.
 TEST(FormatBounds, TheProbeHasNoUnaryOperators) {
   const std::pair<const char*, const char*> kProbes[] = {
@@ -331,7 +331,7 @@ TEST(FormatBounds, TheProbeHasNoUnaryOperators) {
 
 // libtraceevent 1.7 crashes (a null argument to its operator parser) when
 // the last operand of a ?: is followed by what it knows as no operator
-// (found by trace_decoder_fuzzer: "REC->sc > 3 ? __get_str(str) : R###").
+// (found by fuzzing TraceDecoder: "REC->sc > 3 ? __get_str(str) : R###").
 TEST(FormatBounds, WhatFollowsAConditionalMustBeAnOperator) {
   const std::pair<const char*, const char*> kRefused[] = {
       {"\"%s\", REC->a ? 1 : R#", "'#'"},
@@ -374,7 +374,7 @@ TEST(FormatBounds, WhatFollowsAConditionalMustBeAnOperator) {
 }
 
 // A character libtraceevent reads as an operator that starts none: it fails
-// on the format, and crashes on some (found by trace_decoder_fuzzer:
+// on the format, and crashes on some (found by fuzzing TraceDecoder:
 // "REC->args[0]$ REC->args[1]"). The decoder does not parse such a format;
 // its event prints raw as one libtraceevent cannot parse, without a
 // warning (kernels write ';' in statement expressions it fails on).

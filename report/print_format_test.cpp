@@ -313,7 +313,7 @@ TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
 
 // A '*' width or precision comes from the record and libtraceevent pads to
 // it: "%*d" of a record that says 10^9 took minutes and gigabytes (found by
-// trace_decoder_fuzzer). Such an event prints raw; "%.*s" (kernels use it
+// fuzzing TraceDecoder). Such an event prints raw; "%.*s" (kernels use it
 // for names of a given length) is printed by libtraceevent.
 TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
   const std::pair<const char*, const char*> kFormats[] = {
