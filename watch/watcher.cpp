@@ -740,7 +740,7 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     append_decimal(key, stream.cpu);
     key += ':';
     append_decimal(key, r.time);
-    if (mce::is_ras_event(te->name))
+    if (te->is_ras)
       r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample->raw));
   }
   // The fields are written from the payload when a sink asks (r.fields
