@@ -117,4 +117,50 @@ Result<std::vector<uint8_t>> FtraceInstance::read_pages(uint32_t cpu, uint32_t p
   return pages;
 }
 
+namespace {
+
+// One write(2) of `text` to an existing file of the instance (tracefs files
+// are written whole, never created).
+Status write_whole(const std::string& path, std::string_view text, int flags) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags));
+  if (!fd)
+    return error_from_errno(errno, "cannot open " + path + " for writing");
+  ssize_t n;
+  do {
+    n = ::write(fd.get(), text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return error_from_errno(errno, "cannot write '" + std::string(trim(text)) + "' to " + path);
+  if (size_t(n) != text.size())
+    return Error(EIO, "a short write to " + path);
+  return ok_status();
+}
+
+}  // namespace
+
+std::vector<std::string> FtraceInstance::system_events(const std::string& system) const {
+  std::vector<std::string> out;
+  if (system.empty() || system.find('/') != std::string::npos || system[0] == '.')
+    return out;
+  auto names = tree_.list("events/" + system);
+  if (!names.ok())
+    return out;
+  for (const std::string& n : *names)
+    if (tree_.is_directory("events/" + system + "/" + n))
+      out.push_back(n);
+  return out;
+}
+
+Status FtraceInstance::enable_event(const std::string& system, const std::string& name) const {
+  return write_whole(tree_.path("set_event"), system + ":" + name + "\n", O_APPEND);
+}
+
+Status FtraceInstance::set_tracing_on(bool on) const {
+  return write_whole(tree_.path("tracing_on"), on ? "1\n" : "0\n", O_TRUNC);
+}
+
+Status FtraceInstance::write_marker(std::string_view text) const {
+  return write_whole(tree_.path("trace_marker"), text, O_APPEND);
+}
+
 }  // namespace pp::sys

@@ -63,6 +63,18 @@ class FtraceInstance {
   // whole page; EIO naming the file otherwise. Consumes what it returns.
   Result<std::vector<uint8_t>> read_pages(uint32_t cpu, uint32_t page_size, size_t limit) const;
 
+  // Arming (the broker's, for a boot-mapped instance; every one of these
+  // changes a setting, which ends the previous boot's buffer):
+  // The events of events/SYSTEM/ ("mce_record"), sorted; none when the
+  // kernel has no such system.
+  std::vector<std::string> system_events(const std::string& system) const;
+  // Appends "SYSTEM:EVENT" to set_event (enables it).
+  Status enable_event(const std::string& system, const std::string& name) const;
+  // tracing_on: "1" or "0".
+  Status set_tracing_on(bool on) const;
+  // One write of `text` to trace_marker: an ftrace:print record.
+  Status write_marker(std::string_view text) const;
+
  private:
   FtraceInstance(std::string name, Tree tree) : name_(std::move(name)), tree_(std::move(tree)) {}
 

@@ -1,7 +1,9 @@
 #include "sys/ftrace_instance.h"
 
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <string>
+#include <vector>
 
 #include "tests/support/temp_dir.h"
 
@@ -77,6 +79,36 @@ TEST_F(FtraceInstanceTest, RefusesWhatItCannotRead) {
   EXPECT_FALSE(inst->read_pages(7, 4, 1 << 20).ok());
   dir_.write("instances/bb/set_event", "garbage\n");
   EXPECT_FALSE(inst->enabled_events().ok());
+}
+
+TEST_F(FtraceInstanceTest, ArmsByAppendingEventsAndWritesMarkers) {
+  dir_.write("instances/bb/set_event", "");
+  dir_.write("instances/bb/tracing_on", "0\n");
+  dir_.write("instances/bb/trace_marker", "");
+  dir_.mkdir("instances/bb/events/ras/mc_event");
+  dir_.mkdir("instances/bb/events/ras/aer_event");
+  dir_.write("instances/bb/events/ras/enable", "0\n");
+  auto inst = FtraceInstance::open(Tree(dir_.path()), "bb");
+  ASSERT_TRUE(inst.ok()) << inst.error().message();
+  EXPECT_EQ(inst->system_events("ras"), (std::vector<std::string>{"aer_event", "mc_event"}))
+      << "directories only, sorted";
+  EXPECT_TRUE(inst->system_events("mce").empty());
+  EXPECT_TRUE(inst->system_events("../bb").empty());
+  ASSERT_TRUE(inst->enable_event("ras", "mc_event").ok());
+  ASSERT_TRUE(inst->enable_event("ras", "aer_event").ok());
+  ASSERT_TRUE(inst->set_tracing_on(true).ok());
+  ASSERT_TRUE(inst->write_marker("hello").ok());
+  ASSERT_TRUE(inst->write_marker("again").ok());
+  Tree tree(dir_.path("instances/bb"));
+  EXPECT_EQ(tree.read("set_event").value_or(""), "ras:mc_event\nras:aer_event\n");
+  EXPECT_EQ(tree.read("tracing_on").value_or(""), "1\n");
+  EXPECT_EQ(tree.read("trace_marker").value_or(""), "helloagain");
+  // tracefs files are never created: a missing one is an error naming it.
+  auto missing = FtraceInstance::open(Tree(dir_.path()), "bb");
+  std::remove(dir_.path("instances/bb/tracing_on").c_str());
+  Status s = missing->set_tracing_on(false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("instances/bb/tracing_on"), std::string::npos);
 }
 
 }  // namespace
