@@ -1,5 +1,7 @@
 #include "record/instance_record.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "base/strings.h"
+#include "base/wall_time.h"
 #include "ftrace/boot_param.h"
 #include "ftrace/ring_page.h"
 #include "report/perf_data_writer.h"
@@ -46,6 +49,19 @@ PidField pid_field(const std::string& format) {
     f.size = size;
   }
   return f;
+}
+
+// Where ftrace/print's format puts the marker's text:
+//   "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;"
+uint32_t buf_offset(const std::string& format) {
+  unsigned offset = 16;
+  size_t at = format.find(" buf[];");
+  if (at == std::string::npos)
+    return offset;
+  size_t o = format.find("offset:", at);
+  if (o != std::string::npos && std::sscanf(format.c_str() + o, "offset:%u", &offset) != 1)
+    offset = 16;
+  return std::min(offset, 4096u);
 }
 
 struct Event {
@@ -108,8 +124,21 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   sys::Tree tracefs(request.tracefs_root.empty() ? sys::default_tracefs_root()
                                                  : request.tracefs_root);
   std::string name = request.instance;
+  std::string kept;
   if (request.previous_boot) {
-    PP_ASSIGN_OR_RETURN(name, previous_boot_instance(request));
+    // The broker's copy, when it kept one: the instance itself is this
+    // boot's by then.
+    auto copies = persistent::list_kept_boots(request.kept_dir);
+    if (copies.ok())
+      for (auto it = copies->rbegin(); it != copies->rend() && kept.empty(); ++it)
+        if (request.instance.empty() || it->instance == request.instance) {
+          kept = it->path;
+          name = it->instance;
+          tracefs = sys::Tree(kept);
+        }
+    if (kept.empty()) {
+      PP_ASSIGN_OR_RETURN(name, previous_boot_instance(request));
+    }
   }
   PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance, sys::FtraceInstance::open(tracefs, name));
   if (request.previous_boot) {
@@ -118,7 +147,8 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     std::optional<std::string> boot = instance.last_boot_info();
     if (!boot || boot->find("# Current") != std::string::npos)
       return not_found_error(
-          "ftrace instance '" + name + "' holds no previous boot's buffer (" +
+          "ftrace instance '" + name + "' holds no previous boot's buffer, and the broker kept " +
+          "none in " + request.kept_dir + " (" +
           (boot ? "its last_boot_info says '# Current'" : "it has no last_boot_info") +
           "): the kernel found none it could validate at boot, or a setting of the instance "
           "changed since; 'perf persistent record --instance " +
@@ -145,6 +175,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
 
   InstanceResult result;
   result.instance = name;
+  result.kept = kept;
   result.output = request.output == "-" ? "standard output" : request.output;
   result.clock = instance.trace_clock().value_or("unknown");
   result.cpus = uint32_t(cpus->size());
@@ -207,6 +238,34 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
                        "record of a known event: nothing to record; enable events with 'echo "
                        "SYSTEM:EVENT >> " +
                        instance.tree().path("set_event") + "'");
+  // The clock markers (ftrace/print records the broker wrote): trace-clock
+  // time to wall-clock time.
+  std::vector<std::pair<uint64_t, persistent::ClockMarker>> markers;
+  if (auto print_id = instance.tree().read("events/ftrace/print/id", 64); print_id.ok()) {
+    auto id = parse_u64(trim(*print_id), "id");
+    uint32_t buf = buf_offset(instance.tree().read("events/ftrace/print/format").value_or(""));
+    for (const ftrace::RingRecord& r : read.records) {
+      if (!id.ok() || r.event_id != *id || r.payload.size() <= buf)
+        continue;
+      std::string_view text(reinterpret_cast<const char*>(r.payload.data()) + buf,
+                            r.payload.size() - buf);
+      if (auto m = persistent::parse_clock_marker(text))
+        markers.emplace_back(r.timestamp, std::move(*m));
+    }
+  }
+  std::stable_sort(markers.begin(), markers.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  result.markers = markers.size();
+  if (!markers.empty())
+    result.marked_boot_id = markers.back().second.boot_id;
+  auto wall_of = [&](uint64_t time) -> std::optional<uint64_t> {
+    auto after = std::upper_bound(markers.begin(), markers.end(), time,
+                                  [](uint64_t t, const auto& m) { return t < m.first; });
+    if (after == markers.begin())
+      return std::nullopt;
+    const auto& [at, marker] = *std::prev(after);
+    return marker.realtime_ns + (time - at);
+  };
   uint64_t next_id = 1;
   for (Event& e : events)
     for (uint32_t cpu : *cpus)
@@ -220,11 +279,28 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   config.page_size = layout->page_size();
   if (result.previous_boot)
     config.side_band = report::SideBand::kNever;
+  // perf script -F +tod: the file's clock data pairs the newest marker's
+  // trace-clock time with its CLOCK_REALTIME (perf converts a whole file
+  // by one pair). perf has no clock id for ftrace's clocks: the attrs say
+  // CLOCK_MONOTONIC, and the man page says so.
+  const bool with_clock = !markers.empty();
+  if (with_clock) {
+    report::ClockData clock;
+    clock.pair.clockid = CLOCK_MONOTONIC;
+    clock.pair.wall_ns = markers.back().second.realtime_ns;
+    clock.pair.clock_ns = markers.back().first;
+    config.clock = clock;
+  }
   for (const Event& e : events) {
     std::vector<uint64_t> ids;
     for (const auto& [cpu, id] : e.sample_ids)
       ids.push_back(id);
-    config.events.push_back({tracepoint_attr(e.id), e.name, std::move(ids)});
+    sys::EventAttr attr = tracepoint_attr(e.id);
+    if (with_clock) {
+      attr.attr.use_clockid = 1;
+      attr.attr.clockid = CLOCK_MONOTONIC;
+    }
+    config.events.push_back({attr, e.name, std::move(ids)});
   }
   result.events = uint32_t(events.size());
   auto writer = request.output == "-"
@@ -249,6 +325,13 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
       continue;
     }
     const Event& e = events[it->second];
+    if (auto wall = wall_of(r->timestamp)) {
+      if (!result.first_wall_ns)
+        result.first_wall_ns = *wall;
+      result.last_wall_ns = *wall;
+    } else {
+      result.unmarked_records++;
+    }
     sys::Sample sample;
     sample.identifier = e.sample_ids.at(r->cpu);
     if (uint64_t(e.pid.offset) + e.pid.size <= r->payload.size()) {
@@ -289,6 +372,20 @@ std::string instance_summary(const InstanceResult& r) {
                     " samples) from ftrace instance '" + r.instance + "', " +
                     std::to_string(r.cpus) + " CPUs, " + std::to_string(r.pages) +
                     " pages, times of trace clock '" + r.clock + "' ]\n";
+  if (!r.kept.empty())
+    out += "[ perf persistent record: read the copy the broker kept in " + r.kept + " ]\n";
+  if (r.first_wall_ns)
+    out += "[ perf persistent record: wall-clock time from " + std::to_string(r.markers) +
+           " clock markers: records from " + format_wall_time(*r.first_wall_ns) + " to " +
+           format_wall_time(*r.last_wall_ns) +
+           (r.unmarked_records
+                ? " (" + std::to_string(r.unmarked_records) + " earlier records have none)"
+                : std::string()) +
+           "; perf script -F +tod shows it ]\n";
+  else if (r.previous_boot)
+    out +=
+        "[ perf persistent record: no clock marker in the buffer, so no wall-clock time; "
+        "the broker writes them into the instance it arms ]\n";
   if (r.missed_events || r.pages_after_loss)
     out += "[ perf persistent record: the kernel lost " + std::to_string(r.missed_events) +
            " events before they were read (" + std::to_string(r.pages_after_loss) +
@@ -300,10 +397,20 @@ std::string instance_summary(const InstanceResult& r) {
 }
 
 json instance_summary_json(const InstanceResult& r) {
+  json wall_clock = nullptr;
+  if (r.markers)
+    wall_clock =
+        json{{"markers", r.markers},
+             {"boot_id", r.marked_boot_id},
+             {"first", r.first_wall_ns ? json(format_wall_time(*r.first_wall_ns)) : json(nullptr)},
+             {"last", r.last_wall_ns ? json(format_wall_time(*r.last_wall_ns)) : json(nullptr)},
+             {"unmarked_records", r.unmarked_records}};
   return json{{"output", r.output},
               {"instance", r.instance},
               {"clock", r.clock},
               {"previous_boot", r.previous_boot},
+              {"kept", r.kept.empty() ? json(nullptr) : json(r.kept)},
+              {"wall_clock", wall_clock},
               {"cpus", r.cpus},
               {"events", r.events},
               {"pages", r.pages},

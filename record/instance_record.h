@@ -25,6 +25,7 @@
 
 #include "base/json.h"
 #include "base/result.h"
+#include "persistent/previous_boot.h"
 #include "sys/tree.h"
 
 namespace pp::record {
@@ -37,6 +38,10 @@ struct InstanceRequest {
   bool previous_boot = false;
   // The kernel command line; proc_root's cmdline when absent.
   std::optional<std::string> kernel_cmdline;
+  // With previous_boot: where the broker keeps the previous boot's buffer
+  // (persistent/previous_boot.h). The newest copy (of `instance`, when set)
+  // is read, which does not consume it; with none, the instance itself.
+  std::string kept_dir = persistent::kDefaultKeptDir;
   std::string output = "perf.data";  // "-": perf's pipe format on stdout
   std::string tracefs_root;          // "" = sys::default_tracefs_root()
   std::string proc_root = sys::kDefaultProcRoot;
@@ -56,6 +61,14 @@ struct InstanceResult {
   bool previous_boot = false;
   // The kernel command line; proc_root's cmdline when absent.
   std::optional<std::string> kernel_cmdline;
+  // The broker's copy read (its directory), "" when the instance itself was.
+  std::string kept;
+  // Wall-clock time from the broker's clock markers (persistent/
+  // previous_boot.h): each record's from the last marker at or before it.
+  uint64_t markers = 0;
+  std::string marked_boot_id;                           // the boot_id the last marker names
+  std::optional<uint64_t> first_wall_ns, last_wall_ns;  // of the records after a marker
+  uint64_t unmarked_records = 0;  // before the first marker: no wall-clock time
   uint32_t cpus = 0;
   uint32_t events = 0;  // attrs written
   uint64_t pages = 0;
@@ -82,6 +95,9 @@ std::string instance_summary(const InstanceResult& result);
 // --json: the summary as one object (documented in perf-persistent-record(1)):
 //
 //   {"output": "bb.data", "instance": "blackbox", "clock": "local", "previous_boot": false,
+//    "kept": null,
+//    "wall_clock": {"markers": 3, "boot_id": "6f0c...", "first": "2026-12-06T01:02:03.5Z",
+//                   "last": "2026-12-06T01:02:31.25Z", "unmarked_records": 0},
 //    "cpus": 2, "events": 2, "pages": 14, "samples": 1450, "bytes": 98304,
 //    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0},
 //    "error": null, "exit_status": 0}
