@@ -280,23 +280,5 @@ TEST(PreviousBootSettings, MistakesNameTheLine) {
   EXPECT_TRUE(parse_previous_boot_settings("[other]\nevent = a:b\n", "/c").ok());
 }
 
-TEST(ClockMarker, RoundTripsAndIgnoresOtherText) {
-  persistent::ClockMarker m{"local", 1796285030123456789ULL, "6f0c"};
-  std::string text = persistent::clock_marker_text(m);
-  text += "\n";
-  text.push_back('\0');
-  auto back = persistent::parse_clock_marker(text);
-  ASSERT_TRUE(back.has_value());
-  EXPECT_EQ(back->clock, "local");
-  EXPECT_EQ(back->realtime_ns, 1796285030123456789ULL);
-  EXPECT_EQ(back->boot_id, "6f0c");
-  EXPECT_FALSE(persistent::parse_clock_marker("PPTEST-CPU1\n").has_value());
-  EXPECT_FALSE(
-      persistent::parse_clock_marker("perf-persistent clock-marker clock=local").has_value())
-      << "no time, no marker";
-  EXPECT_FALSE(
-      persistent::parse_clock_marker("perf-persistent clock-marker realtime_ns=12x").has_value());
-}
-
 }  // namespace
 }  // namespace pp::broker

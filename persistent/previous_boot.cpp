@@ -70,6 +70,21 @@ std::string kept_dir_name(int64_t kept_at, std::string_view boot_id) {
   return std::to_string(kept_at) + "-" + std::string(boot_id);
 }
 
+void MarkerClock::add(uint64_t time, ClockMarker marker) {
+  auto at = std::upper_bound(markers_.begin(), markers_.end(), time,
+                             [](uint64_t t, const auto& m) { return t < m.first; });
+  markers_.insert(at, {time, std::move(marker)});
+}
+
+std::optional<uint64_t> MarkerClock::wall_ns(uint64_t time) const {
+  auto after = std::upper_bound(markers_.begin(), markers_.end(), time,
+                                [](uint64_t t, const auto& m) { return t < m.first; });
+  if (after == markers_.begin())
+    return std::nullopt;
+  const auto& [at, marker] = *std::prev(after);
+  return marker.realtime_ns + (time - at);
+}
+
 std::string clock_marker_text(const ClockMarker& m) {
   return std::string(kMarkerTag) + " clock=" + m.clock +
          " realtime_ns=" + std::to_string(m.realtime_ns) + " boot_id=" + m.boot_id;

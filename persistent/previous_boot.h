@@ -77,6 +77,23 @@ struct ClockMarker {
   std::string boot_id;
 };
 
+// Trace-clock times to wall-clock times, from the markers of one buffer.
+class MarkerClock {
+ public:
+  // A marker the buffer holds at trace-clock `time`, in any order.
+  void add(uint64_t time, ClockMarker marker);
+  // From the last marker at or before `time`: its realtime_ns + (time - its
+  // time); nothing before the first marker.
+  std::optional<uint64_t> wall_ns(uint64_t time) const;
+  size_t size() const { return markers_.size(); }
+  // The newest marker and its time; null when there is none.
+  const ClockMarker* last() const { return markers_.empty() ? nullptr : &markers_.back().second; }
+  uint64_t last_time() const { return markers_.empty() ? 0 : markers_.back().first; }
+
+ private:
+  std::vector<std::pair<uint64_t, ClockMarker>> markers_;  // by time
+};
+
 // The text written to trace_marker (no newline).
 std::string clock_marker_text(const ClockMarker& marker);
 // The marker in `text` (a trace_marker record's buffer: the text, maybe a

@@ -120,6 +120,55 @@ Result<std::string> previous_boot_instance(const InstanceRequest& request) {
 
 }  // namespace
 
+Result<InstanceRead> read_instance(const sys::FtraceInstance& instance, size_t max_bytes_per_cpu) {
+  auto context = [&](Error e) {
+    return std::move(e).with_context("ftrace instance '" + instance.name() + "'");
+  };
+  auto header_page = instance.header_page();
+  auto header_event = instance.header_event();
+  if (!header_page.ok())
+    return context(std::move(header_page).error());
+  if (!header_event.ok())
+    return context(std::move(header_event).error());
+  InstanceRead in;
+  auto layout = ftrace::parse_ring_layout(*header_page, *header_event);
+  if (!layout.ok())
+    return context(std::move(layout).error());
+  in.layout = *layout;
+  auto cpus = instance.cpus();
+  if (!cpus.ok())
+    return context(std::move(cpus).error());
+  in.cpus = std::move(*cpus);
+  // Every CPU's pages first: they own the records' payloads.
+  in.pages.resize(in.cpus.size());
+  for (size_t i = 0; i < in.cpus.size(); i++) {
+    const uint32_t cpu = in.cpus[i];
+    auto bytes = instance.read_pages(cpu, in.layout.page_size(), max_bytes_per_cpu);
+    if (!bytes.ok())
+      return context(std::move(bytes).error());
+    in.pages[i] = std::move(*bytes);
+    uint64_t missed_before = in.read.missed_events;
+    Status s = ftrace::read_ring_pages(in.pages[i], in.layout, cpu, in.read);
+    in.missed_by_cpu[cpu] = in.read.missed_events - missed_before;
+    if (!s.ok() && !in.bad_page)
+      in.bad_page = context(std::move(s).error());
+  }
+  // The clock markers: ftrace/print records the broker wrote.
+  if (auto print_id = instance.tree().read("events/ftrace/print/id", 64); print_id.ok()) {
+    auto id = parse_u64(trim(*print_id), "id");
+    uint32_t buf = buf_offset(instance.tree().read("events/ftrace/print/format").value_or(""));
+    for (const ftrace::RingRecord& r : in.read.records) {
+      if (!id.ok() || r.event_id != *id || r.payload.size() <= buf)
+        continue;
+      std::string_view text(reinterpret_cast<const char*>(r.payload.data()) + buf,
+                            r.payload.size() - buf);
+      if (auto m = persistent::parse_clock_marker(text))
+        in.clock.add(r.timestamp, std::move(*m));
+    }
+  }
+  return in;
+}
+
 Result<InstanceResult> record_instance(const InstanceRequest& request) {
   sys::Tree tracefs(request.tracefs_root.empty() ? sys::default_tracefs_root()
                                                  : request.tracefs_root);
@@ -157,21 +206,12 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   auto context = [&](Error e) {
     return std::move(e).with_context("ftrace instance '" + name + "'");
   };
-  auto header_page = instance.header_page();
-  auto header_event = instance.header_event();
-  if (!header_page.ok())
-    return context(std::move(header_page).error());
-  if (!header_event.ok())
-    return context(std::move(header_event).error());
-  auto layout = ftrace::parse_ring_layout(*header_page, *header_event);
-  if (!layout.ok())
-    return context(std::move(layout).error());
   auto enabled = instance.enabled_events();
   if (!enabled.ok())
     return context(std::move(enabled).error());
-  auto cpus = instance.cpus();
-  if (!cpus.ok())
-    return context(std::move(cpus).error());
+  PP_ASSIGN_OR_RETURN(InstanceRead in, read_instance(instance, request.max_bytes_per_cpu));
+  const std::vector<uint32_t>* cpus = &in.cpus;
+  const ftrace::RingRead& read = in.read;
 
   InstanceResult result;
   result.instance = name;
@@ -180,28 +220,10 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   result.clock = instance.trace_clock().value_or("unknown");
   result.cpus = uint32_t(cpus->size());
   // A boot-mapped instance says whose data it holds: "# Current" when this
-  // boot's (6.12's last_boot_info), an address list when the previous
-  // boot's. That boot's tasks are not this boot's /proc.
+  // boot's (6.12's last_boot_info), else the previous boot's (until a
+  // setting changes). That boot's tasks are not this boot's /proc.
   std::optional<std::string> boot = instance.last_boot_info();
   result.previous_boot = boot && boot->find("# Current") == std::string::npos;
-
-  // Read every CPU first: the pages own the records' payloads.
-  std::vector<std::vector<uint8_t>> pages(cpus->size());
-  ftrace::RingRead read;
-  std::optional<Error> bad_page;
-  std::map<uint32_t, uint64_t> missed_by_cpu;
-  for (size_t i = 0; i < cpus->size(); i++) {
-    const uint32_t cpu = (*cpus)[i];
-    auto bytes = instance.read_pages(cpu, layout->page_size(), request.max_bytes_per_cpu);
-    if (!bytes.ok())
-      return context(std::move(bytes).error());
-    pages[i] = std::move(*bytes);
-    uint64_t missed_before = read.missed_events;
-    Status s = ftrace::read_ring_pages(pages[i], *layout, cpu, read);
-    missed_by_cpu[cpu] = read.missed_events - missed_before;
-    if (!s.ok() && !bad_page)
-      bad_page = context(std::move(s).error());
-  }
   result.pages = read.pages;
   result.missed_events = read.missed_events;
   result.pages_after_loss = read.pages_after_loss;
@@ -238,34 +260,10 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
                        "record of a known event: nothing to record; enable events with 'echo "
                        "SYSTEM:EVENT >> " +
                        instance.tree().path("set_event") + "'");
-  // The clock markers (ftrace/print records the broker wrote): trace-clock
-  // time to wall-clock time.
-  std::vector<std::pair<uint64_t, persistent::ClockMarker>> markers;
-  if (auto print_id = instance.tree().read("events/ftrace/print/id", 64); print_id.ok()) {
-    auto id = parse_u64(trim(*print_id), "id");
-    uint32_t buf = buf_offset(instance.tree().read("events/ftrace/print/format").value_or(""));
-    for (const ftrace::RingRecord& r : read.records) {
-      if (!id.ok() || r.event_id != *id || r.payload.size() <= buf)
-        continue;
-      std::string_view text(reinterpret_cast<const char*>(r.payload.data()) + buf,
-                            r.payload.size() - buf);
-      if (auto m = persistent::parse_clock_marker(text))
-        markers.emplace_back(r.timestamp, std::move(*m));
-    }
-  }
-  std::stable_sort(markers.begin(), markers.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  const persistent::MarkerClock& markers = in.clock;
   result.markers = markers.size();
-  if (!markers.empty())
-    result.marked_boot_id = markers.back().second.boot_id;
-  auto wall_of = [&](uint64_t time) -> std::optional<uint64_t> {
-    auto after = std::upper_bound(markers.begin(), markers.end(), time,
-                                  [](uint64_t t, const auto& m) { return t < m.first; });
-    if (after == markers.begin())
-      return std::nullopt;
-    const auto& [at, marker] = *std::prev(after);
-    return marker.realtime_ns + (time - at);
-  };
+  if (markers.last())
+    result.marked_boot_id = markers.last()->boot_id;
   uint64_t next_id = 1;
   for (Event& e : events)
     for (uint32_t cpu : *cpus)
@@ -276,19 +274,19 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   config.tracefs_root = instance.tree().root();
   config.proc_root = request.proc_root;
   config.sysfs_root = request.sysfs_root;
-  config.page_size = layout->page_size();
+  config.page_size = in.layout.page_size();
   if (result.previous_boot)
     config.side_band = report::SideBand::kNever;
   // perf script -F +tod: the file's clock data pairs the newest marker's
   // trace-clock time with its CLOCK_REALTIME (perf converts a whole file
   // by one pair). perf has no clock id for ftrace's clocks: the attrs say
   // CLOCK_MONOTONIC, and the man page says so.
-  const bool with_clock = !markers.empty();
+  const bool with_clock = markers.size() > 0;
   if (with_clock) {
     report::ClockData clock;
     clock.pair.clockid = CLOCK_MONOTONIC;
-    clock.pair.wall_ns = markers.back().second.realtime_ns;
-    clock.pair.clock_ns = markers.back().first;
+    clock.pair.wall_ns = markers.last()->realtime_ns;
+    clock.pair.clock_ns = markers.last_time();
     config.clock = clock;
   }
   for (const Event& e : events) {
@@ -325,7 +323,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
       continue;
     }
     const Event& e = events[it->second];
-    if (auto wall = wall_of(r->timestamp)) {
+    if (auto wall = markers.wall_ns(r->timestamp)) {
       if (!result.first_wall_ns)
         result.first_wall_ns = *wall;
       result.last_wall_ns = *wall;
@@ -353,14 +351,14 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   }
   PP_RETURN_IF_ERROR((*writer)->append(batch));
   for (uint32_t cpu : *cpus)
-    if (missed_by_cpu[cpu] && !events.empty())
+    if (in.missed_by_cpu[cpu] && !events.empty())
       PP_RETURN_IF_ERROR((*writer)->append_lost(
-          {.id = events.front().sample_ids.at(cpu), .lost = missed_by_cpu[cpu], .cpu = cpu}));
+          {.id = events.front().sample_ids.at(cpu), .lost = in.missed_by_cpu[cpu], .cpu = cpu}));
   PP_RETURN_IF_ERROR((*writer)->finished_round());
   PP_RETURN_IF_ERROR((*writer)->finish());
   result.bytes = (*writer)->stats().file_bytes;
-  if (bad_page)
-    return *bad_page;
+  if (in.bad_page)
+    return *in.bad_page;
   return result;
 }
 

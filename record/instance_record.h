@@ -19,13 +19,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/json.h"
 #include "base/result.h"
+#include "ftrace/ring_page.h"
 #include "persistent/previous_boot.h"
+#include "sys/ftrace_instance.h"
 #include "sys/tree.h"
 
 namespace pp::record {
@@ -80,6 +83,26 @@ struct InstanceResult {
   // Records of events that are not enabled and whose format was not found.
   uint64_t unknown_records = 0;
 };
+
+// An instance's buffer read whole: every CPU's pages (which own the
+// records' payloads: keep this object while the records are used), their
+// records in the order written per CPU, and the broker's clock markers
+// among them (ftrace/print records, persistent/previous_boot.h).
+struct InstanceRead {
+  ftrace::RingLayout layout;
+  std::vector<uint32_t> cpus;
+  std::vector<std::vector<uint8_t>> pages;  // one per CPU, as cpus
+  ftrace::RingRead read;
+  std::map<uint32_t, uint64_t> missed_by_cpu;
+  // The first malformed page (the records before it are in `read`).
+  std::optional<Error> bad_page;
+  persistent::MarkerClock clock;
+};
+
+// Reads every CPU of `instance` (consuming a live one; a kept copy's files
+// stay as they are), at most `max_bytes_per_cpu` of each. Errors name the
+// instance.
+Result<InstanceRead> read_instance(const sys::FtraceInstance& instance, size_t max_bytes_per_cpu);
 
 // Reads every CPU of the instance (consuming it) and writes the file.
 // Not-found for a missing instance, and with previous_boot for a command
