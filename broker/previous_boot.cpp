@@ -165,8 +165,14 @@ Status BlackBox::keep(const sys::FtraceInstance& instance) {
   PP_RETURN_IF_ERROR(sys::remove_tree(temp_dir));
   const std::string base = temp_dir + "/instances/" + instance.name();
   PP_RETURN_IF_ERROR(sys::make_directories(base + "/events", 0700));
+  auto under = [&](const std::string& relative) {
+    std::string path = base;
+    path += '/';
+    path += relative;
+    return path;
+  };
   auto write = [&](const std::string& relative, std::string_view text) {
-    return sys::write_file_atomically(base + "/" + relative, text, 0600, sys::Durability::kNoSync);
+    return sys::write_file_atomically(under(relative), text, 0600, sys::Durability::kNoSync);
   };
   const sys::Tree& tree = instance.tree();
   PP_ASSIGN_OR_RETURN(std::string header_page, instance.header_page());
@@ -188,7 +194,7 @@ Status BlackBox::keep(const sys::FtraceInstance& instance) {
     PP_ASSIGN_OR_RETURN(std::vector<uint8_t> pages,
                         instance.read_pages(cpu, layout.page_size(), config_.max_bytes_per_cpu));
     std::string dir = "per_cpu/cpu" + std::to_string(cpu);
-    PP_RETURN_IF_ERROR(sys::make_directories(base + "/" + dir, 0700));
+    PP_RETURN_IF_ERROR(sys::make_directories(under(dir), 0700));
     PP_RETURN_IF_ERROR(
         write(dir + "/trace_pipe_raw",
               std::string_view(reinterpret_cast<const char*>(pages.data()), pages.size())));
@@ -214,7 +220,10 @@ Status BlackBox::keep(const sys::FtraceInstance& instance) {
       if (!tree.is_directory("events/" + system))
         continue;
       for (const std::string& event : instance.system_events(system)) {
-        std::string dir = "events/" + system + "/" + event;
+        std::string dir = "events/";
+        dir += system;
+        dir += '/';
+        dir += event;
         auto id_text = tree.read(dir + "/id", 64);
         if (!id_text.ok())
           continue;
@@ -225,7 +234,7 @@ Status BlackBox::keep(const sys::FtraceInstance& instance) {
         auto format = tree.read(dir + "/format");
         if (!format.ok())
           continue;
-        PP_RETURN_IF_ERROR(sys::make_directories(base + "/" + dir, 0700));
+        PP_RETURN_IF_ERROR(sys::make_directories(under(dir), 0700));
         PP_RETURN_IF_ERROR(write(dir + "/id", *id_text));
         PP_RETURN_IF_ERROR(write(dir + "/format", *format));
       }
@@ -273,8 +282,14 @@ void BlackBox::arm(const sys::FtraceInstance& instance) {
     if (auto e = split_event(text))
       want(e->first, e->second);
   for (const auto& [system, name] : wanted) {
-    std::string full = system + ":" + name;
-    if (!instance.tree().is_directory("events/" + system + "/" + name)) {
+    std::string full = system;
+    full += ':';
+    full += name;
+    std::string dir = "events/";
+    dir += system;
+    dir += '/';
+    dir += name;
+    if (!instance.tree().is_directory(dir)) {
       report_.missing.push_back(full);
       continue;
     }
@@ -331,7 +346,7 @@ void BlackBox::tick(int64_t now_ms) {
   if (!s.ok() && !marker_failing_)
     log("black box: " + s.error().message() + " (logged once until a marker is written again)");
   marker_failing_ = !s.ok();
-  next_marker_ms_ = now_ms + persistent::kMarkerIntervalS * 1000;
+  next_marker_ms_ = now_ms + int64_t{persistent::kMarkerIntervalS} * 1000;
 }
 
 Status BlackBox::write_marker() {
@@ -343,7 +358,7 @@ Status BlackBox::write_marker() {
   m.boot_id = boot_id_;
   Status s = instance_->write_marker(persistent::clock_marker_text(m));
   if (next_marker_ms_ < 0)
-    next_marker_ms_ = sys::monotonic_ms() + persistent::kMarkerIntervalS * 1000;
+    next_marker_ms_ = sys::monotonic_ms() + int64_t{persistent::kMarkerIntervalS} * 1000;
   if (!s.ok())
     return s.error().with_context("writing the clock marker of ftrace instance '" +
                                   instance_->name() + "'");

@@ -142,11 +142,12 @@ std::vector<std::string> FtraceInstance::system_events(const std::string& system
   std::vector<std::string> out;
   if (system.empty() || system.find('/') != std::string::npos || system[0] == '.')
     return out;
-  auto names = tree_.list("events/" + system);
+  std::string dir = "events/" + system + "/";
+  auto names = tree_.list(dir);
   if (!names.ok())
     return out;
   for (const std::string& n : *names)
-    if (tree_.is_directory("events/" + system + "/" + n))
+    if (tree_.is_directory(dir + n))
       out.push_back(n);
   return out;
 }
