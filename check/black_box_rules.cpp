@@ -16,6 +16,7 @@
 #include "check/checker.h"
 #include "ftrace/boot_param.h"
 #include "persistent/previous_boot.h"
+#include "sys/ftrace_instance.h"
 
 namespace pp::check {
 namespace {
@@ -32,12 +33,8 @@ uint64_t entries(const sys::Tree& instance) {
     return 0;
   for (const std::string& cpu : *cpus) {
     auto stats = instance.read("per_cpu/" + cpu + "/stats", 4096);
-    if (!stats.ok())
-      continue;
-    for (std::string_view line : split(*stats, '\n'))
-      if (starts_with(line, "entries:"))
-        if (auto n = parse_u64(trim(line.substr(8)), "entries"); n.ok())
-          total += *n;
+    if (stats.ok())
+      total += sys::parse_cpu_stats(*stats).entries;
   }
   return total;
 }

@@ -153,6 +153,18 @@ Result<InstanceRead> read_instance(const sys::FtraceInstance& instance, size_t m
     if (!s.ok() && !in.bad_page)
       in.bad_page = context(std::move(s).error());
   }
+  // The kernel's counters, after the pages (what the reads saw included).
+  for (uint32_t cpu : in.cpus) {
+    auto stats = instance.cpu_stats(cpu);
+    if (!stats.ok())
+      continue;
+    if (!in.stats)
+      in.stats.emplace();
+    in.stats->entries += stats->entries;
+    in.stats->overrun += stats->overrun;
+    in.stats->commit_overrun += stats->commit_overrun;
+    in.stats->dropped_events += stats->dropped_events;
+  }
   // The clock markers: ftrace/print records the broker wrote.
   if (auto print_id = instance.tree().read("events/ftrace/print/id", 64); print_id.ok()) {
     auto id = parse_u64(trim(*print_id), "id");
@@ -227,6 +239,10 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   result.pages = read.pages;
   result.missed_events = read.missed_events;
   result.pages_after_loss = read.pages_after_loss;
+  if (in.stats) {
+    result.overrun = in.stats->overrun + in.stats->commit_overrun;
+    result.dropped_events = in.stats->dropped_events;
+  }
 
   // The events: every enabled one, then any other id the records carry
   // whose format the instance has (an event disabled since, ftrace's own).
@@ -384,6 +400,12 @@ std::string instance_summary(const InstanceResult& r) {
     out +=
         "[ perf persistent record: no clock marker in the buffer, so no wall-clock time; "
         "the broker writes them into the instance it arms ]\n";
+  if (r.overrun.value_or(0) || r.dropped_events.value_or(0))
+    out +=
+        "[ perf persistent record: the instance's counters (per_cpu/cpuN/stats, since its "
+        "buffer was last reset): " +
+        std::to_string(r.overrun.value_or(0)) + " records overwritten before a read, " +
+        std::to_string(r.dropped_events.value_or(0)) + " not written ]\n";
   if (r.missed_events || r.pages_after_loss)
     out += "[ perf persistent record: the kernel lost " + std::to_string(r.missed_events) +
            " events before they were read (" + std::to_string(r.pages_after_loss) +
@@ -417,7 +439,9 @@ json instance_summary_json(const InstanceResult& r) {
               {"lost",
                {{"missed_events", r.missed_events},
                 {"pages_after_loss", r.pages_after_loss},
-                {"unknown_records", r.unknown_records}}},
+                {"unknown_records", r.unknown_records},
+                {"overrun", r.overrun ? json(*r.overrun) : json(nullptr)},
+                {"dropped_events", r.dropped_events ? json(*r.dropped_events) : json(nullptr)}}},
               {"error", nullptr},
               {"exit_status", 0}};
 }

@@ -80,6 +80,11 @@ struct InstanceResult {
   // Lost by the kernel before a page: counted, and pages flagged without a count.
   uint64_t missed_events = 0;
   uint64_t pages_after_loss = 0;
+  // The kernel's own counters (per_cpu/cpuN/stats, summed; since the
+  // buffer was last reset): records overwritten before they were read, and
+  // records not written at all. nullopt when the instance has no stats (a
+  // kept copy).
+  std::optional<uint64_t> overrun, dropped_events;
   // Records of events that are not enabled and whose format was not found.
   uint64_t unknown_records = 0;
 };
@@ -94,6 +99,9 @@ struct InstanceRead {
   std::vector<std::vector<uint8_t>> pages;  // one per CPU, as cpus
   ftrace::RingRead read;
   std::map<uint32_t, uint64_t> missed_by_cpu;
+  // per_cpu/cpuN/stats summed over the CPUs, read after the pages (none
+  // for a kept copy, which has no stats: nullopt).
+  std::optional<sys::CpuStats> stats;
   // The first malformed page (the records before it are in `read`).
   std::optional<Error> bad_page;
   persistent::MarkerClock clock;
@@ -122,7 +130,8 @@ std::string instance_summary(const InstanceResult& result);
 //    "wall_clock": {"markers": 3, "boot_id": "6f0c...", "first": "2026-12-06T01:02:03.5Z",
 //                   "last": "2026-12-06T01:02:31.25Z", "unmarked_records": 0},
 //    "cpus": 2, "events": 2, "pages": 14, "samples": 1450, "bytes": 98304,
-//    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0},
+//    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0,
+//             "overrun": 0, "dropped_events": 0},
 //    "error": null, "exit_status": 0}
 json instance_summary_json(const InstanceResult& result);
 

@@ -315,5 +315,30 @@ TEST_F(RecordInstanceUnit, PreviousBootReadsTheBrokersCopyWithWallClockFromItsMa
   EXPECT_TRUE(file->has_feature(report::kFeatureClockData));
 }
 
+TEST_F(RecordInstanceUnit, TheKernelsStatsCountersAreSummedOverTheCpus) {
+  dir_.write("instances/bb/per_cpu/cpu0/stats",
+             "entries: 2\noverrun: 10\ncommit overrun: 1\n"
+             "dropped events: 0\n");
+  dir_.write("instances/bb/per_cpu/cpu1/stats",
+             "entries: 1\noverrun: 5\ncommit overrun: 0\n"
+             "dropped events: 4\n");
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->overrun, 16U);
+  EXPECT_EQ(result->dropped_events, 4U);
+  json j = instance_summary_json(*result);
+  EXPECT_EQ(j["lost"]["overrun"], 16);
+  EXPECT_EQ(j["lost"]["dropped_events"], 4);
+  EXPECT_NE(instance_summary(*result).find("16 records overwritten before a read, 4 not written"),
+            std::string::npos)
+      << instance_summary(*result);
+  // Without stats files (a kept copy): null, not 0.
+  std::remove(dir_.path("instances/bb/per_cpu/cpu0/stats").c_str());
+  std::remove(dir_.path("instances/bb/per_cpu/cpu1/stats").c_str());
+  auto none = record_instance(request_);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(instance_summary_json(*none)["lost"]["overrun"].is_null());
+}
+
 }  // namespace
 }  // namespace pp::record

@@ -73,6 +73,34 @@ std::optional<std::string> FtraceInstance::last_boot_info() const {
   return *text;
 }
 
+CpuStats parse_cpu_stats(std::string_view text) {
+  CpuStats stats;
+  for (std::string_view line : split(text, '\n')) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos)
+      continue;
+    std::string_view key = trim(line.substr(0, colon));
+    auto value = parse_u64(trim(line.substr(colon + 1)), key);
+    if (!value.ok())
+      continue;
+    if (key == "entries")
+      stats.entries = *value;
+    else if (key == "overrun")
+      stats.overrun = *value;
+    else if (key == "commit overrun")
+      stats.commit_overrun = *value;
+    else if (key == "dropped events")
+      stats.dropped_events = *value;
+  }
+  return stats;
+}
+
+Result<CpuStats> FtraceInstance::cpu_stats(uint32_t cpu) const {
+  PP_ASSIGN_OR_RETURN(std::string text,
+                      tree_.read("per_cpu/cpu" + std::to_string(cpu) + "/stats", 4096));
+  return parse_cpu_stats(text);
+}
+
 Result<std::vector<uint32_t>> FtraceInstance::cpus() const {
   PP_ASSIGN_OR_RETURN(std::vector<std::string> names, tree_.list("per_cpu"));
   std::vector<uint32_t> cpus;

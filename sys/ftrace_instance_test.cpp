@@ -111,5 +111,20 @@ TEST_F(FtraceInstanceTest, ArmsByAppendingEventsAndWritesMarkers) {
   EXPECT_NE(s.error().message().find("instances/bb/tracing_on"), std::string::npos);
 }
 
+TEST(CpuStats, TheKernelsCountsAreRead) {
+  // Linux 6.18's per_cpu/cpu0/stats of an instance that overwrote records.
+  CpuStats s = parse_cpu_stats(
+      "entries: 27\noverrun: 1200\ncommit overrun: 3\nbytes: 1840\n"
+      "oldest event ts: 42594.266644\nnow ts: 42594.300418\ndropped events: 5\n"
+      "read events: 0\n");
+  EXPECT_EQ(s.entries, 27U);
+  EXPECT_EQ(s.overrun, 1200U);
+  EXPECT_EQ(s.commit_overrun, 3U);
+  EXPECT_EQ(s.dropped_events, 5U);
+  CpuStats junk = parse_cpu_stats("entries: lots\noverrun\n: 4\n");
+  EXPECT_EQ(junk.entries, 0U);
+  EXPECT_EQ(junk.overrun, 0U);
+}
+
 }  // namespace
 }  // namespace pp::sys
