@@ -18,7 +18,8 @@
 #                     logged to $(BUILD)/ci/, timed): layers, the -O2 build
 #                     with warnings as errors, check-binary, lint, doc,
 #                     check-completion, the sanitizer build, asan, fuzz,
-#                     check-mce, check-pstore, check-systemd (with deb),
+#                     check-mce, check-pstore, check-previous-boot,
+#                     check-systemd (with deb),
 #                     bench-smoke, check-root (each tree compiled once per
 #                     configuration, the unit tests run once, under the
 #                     sanitizers)
@@ -29,6 +30,8 @@
 #                     into /var/cache/perf-persistent/qemu, QEMU_CACHE, once)
 #   make check-pstore a fatal MCE that resets a QEMU guest, harvested from ERST by watch,
 #                     and a PCIe AER error read live in the second boot
+#   make check-previous-boot  the previous boot's trace buffer across a crash
+#                     (Debian 12's 6.12 kernel, downloaded once into the same cache)
 #   make check-systemd  the package under Debian's systemd in a QEMU guest: boot,
 #                     restarts that keep samples, removal (builds a Debian rootfs
 #                     into the same cache, once)
@@ -72,8 +75,8 @@ DEPS_ftrace := base
 DEPS_filter := base mce
 DEPS_report := base sys mce
 DEPS_persistent := base sys pmu parse
-DEPS_broker := base sys pmu parse persistent
-DEPS_check := base sys pmu parse mce persistent
+DEPS_broker := base sys pmu parse ftrace persistent
+DEPS_check := base sys pmu parse mce ftrace persistent
 DEPS_record := base sys pmu parse mce ftrace report persistent
 DEPS_top := base sys pmu parse mce ftrace filter report persistent record
 DEPS_watch := base sys pmu parse mce ftrace filter report persistent record
@@ -145,7 +148,7 @@ ALL_OBJS := $(LIB_OBJS) $(call obj,$(BUILD),$(TESTING_SRCS)) $(CMD_OBJS) $(UNIT_
 	$(KERNEL_OBJS)
 
 .PHONY: all libs print-libs layers check-binary test unit check-root asan fuzz fuzz-build fuzz-bins fuzz-run doc \
-	lint format install uninstall deb ci bench bench-smoke check-mce check-pstore check-systemd check-completion clean setup FORCE
+	lint format install uninstall deb ci bench bench-smoke check-mce check-pstore check-previous-boot check-systemd check-completion clean setup FORCE
 .DELETE_ON_ERROR:
 
 all: $(BIN)
@@ -447,7 +450,8 @@ deb: $(BIN) doc
 # free, lint (clang-tidy, which keeps both cores busy by itself) last.
 CI_DIR = $(BUILD)/ci
 CI_STEP = scripts/ci-step $(CI_DIR)
-CI_STEPS := layers build doc check-systemd san-build check-mce check-pstore check-binary \
+CI_STEPS := layers build doc check-systemd san-build check-mce check-pstore check-previous-boot \
+	check-binary \
 	check-completion asan fuzz bench-smoke check-root lint
 .PHONY: $(addprefix ci-,$(CI_STEPS))
 
@@ -484,6 +488,8 @@ ci-check-mce: ci-build
 	$(Q)$(CI_STEP) check-mce $(MAKE) --no-print-directory check-mce
 ci-check-pstore: ci-build
 	$(Q)$(CI_STEP) check-pstore $(MAKE) --no-print-directory check-pstore
+ci-check-previous-boot: ci-build
+	$(Q)$(CI_STEP) check-previous-boot $(MAKE) --no-print-directory check-previous-boot
 ci-check-binary: ci-build
 	$(Q)$(CI_STEP) check-binary $(MAKE) --no-print-directory check-binary
 ci-check-completion: ci-build
@@ -534,6 +540,16 @@ check-mce: $(BIN)
 check-pstore: $(BIN)
 	$(quiet) TEST "a fatal machine check kept in ERST, and an AER error, under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/pstore-test
+
+# The black box across a crash (root; downloads Debian 12's 6.12 kernel
+# into /var/cache/perf-persistent/qemu/ on its first run): boot 1's broker
+# arms a boot-mapped ftrace instance, corrected machine checks and markers
+# on both CPUs, sysrq-c; boot 2's broker keeps the buffer, record
+# --previous-boot writes it and the real perf script reads it, watch stores
+# the machine checks once with origin previous-boot.
+check-previous-boot: $(BIN)
+	$(quiet) TEST "the previous boot's trace buffer across a crash, under QEMU"
+	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/previous-boot-test
 
 # The package as an ops team runs it (root; on its first run builds a Debian
 # root file system with mmdebstrap into /var/cache/perf-persistent/qemu/,

@@ -5,6 +5,7 @@
 
 #include "base/ini.h"
 #include "base/strings.h"
+#include "broker/previous_boot.h"
 #include "persistent/create.h"
 #include "persistent/limits.h"
 #include "persistent/names.h"
@@ -55,6 +56,9 @@ Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string
                      "section [" + events.back().request.name + "] has no 'event = ...' line");
   };
   for (const IniSection& section : doc.sections) {
+    // The black box's settings (broker/previous_boot.h), not an event.
+    if (section.name == kPreviousBootSection)
+      continue;
     if (Status s = persistent::validate_name(section.name); !s.ok())
       return ini_error(path, section.line, s.error().message());
     if (!names.insert(section.name).second)

@@ -11,10 +11,12 @@
 #include "broker/config_file.h"
 #include "broker/handover.h"
 #include "broker/keeper.h"
+#include "broker/previous_boot.h"
 #include "persistent/backend.h"
 #include "persistent/broker_client.h"
 #include "persistent/parser_resolver.h"
 #include "sys/absolute_path.h"
+#include "sys/clock.h"
 #include "sys/dir_watch.h"
 #include "sys/log_file.h"
 #include "sys/process.h"
@@ -214,11 +216,45 @@ Status run_daemon(const DaemonOptions& given, std::ostream& log) {
     handover->mappings.clear();  // the broker maps the same buffers now
   std::string started = "serving " + broker->run_dir().socket() + " (pid " +
                         std::to_string(::getpid()) + "); " + broker->start_summary();
+  // The black box (broker/previous_boot.h): the system's broker only, as
+  // for the config file's events. Before the starter is released, so that
+  // once `daemon` returns the previous boot's buffer is kept; its lines go
+  // to the log after the start line. Later lines go straight to the log.
+  std::unique_ptr<BlackBox> black_box;
+  std::vector<std::string> box_lines;
+  if (run_dir == persistent::kDefaultRunDir) {
+    BlackBoxConfig box;
+    if (!config.config_file.empty()) {
+      const std::string& path = config.config_file;
+      size_t slash = path.rfind('/');
+      std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
+      if (auto text = sys::Tree(folder.empty() ? "/" : folder).read(path.substr(slash + 1));
+          text.ok()) {
+        auto settings = parse_previous_boot_settings(*text, config.config_file);
+        if (settings.ok())
+          box.settings = std::move(*settings);
+        else
+          box_lines.push_back(settings.error().message() + "; the black box uses its defaults");
+      }
+    }
+    box.log = [&box_lines](const std::string& line) { box_lines.push_back(line); };
+    auto started_box = BlackBox::start(std::move(box));
+    if (started_box.ok())
+      black_box = std::move(*started_box);
+    else
+      box_lines.push_back("black box: " + started_box.error().message());
+  }
   if (detached) {
     // From here on the starter is gone and stderr is the log file.
     PP_RETURN_IF_ERROR(detached->ready(broker->run_dir().log()));
   }
   log << "perf persistent daemon: " << started << std::endl;
+  for (const std::string& line : box_lines)
+    log << "perf persistent daemon: " << line << std::endl;
+  if (black_box)
+    black_box->set_log([&log](const std::string& line) {
+      log << "perf persistent daemon: " << line << std::endl;
+    });
   // The run directory going away (or its socket or lock) ends the broker: a
   // client can no longer find it, so the next create would start a second
   // broker beside it, and its events would be out of every command's reach.
@@ -227,7 +263,13 @@ Status run_daemon(const DaemonOptions& given, std::ostream& log) {
                       sys::DirWatch::open(dir.root(), {"broker.sock", "broker.lock"}));
   PP_ASSIGN_OR_RETURN(sys::FdUnion wake, sys::FdUnion::open({signals.fd(), watch.fd()}));
   for (;;) {
-    PP_RETURN_IF_ERROR(broker->serve(wake.fd()));
+    bool go_on = true;
+    while (go_on) {
+      int timeout = black_box ? black_box->ms_until_marker(sys::monotonic_ms()) : -1;
+      PP_ASSIGN_OR_RETURN(go_on, broker->serve_once(wake.fd(), timeout));
+      if (black_box)
+        black_box->tick(sys::monotonic_ms());
+    }
     if (broker->handed_over()) {
       log << "perf persistent daemon: handed every event over to the new broker; exiting"
           << std::endl;

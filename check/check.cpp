@@ -20,6 +20,7 @@ CheckInputs check_inputs_under(const std::string& root) {
   in.debugfs_root = root + "/sys/kernel/debug";
   in.etc_root = root + "/etc";
   in.run_root = root + "/run";
+  in.kept_dir = root + persistent::kDefaultKeptDir;
   return in;
 }
 
@@ -82,6 +83,7 @@ CheckReport Checker::run() {
   losing();
   watch_alive();
   metrics_fresh();
+  black_box();
   report_.machine_checks = in_.watch.machine_checks;
   return std::move(report_);
 }

@@ -27,6 +27,7 @@
 #include "check/findings.h"
 #include "check/sample_size.h"
 #include "persistent/backend.h"
+#include "persistent/previous_boot.h"
 
 namespace pp::check {
 
@@ -65,6 +66,8 @@ struct CheckInputs {
   std::string etc_root = "/etc";  // where systemd keeps enabled units (systemd/system/*.wants/)
   std::string run_root = "/run";  // systemd runs the host when <run>/systemd/system exists
   std::string run_dir;            // "" means default_run_dir()
+  // The previous boots' buffers the broker kept (persistent/previous_boot.h).
+  std::string kept_dir = persistent::kDefaultKeptDir;
   // The machine (uname -m); "" means <proc>/sys/kernel/arch.
   std::string machine;
   // What holds the events; asked list(verbose = true). May be null: then no

@@ -163,6 +163,8 @@ const char* const kIds[] = {
     "events-losing",
     "watch-not-alive",
     "metrics-stale",
+    "boot-mapped-instance",
+    "previous-boot-unkept",
 };
 
 TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
@@ -179,7 +181,7 @@ TEST_F(CheckTest, HealthyHostIsOkWithEveryCheckOnce) {
   }
   EXPECT_EQ(report.findings.size(), std::size(kIds));
   std::string text = text_of(report, false);
-  EXPECT_EQ(text.rfind("PERSISTENT OK - 22 checks passed, 1 event(s) held | critical=0 "
+  EXPECT_EQ(text.rfind("PERSISTENT OK - 24 checks passed, 1 event(s) held | critical=0 "
                        "warning=0 unknown=0 acknowledged=0 events=1 errors=U\n",
                        0),
             0u)
@@ -201,7 +203,34 @@ struct Cause {
 
 class CheckCause : public CheckTest, public ::testing::WithParamInterface<Cause> {};
 
+// A boot-mapped instance "bb" on the command line and in tracefs; armed
+// (as the broker leaves it) or holding the previous boot's 12 records.
+void boot_mapped(CheckTest& t, bool armed) {
+  t.dir.write("proc/cmdline",
+              "root=/dev/sda1 memmap=12M$0x10000000 trace_instance=bb^traceoff@0x10000000:12M\n");
+  t.dir.write("proc/sys/kernel/random/boot_id", "6f0c\n");
+  const std::string i = "sys/kernel/tracing/instances/bb/";
+  t.dir.write(i + "set_event", armed ? "mce:mce_record\n" : "");
+  t.dir.write(i + "tracing_on", armed ? "1\n" : "0\n");
+  t.dir.write(i + "last_boot_info", armed ? "# Current\n" : "text delta:\t0\n");
+  t.dir.write(i + "per_cpu/cpu0/stats", armed ? "entries: 0\n" : "entries: 5\noverrun: 0\n");
+  t.dir.write(i + "per_cpu/cpu1/stats", armed ? "entries: 0\n" : "entries: 7\noverrun: 0\n");
+}
+
 const Cause kCauses[] = {
+    {"boot-mapped-instance", CheckStatus::kWarning,
+     [](CheckTest& t) {
+       boot_mapped(t, true);
+       std::filesystem::remove_all(t.dir.path("sys/kernel/tracing/instances/bb"));
+     },
+     [](CheckTest& t) { boot_mapped(t, true); }, "but tracefs has no"},
+    {"previous-boot-unkept", CheckStatus::kWarning, [](CheckTest& t) { boot_mapped(t, false); },
+     [](CheckTest& t) {
+       boot_mapped(t, true);
+       t.dir.write("var/lib/perf-persistent/previous-boot/1796285031-6f0c/kept.json",
+                   R"({"version": 1, "instance": "bb", "boot_id": "6f0c", "cpus": 2})");
+     },
+     "still holds 12 records of the previous boot, and no copy was kept"},
     {"tracefs-not-mounted", CheckStatus::kCritical,
      [](CheckTest& t) {
        std::filesystem::remove_all(t.dir.path("sys/kernel/tracing"));

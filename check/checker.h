@@ -15,6 +15,8 @@
 //                     locked memory, fds, buffers that wrap too fast
 //   watch_rules.cpp   is watch alive: its history's heartbeat, its metrics
 //                     file's age
+//   black_box_rules.cpp  the boot-mapped ftrace instance: armed, and the
+//                     previous boot's buffer kept
 //
 // A new rule is a method here, a line in run() and its body in its group's
 // file; a group past ~400 lines gets a file of its own.
@@ -90,6 +92,9 @@ class Checker {
   // watch_rules.cpp
   void watch_alive();
   void metrics_fresh();
+
+  // black_box_rules.cpp
+  void black_box();
 
   const CheckInputs& in_;
   sys::Tree sysfs_, proc_, tracefs_, debugfs_, etc_, run_;

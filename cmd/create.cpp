@@ -49,7 +49,12 @@ int cmd_create(int argc, const char** argv) {
     return report_usage_error("create", parsed.error(), opts, json);
   }
   if (parsed->help) {
-    std::cout << opts.usage();
+    std::cout << opts.usage()
+              << "\nThe seconds before a crash survive it (Linux 6.12+) with a boot-mapped ftrace\n"
+                 "instance on the kernel command line:\n"
+                 "    memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M\n"
+                 "The broker keeps the previous boot's buffer and arms the instance at start\n"
+                 "(perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER).\n";
     return kExitOk;
   }
   request.pages = pages;

@@ -66,6 +66,11 @@ int cmd_watch(int argc, const char** argv) {
       .flag(0, "no-kmsg", &args.no_kmsg, "do not harvest this boot's kernel log")
       .value(0, "pstore", "dir", &args.pstore, "the pstore to harvest (default /sys/fs/pstore)")
       .flag(0, "no-pstore", &args.no_pstore, "do not harvest a previous boot's pstore")
+      .value(0, "previous-boot-dir", "dir", &args.previous_boot_dir,
+             "the previous boots' trace buffers the broker kept, to harvest (default "
+             "/var/lib/perf-persistent/previous-boot)")
+      .flag(0, "no-previous-boot", &args.no_previous_boot,
+            "do not harvest the previous boots' trace buffers")
       .flag(0, "once", &args.once, "harvest, keep what the buffers hold, and exit")
       .value(0, "duration", "secs", &args.duration, "stop after this many seconds")
       .value(0, "run-dir", "dir", &args.run_dir, kRunDirHelp);

@@ -19,12 +19,16 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/json.h"
 #include "base/result.h"
+#include "ftrace/ring_page.h"
+#include "persistent/previous_boot.h"
+#include "sys/ftrace_instance.h"
 #include "sys/tree.h"
 
 namespace pp::record {
@@ -37,6 +41,10 @@ struct InstanceRequest {
   bool previous_boot = false;
   // The kernel command line; proc_root's cmdline when absent.
   std::optional<std::string> kernel_cmdline;
+  // With previous_boot: where the broker keeps the previous boot's buffer
+  // (persistent/previous_boot.h). The newest copy (of `instance`, when set)
+  // is read, which does not consume it; with none, the instance itself.
+  std::string kept_dir = persistent::kDefaultKeptDir;
   std::string output = "perf.data";  // "-": perf's pipe format on stdout
   std::string tracefs_root;          // "" = sys::default_tracefs_root()
   std::string proc_root = sys::kDefaultProcRoot;
@@ -56,6 +64,14 @@ struct InstanceResult {
   bool previous_boot = false;
   // The kernel command line; proc_root's cmdline when absent.
   std::optional<std::string> kernel_cmdline;
+  // The broker's copy read (its directory), "" when the instance itself was.
+  std::string kept;
+  // Wall-clock time from the broker's clock markers (persistent/
+  // previous_boot.h): each record's from the last marker at or before it.
+  uint64_t markers = 0;
+  std::string marked_boot_id;                           // the boot_id the last marker names
+  std::optional<uint64_t> first_wall_ns, last_wall_ns;  // of the records after a marker
+  uint64_t unmarked_records = 0;  // before the first marker: no wall-clock time
   uint32_t cpus = 0;
   uint32_t events = 0;  // attrs written
   uint64_t pages = 0;
@@ -64,9 +80,37 @@ struct InstanceResult {
   // Lost by the kernel before a page: counted, and pages flagged without a count.
   uint64_t missed_events = 0;
   uint64_t pages_after_loss = 0;
+  // The kernel's own counters (per_cpu/cpuN/stats, summed; since the
+  // buffer was last reset): records overwritten before they were read, and
+  // records not written at all. nullopt when the instance has no stats (a
+  // kept copy).
+  std::optional<uint64_t> overrun, dropped_events;
   // Records of events that are not enabled and whose format was not found.
   uint64_t unknown_records = 0;
 };
+
+// An instance's buffer read whole: every CPU's pages (which own the
+// records' payloads: keep this object while the records are used), their
+// records in the order written per CPU, and the broker's clock markers
+// among them (ftrace/print records, persistent/previous_boot.h).
+struct InstanceRead {
+  ftrace::RingLayout layout;
+  std::vector<uint32_t> cpus;
+  std::vector<std::vector<uint8_t>> pages;  // one per CPU, as cpus
+  ftrace::RingRead read;
+  std::map<uint32_t, uint64_t> missed_by_cpu;
+  // per_cpu/cpuN/stats summed over the CPUs, read after the pages (none
+  // for a kept copy, which has no stats: nullopt).
+  std::optional<sys::CpuStats> stats;
+  // The first malformed page (the records before it are in `read`).
+  std::optional<Error> bad_page;
+  persistent::MarkerClock clock;
+};
+
+// Reads every CPU of `instance` (consuming a live one; a kept copy's files
+// stay as they are), at most `max_bytes_per_cpu` of each. Errors name the
+// instance.
+Result<InstanceRead> read_instance(const sys::FtraceInstance& instance, size_t max_bytes_per_cpu);
 
 // Reads every CPU of the instance (consuming it) and writes the file.
 // Not-found for a missing instance, and with previous_boot for a command
@@ -82,8 +126,12 @@ std::string instance_summary(const InstanceResult& result);
 // --json: the summary as one object (documented in perf-persistent-record(1)):
 //
 //   {"output": "bb.data", "instance": "blackbox", "clock": "local", "previous_boot": false,
+//    "kept": null,
+//    "wall_clock": {"markers": 3, "boot_id": "6f0c...", "first": "2026-12-06T01:02:03.5Z",
+//                   "last": "2026-12-06T01:02:31.25Z", "unmarked_records": 0},
 //    "cpus": 2, "events": 2, "pages": 14, "samples": 1450, "bytes": 98304,
-//    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0},
+//    "lost": {"missed_events": 0, "pages_after_loss": 0, "unknown_records": 0,
+//             "overrun": 0, "dropped_events": 0},
 //    "error": null, "exit_status": 0}
 json instance_summary_json(const InstanceResult& result);
 

@@ -65,6 +65,7 @@ class RecordInstanceUnit : public ::testing::Test {
     request_.instance = "bb";
     request_.output = dir_.path("bb.data");
     request_.tracefs_root = dir_.path();
+    request_.kept_dir = dir_.path("kept");  // none: never the host's
   }
 
   pp::testing::TempDir dir_;
@@ -238,6 +239,105 @@ TEST_F(RecordInstanceUnit, PreviousBootRefusesWhatIsNoPreviousBoot) {
     EXPECT_NE(result.error().message().find(c.message), std::string::npos)
         << result.error().message();
   }
+}
+
+// A print record (ftrace/print of the 6.18 fixture: id 5, ip at 8, buf at 16).
+std::vector<uint8_t> print_record(const std::string& text) {
+  std::vector<uint8_t> r(16 + text.size() + 1, 0);
+  r.resize((r.size() + 3) / 4 * 4, 0);
+  uint16_t id = 5;
+  std::memcpy(r.data(), &id, 2);
+  std::memcpy(r.data() + 16, text.data(), text.size());
+  return r;
+}
+
+TEST_F(RecordInstanceUnit, PreviousBootReadsTheBrokersCopyWithWallClockFromItsMarkers) {
+  // The copy the broker kept (persistent/previous_boot.h): a tracefs root of
+  // its own; the live instance is this boot's by now.
+  dir_.write("instances/bb/last_boot_info", "# Current\n");
+  const std::string copy = "kept/1796285031-6f0c/";
+  for (const char* f :
+       {"events/header_page", "events/header_event", "events/sched/sched_switch/format",
+        "events/sched/sched_switch/id", "events/ftrace/print/format", "events/ftrace/print/id"})
+    dir_.write(copy + "instances/bb/" + f, fixture(f));
+  dir_.write(copy + "instances/bb/last_boot_info", "text delta:\t0\n");
+  dir_.write(copy + "instances/bb/trace_clock", "[local]\n");
+  dir_.write(copy + "instances/bb/set_event", "");
+  dir_.write(copy + "kept.json",
+             R"({"version": 1, "instance": "bb", "boot_id": "6f0c", "kept_at": 1796285031})");
+  auto layout =
+      ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
+  ASSERT_TRUE(layout.ok());
+  PageBuilder cpu0(*layout, 900);
+  cpu0.record(0, sched_switch(1));  // at 900: before any marker
+  cpu0.record(100, print_record("perf-persistent clock-marker clock=local "
+                                "realtime_ns=1796285000000000000 boot_id=aaaa\n"));  // at 1000
+  cpu0.record(500, sched_switch(2));                                                 // at 1500
+  PageBuilder cpu1(*layout, 2000);
+  cpu1.record(0, print_record("perf-persistent clock-marker clock=local "
+                              "realtime_ns=1796285010000000000 boot_id=aaaa\n"));  // at 2000
+  cpu1.record(7, sched_switch(3));                                                 // at 2007
+  auto bytes = [](PageBuilder& b) {
+    const std::vector<uint8_t>& v = b.bytes();
+    return std::string(v.begin(), v.end());
+  };
+  dir_.write(copy + "instances/bb/per_cpu/cpu0/trace_pipe_raw", bytes(cpu0));
+  dir_.write(copy + "instances/bb/per_cpu/cpu1/trace_pipe_raw", bytes(cpu1));
+  request_.instance.clear();
+  request_.previous_boot = true;
+  request_.kernel_cmdline = "root=/dev/vda1";  // the copy needs no command line
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->kept, dir_.path("kept/1796285031-6f0c"));
+  EXPECT_TRUE(result->previous_boot);
+  EXPECT_EQ(result->samples, 5U) << "the markers are samples too (ftrace:print)";
+  EXPECT_EQ(result->markers, 2U);
+  EXPECT_EQ(result->unmarked_records, 1U);
+  ASSERT_TRUE(result->first_wall_ns && result->last_wall_ns);
+  EXPECT_EQ(*result->first_wall_ns, 1796285000000000000U);
+  EXPECT_EQ(*result->last_wall_ns, 1796285010000000007U) << "from the last marker before it";
+  json j = instance_summary_json(*result);
+  EXPECT_EQ(j["wall_clock"]["markers"], 2);
+  EXPECT_EQ(j["wall_clock"]["boot_id"], "aaaa");
+  EXPECT_EQ(j["wall_clock"]["last"], "2026-12-03T08:03:30.000000007Z");
+  EXPECT_EQ(j["kept"], dir_.path("kept/1796285031-6f0c"));
+  EXPECT_NE(instance_summary(*result).find("perf script -F +tod"), std::string::npos);
+
+  // Reading the copy does not consume it; the perf.data carries the clock
+  // data of the last marker (perf script -F tod).
+  auto again = record_instance(request_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->samples, 5U);
+  auto file = report::PerfDataReader::read_file(request_.output);
+  ASSERT_TRUE(file.ok()) << file.error().message();
+  ASSERT_FALSE(file->events().empty());
+  EXPECT_TRUE(file->events()[0].attr.attr.use_clockid);
+  EXPECT_TRUE(file->has_feature(report::kFeatureClockData));
+}
+
+TEST_F(RecordInstanceUnit, TheKernelsStatsCountersAreSummedOverTheCpus) {
+  dir_.write("instances/bb/per_cpu/cpu0/stats",
+             "entries: 2\noverrun: 10\ncommit overrun: 1\n"
+             "dropped events: 0\n");
+  dir_.write("instances/bb/per_cpu/cpu1/stats",
+             "entries: 1\noverrun: 5\ncommit overrun: 0\n"
+             "dropped events: 4\n");
+  auto result = record_instance(request_);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->overrun, 16U);
+  EXPECT_EQ(result->dropped_events, 4U);
+  json j = instance_summary_json(*result);
+  EXPECT_EQ(j["lost"]["overrun"], 16);
+  EXPECT_EQ(j["lost"]["dropped_events"], 4);
+  EXPECT_NE(instance_summary(*result).find("16 records overwritten before a read, 4 not written"),
+            std::string::npos)
+      << instance_summary(*result);
+  // Without stats files (a kept copy): null, not 0.
+  std::remove(dir_.path("instances/bb/per_cpu/cpu0/stats").c_str());
+  std::remove(dir_.path("instances/bb/per_cpu/cpu1/stats").c_str());
+  auto none = record_instance(request_);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(instance_summary_json(*none)["lost"]["overrun"].is_null());
 }
 
 }  // namespace

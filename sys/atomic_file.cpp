@@ -1,8 +1,11 @@
 #include "sys/atomic_file.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include "sys/fd.h"
 
@@ -108,6 +111,28 @@ Status make_directories(const std::string& path, mode_t mode) {
     return error_from_errno(errno, "cannot stat " + path);
   if (!S_ISDIR(st.st_mode))
     return errorf(ENOTDIR, "%s exists and is not a directory", path.c_str());
+  return ok_status();
+}
+
+Status rename_path(const std::string& from, const std::string& to) {
+  if (::rename(from.c_str(), to.c_str()) != 0)
+    return error_from_errno(errno, "cannot rename " + from + " to " + to);
+  return ok_status();
+}
+
+namespace {
+int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
+  return ::remove(path) == 0 || errno == ENOENT ? 0 : -1;
+}
+}  // namespace
+
+Status remove_tree(const std::string& path) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0)
+    return errno == ENOENT ? ok_status() : error_from_errno(errno, "cannot stat " + path);
+  // Depth first, not crossing into another file system, links not followed.
+  if (::nftw(path.c_str(), remove_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT) != 0)
+    return error_from_errno(errno, "cannot remove " + path);
   return ok_status();
 }
 

@@ -48,6 +48,13 @@ Status sync_directory(const std::string& dir);
 // as they are).
 Status make_directories(const std::string& path, mode_t mode);
 
+// rename(2) of a file or a directory: "cannot rename FROM to TO".
+Status rename_path(const std::string& from, const std::string& to);
+
+// Removes `path` and, when it is a directory, everything under it (symbolic
+// links are removed, never followed); a missing path is not an error.
+Status remove_tree(const std::string& path);
+
 // Sets the permission bits of `path` (chmod(2): a symbolic link is
 // followed) to `mode`, whatever the umask: "cannot set the mode of PATH".
 Status set_mode(const std::string& path, mode_t mode);

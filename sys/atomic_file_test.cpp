@@ -114,5 +114,23 @@ TEST(AtomicFile, UnsyncedReplacementIsStillAtomicAndClean) {
   EXPECT_FALSE(sync_directory(dir.path("nope")).ok());
 }
 
+TEST(AtomicFile, RemoveTreeRemovesEverythingAndFollowsNoLink) {
+  pp::testing::TempDir dir;
+  dir.write("victim/keep", "x");
+  dir.write("t/a/b/c", "1");
+  dir.write("t/d", "2");
+  ASSERT_EQ(::symlink(dir.path("victim").c_str(), dir.path("t/link").c_str()), 0);
+  ASSERT_TRUE(remove_tree(dir.path("t")).ok());
+  EXPECT_FALSE(Tree(dir.path()).exists("t"));
+  EXPECT_TRUE(Tree(dir.path()).exists("victim/keep")) << "a link is removed, not followed";
+  EXPECT_TRUE(remove_tree(dir.path("t")).ok()) << "a missing path is no error";
+  dir.write("from/x", "1");
+  ASSERT_TRUE(rename_path(dir.path("from"), dir.path("to")).ok());
+  EXPECT_TRUE(Tree(dir.path()).exists("to/x"));
+  Status s = rename_path(dir.path("from"), dir.path("to2"));
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("cannot rename"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace pp::sys

@@ -73,6 +73,34 @@ std::optional<std::string> FtraceInstance::last_boot_info() const {
   return *text;
 }
 
+CpuStats parse_cpu_stats(std::string_view text) {
+  CpuStats stats;
+  for (std::string_view line : split(text, '\n')) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos)
+      continue;
+    std::string_view key = trim(line.substr(0, colon));
+    auto value = parse_u64(trim(line.substr(colon + 1)), key);
+    if (!value.ok())
+      continue;
+    if (key == "entries")
+      stats.entries = *value;
+    else if (key == "overrun")
+      stats.overrun = *value;
+    else if (key == "commit overrun")
+      stats.commit_overrun = *value;
+    else if (key == "dropped events")
+      stats.dropped_events = *value;
+  }
+  return stats;
+}
+
+Result<CpuStats> FtraceInstance::cpu_stats(uint32_t cpu) const {
+  PP_ASSIGN_OR_RETURN(std::string text,
+                      tree_.read("per_cpu/cpu" + std::to_string(cpu) + "/stats", 4096));
+  return parse_cpu_stats(text);
+}
+
 Result<std::vector<uint32_t>> FtraceInstance::cpus() const {
   PP_ASSIGN_OR_RETURN(std::vector<std::string> names, tree_.list("per_cpu"));
   std::vector<uint32_t> cpus;
@@ -115,6 +143,53 @@ Result<std::vector<uint8_t>> FtraceInstance::read_pages(uint32_t cpu, uint32_t p
                             "; did another reader take part of a page? One reader per instance");
   }
   return pages;
+}
+
+namespace {
+
+// One write(2) of `text` to an existing file of the instance (tracefs files
+// are written whole, never created).
+Status write_whole(const std::string& path, std::string_view text, int flags) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags));
+  if (!fd)
+    return error_from_errno(errno, "cannot open " + path + " for writing");
+  ssize_t n;
+  do {
+    n = ::write(fd.get(), text.data(), text.size());
+  } while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return error_from_errno(errno, "cannot write '" + std::string(trim(text)) + "' to " + path);
+  if (size_t(n) != text.size())
+    return Error(EIO, "a short write to " + path);
+  return ok_status();
+}
+
+}  // namespace
+
+std::vector<std::string> FtraceInstance::system_events(const std::string& system) const {
+  std::vector<std::string> out;
+  if (system.empty() || system.find('/') != std::string::npos || system[0] == '.')
+    return out;
+  std::string dir = "events/" + system + "/";
+  auto names = tree_.list(dir);
+  if (!names.ok())
+    return out;
+  for (const std::string& n : *names)
+    if (tree_.is_directory(dir + n))
+      out.push_back(n);
+  return out;
+}
+
+Status FtraceInstance::enable_event(const std::string& system, const std::string& name) const {
+  return write_whole(tree_.path("set_event"), system + ":" + name + "\n", O_APPEND);
+}
+
+Status FtraceInstance::set_tracing_on(bool on) const {
+  return write_whole(tree_.path("tracing_on"), on ? "1\n" : "0\n", O_TRUNC);
+}
+
+Status FtraceInstance::write_marker(std::string_view text) const {
+  return write_whole(tree_.path("trace_marker"), text, O_APPEND);
 }
 
 }  // namespace pp::sys

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/result.h"
@@ -33,6 +34,27 @@ struct InstanceEvent {
   uint64_t id = 0;
   std::string format;  // events/SYS/EVENT/format, whole
 };
+
+// A CPU's per_cpu/cpuN/stats, as the kernel counts them
+// (kernel/trace/trace.c, tracing_stats_read()):
+//   entries: 27            records in the buffer now
+//   overrun: 0             records overwritten before they were read
+//   commit overrun: 0      records lost to a nested write filling a page
+//   bytes: 1840
+//   oldest event ts:  42594.266644
+//   now ts:  42594.300418
+//   dropped events: 0      records not written (the buffer was full, not overwriting)
+//   read events: 0
+struct CpuStats {
+  uint64_t entries = 0;
+  uint64_t overrun = 0;
+  uint64_t commit_overrun = 0;
+  uint64_t dropped_events = 0;
+};
+
+// The counts of a stats file's text; a line it does not know is skipped,
+// a count that is no number leaves 0. Pure.
+CpuStats parse_cpu_stats(std::string_view text);
 
 class FtraceInstance {
  public:
@@ -54,6 +76,8 @@ class FtraceInstance {
   // last_boot_info, or nothing when the kernel has no such file (before
   // 6.12) or the instance is not boot-mapped.
   std::optional<std::string> last_boot_info() const;
+  // per_cpu/cpuN/stats, which reading does not consume.
+  Result<CpuStats> cpu_stats(uint32_t cpu) const;
   // The CPUs of per_cpu/, ascending.
   Result<std::vector<uint32_t>> cpus() const;
 
@@ -62,6 +86,18 @@ class FtraceInstance {
   // faster than it is read would never run dry). Each read must return a
   // whole page; EIO naming the file otherwise. Consumes what it returns.
   Result<std::vector<uint8_t>> read_pages(uint32_t cpu, uint32_t page_size, size_t limit) const;
+
+  // Arming (the broker's, for a boot-mapped instance; every one of these
+  // changes a setting, which ends the previous boot's buffer):
+  // The events of events/SYSTEM/ ("mce_record"), sorted; none when the
+  // kernel has no such system.
+  std::vector<std::string> system_events(const std::string& system) const;
+  // Appends "SYSTEM:EVENT" to set_event (enables it).
+  Status enable_event(const std::string& system, const std::string& name) const;
+  // tracing_on: "1" or "0".
+  Status set_tracing_on(bool on) const;
+  // One write of `text` to trace_marker: an ftrace:print record.
+  Status write_marker(std::string_view text) const;
 
  private:
   FtraceInstance(std::string name, Tree tree) : name_(std::move(name)), tree_(std::move(tree)) {}

@@ -1,7 +1,9 @@
 #include "sys/ftrace_instance.h"
 
+#include <cstdio>
 #include <gtest/gtest.h>
 #include <string>
+#include <vector>
 
 #include "tests/support/temp_dir.h"
 
@@ -77,6 +79,51 @@ TEST_F(FtraceInstanceTest, RefusesWhatItCannotRead) {
   EXPECT_FALSE(inst->read_pages(7, 4, 1 << 20).ok());
   dir_.write("instances/bb/set_event", "garbage\n");
   EXPECT_FALSE(inst->enabled_events().ok());
+}
+
+TEST_F(FtraceInstanceTest, ArmsByAppendingEventsAndWritesMarkers) {
+  dir_.write("instances/bb/set_event", "");
+  dir_.write("instances/bb/tracing_on", "0\n");
+  dir_.write("instances/bb/trace_marker", "");
+  dir_.mkdir("instances/bb/events/ras/mc_event");
+  dir_.mkdir("instances/bb/events/ras/aer_event");
+  dir_.write("instances/bb/events/ras/enable", "0\n");
+  auto inst = FtraceInstance::open(Tree(dir_.path()), "bb");
+  ASSERT_TRUE(inst.ok()) << inst.error().message();
+  EXPECT_EQ(inst->system_events("ras"), (std::vector<std::string>{"aer_event", "mc_event"}))
+      << "directories only, sorted";
+  EXPECT_TRUE(inst->system_events("mce").empty());
+  EXPECT_TRUE(inst->system_events("../bb").empty());
+  ASSERT_TRUE(inst->enable_event("ras", "mc_event").ok());
+  ASSERT_TRUE(inst->enable_event("ras", "aer_event").ok());
+  ASSERT_TRUE(inst->set_tracing_on(true).ok());
+  ASSERT_TRUE(inst->write_marker("hello").ok());
+  ASSERT_TRUE(inst->write_marker("again").ok());
+  Tree tree(dir_.path("instances/bb"));
+  EXPECT_EQ(tree.read("set_event").value_or(""), "ras:mc_event\nras:aer_event\n");
+  EXPECT_EQ(tree.read("tracing_on").value_or(""), "1\n");
+  EXPECT_EQ(tree.read("trace_marker").value_or(""), "helloagain");
+  // tracefs files are never created: a missing one is an error naming it.
+  auto missing = FtraceInstance::open(Tree(dir_.path()), "bb");
+  std::remove(dir_.path("instances/bb/tracing_on").c_str());
+  Status s = missing->set_tracing_on(false);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message().find("instances/bb/tracing_on"), std::string::npos);
+}
+
+TEST(CpuStats, TheKernelsCountsAreRead) {
+  // Linux 6.18's per_cpu/cpu0/stats of an instance that overwrote records.
+  CpuStats s = parse_cpu_stats(
+      "entries: 27\noverrun: 1200\ncommit overrun: 3\nbytes: 1840\n"
+      "oldest event ts: 42594.266644\nnow ts: 42594.300418\ndropped events: 5\n"
+      "read events: 0\n");
+  EXPECT_EQ(s.entries, 27U);
+  EXPECT_EQ(s.overrun, 1200U);
+  EXPECT_EQ(s.commit_overrun, 3U);
+  EXPECT_EQ(s.dropped_events, 5U);
+  CpuStats junk = parse_cpu_stats("entries: lots\noverrun\n: 4\n");
+  EXPECT_EQ(junk.entries, 0U);
+  EXPECT_EQ(junk.overrun, 0U);
 }
 
 }  // namespace

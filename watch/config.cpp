@@ -6,6 +6,7 @@
 
 #include "base/ini.h"
 #include "base/strings.h"
+#include "persistent/previous_boot.h"
 #include "sys/tree.h"
 #include "watch/harvest.h"
 #include "watch/match.h"
@@ -359,6 +360,10 @@ Result<WatchOptions> watch_options(const WatchArgs& args,
   // read with it, not with another pstore (--pstore DIR) nor without one.
   if (args.pstore.empty() && !args.no_pstore)
     options.harvest_options.systemd_pstore = kSystemdPstore;
+  options.harvest_options.kept_dir = args.no_previous_boot ? ""
+                                     : args.previous_boot_dir.empty()
+                                         ? std::string(persistent::kDefaultKeptDir)
+                                         : args.previous_boot_dir;
   options.once = args.once;
   if (!args.duration.empty()) {
     PP_ASSIGN_OR_RETURN(options.duration_ms, parse_seconds_ms(args.duration, "--duration"));

@@ -70,6 +70,10 @@ struct WatchArgs {
   bool no_harvest = false;
   std::string kmsg, pstore;  // --kmsg PATH, --pstore DIR ("": the defaults)
   bool no_kmsg = false, no_pstore = false;
+  // --previous-boot-dir DIR (the broker's kept trace buffers; "": the
+  // default), --no-previous-boot.
+  std::string previous_boot_dir;
+  bool no_previous_boot = false;
   bool once = false;
   std::string duration;
   std::string run_dir;

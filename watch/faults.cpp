@@ -16,7 +16,7 @@ std::optional<mce::MceDecoded> stored_mce(const nlohmann::ordered_json& record) 
   mce::MceDecoded d = mce::decode_mce(m.regs, m.vendor);
   auto origin = record.find("origin");
   std::string o = origin != record.end() && origin->is_string() ? origin->get<std::string>() : "";
-  if (o == origin_name(Origin::kLive)) {
+  if (o == origin_name(Origin::kLive) || o == origin_name(Origin::kPreviousBoot)) {
     mce::set_mce_origin(d, mce::MceOrigin::kTracepoint);
   } else if (o == origin_name(Origin::kKmsg) || o == origin_name(Origin::kPstore) ||
              o == origin_name(Origin::kErst)) {

@@ -599,6 +599,11 @@ Result<Harvest> harvest(const HarvestOptions& options) {
   }
   if (!options.systemd_pstore.empty())
     read_systemd_archive(options, h);
+  // A previous boot's trace buffer: after pstore's and ERST's records (whose
+  // registers the kernel saved as it panicked), before this boot's relog.
+  if (!options.kept_dir.empty())
+    for (WatchRecord& r : previous_boot_records(options.kept_dir, h.notes))
+      h.records.push_back(std::move(r));
 
   // This boot's log.
   if (!options.kmsg.empty()) {
@@ -625,8 +630,10 @@ Result<Harvest> harvest(const HarvestOptions& options) {
           h.notes.push_back(where(line) + ": CPU " + std::to_string(regs.cpu.value_or(0)) +
                             " bank " + std::to_string(regs.bank.value_or(0)) + " status 0x" +
                             hex(regs.status.value_or(0)) +
-                            " is the machine check kept in pstore, logged again from the banks "
-                            "that survived the reset; stored once, as " +
+                            " is the machine check a previous boot left (" +
+                            std::string(origin_name(kept->origin)) +
+                            "), logged again from the banks that survived the reset; stored "
+                            "once, as " +
                             kept->key);
           r.key = kept->key;
         }

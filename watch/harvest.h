@@ -83,6 +83,9 @@ struct HarvestOptions {
   // is moved or removed. watch reads it with the default pstore only.
   std::string systemd_pstore;
   std::string systemd_pstore_conf = "/etc/systemd/pstore.conf";
+  // The previous boots' trace buffers the broker kept
+  // (persistent/previous_boot.h); "" skips them.
+  std::string kept_dir;
 };
 
 struct Harvest {
@@ -118,6 +121,19 @@ const WatchRecord* relogged_error(const std::vector<WatchRecord>& records,
 std::vector<WatchRecord> records_from_log(std::string_view text, Origin origin,
                                           const std::string& source,
                                           std::vector<std::string>& notes);
+
+// The machine checks and other RAS records (mce:mce_record, the RAS
+// tracepoints of mce/ras_events.h) of every previous boot's trace buffer
+// kept under `kept_dir`, origin kPreviousBoot, in each copy's time order
+// (copies oldest first); other records (sched_switch, the clock markers) are
+// left out. A machine check's key is mce_key() (the same error seen live in
+// its own boot, or by ERST, is one record); another record's
+// "previous-boot:<the boot that kept it>:<tracepoint>:<cpu>:<time>".
+// wall_ns: a machine check's own TIME, else from the broker's clock markers
+// (0 before the first). fields: the tracepoint's, and "kept_copy": the copy's
+// directory name. A copy that cannot be read is a note ("previous-boot: ").
+std::vector<WatchRecord> previous_boot_records(const std::string& kept_dir,
+                                               std::vector<std::string>& notes);
 
 // The identity key of a machine check from its registers, the same for the
 // same error wherever it was seen (a live mce_record sample, kmsg, pstore)

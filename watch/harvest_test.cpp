@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -12,6 +13,8 @@
 #include <string>
 
 #include "base/json.h"
+#include "ftrace/ring_page.h"
+#include "ftrace/testing/page_builder.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_env.h"
 
@@ -171,7 +174,7 @@ TEST(Harvest, TheNextBootsRelogOfTheKeptBanksIsThePstoreError) {
   EXPECT_EQ(dump_json(h.records[0].fields["origins"]), R"(["pstore","kmsg"])");
   EXPECT_TRUE(has_note(h,
                        "record 362: CPU 0 bank 1 status 0xbe00000000000150 is the machine "
-                       "check kept in pstore"))
+                       "check a previous boot left (pstore)"))
       << all_notes(h);
   const WatchRecord& other = h.records[1];
   EXPECT_EQ(other.origin, Origin::kKmsg);
@@ -495,6 +498,110 @@ TEST(Harvest, AKernelLogItCannotReadIsAnError) {
       << h.error().message();
   EXPECT_NE(h.error().message().find("--no-kmsg"), std::string::npos) << h.error().message();
   EXPECT_NE(h.error().message().find("harvest = no"), std::string::npos) << h.error().message();
+}
+
+// A previous boot's trace buffer as the broker keeps it
+// (persistent/previous_boot.h), its formats those of Debian's 6.1
+// (tests/fixtures/tracefs-debian-6.1: mce_record id 113) and ftrace/print's
+// of the 6.18 fixture (id 5, the clock markers).
+class PreviousBootHarvest : public ::testing::Test {
+ protected:
+  static std::string tracefs(const std::string& kernel, const std::string& relative) {
+    std::ifstream in(pp::testing::fixtures_dir() + "/" + kernel + "/" + relative, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  // mce_record's 6.1 layout: mcgstatus 16, status 24, addr 32, misc 40,
+  // walltime 80, cpu 88, bank 105.
+  static std::vector<uint8_t> mce_record(uint32_t cpu, uint8_t bank, uint64_t status, uint64_t addr,
+                                         uint64_t walltime) {
+    std::vector<uint8_t> r(108, 0);
+    uint16_t id = 113;
+    std::memcpy(r.data(), &id, 2);
+    std::memcpy(r.data() + 24, &status, 8);
+    std::memcpy(r.data() + 32, &addr, 8);
+    std::memcpy(r.data() + 80, &walltime, 8);
+    std::memcpy(r.data() + 88, &cpu, 4);
+    r[105] = bank;
+    return r;
+  }
+  void SetUp() override {
+    const std::string copy = "kept/1796285100-boot2/";
+    const std::string inst = copy + "instances/boot_mapped/";
+    for (const char* f : {"events/header_page", "events/header_event",
+                          "events/mce/mce_record/format", "events/mce/mce_record/id"})
+      dir_.write(inst + f, tracefs("tracefs-debian-6.1", f));
+    for (const char* f : {"events/ftrace/print/format", "events/ftrace/print/id"})
+      dir_.write(inst + f, tracefs("tracefs-6.18", f));
+    dir_.write(inst + "last_boot_info", "text delta:\t0\n");
+    dir_.write(inst + "set_event", "");
+    dir_.write(
+        copy + "kept.json",
+        R"({"version": 1, "instance": "boot_mapped", "boot_id": "boot2", "kept_at": 1796285100})");
+    auto layout = ftrace::parse_ring_layout(tracefs("tracefs-debian-6.1", "events/header_page"),
+                                            tracefs("tracefs-debian-6.1", "events/header_event"));
+    ASSERT_TRUE(layout.ok()) << layout.error().message();
+    ftrace::testing::PageBuilder cpu1(*layout, 5000);
+    cpu1.big_record(0, mce_record(1, 2, 0x9400000000000000, 0x5678000, 1796285030), 113);
+    const std::vector<uint8_t>& bytes = cpu1.bytes();
+    dir_.write(inst + "per_cpu/cpu1/trace_pipe_raw", std::string(bytes.begin(), bytes.end()));
+    dir_.write(inst + "per_cpu/cpu0/trace_pipe_raw", "");
+  }
+  HarvestOptions options(bool kmsg) const {
+    HarvestOptions o = opts(kmsg ? dir_.path("kmsg") : "", "");
+    o.kept_dir = dir_.path("kept");
+    return o;
+  }
+  TempDir dir_;
+};
+
+TEST_F(PreviousBootHarvest, AMachineCheckOfTheKeptBufferIsOneRecordOfOriginPreviousBoot) {
+  Harvest h = must_harvest(options(false));
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  const WatchRecord& r = h.records[0];
+  EXPECT_EQ(r.origin, Origin::kPreviousBoot);
+  EXPECT_EQ(r.tracepoint, "mce:mce_record");
+  EXPECT_EQ(r.cpu, 1);
+  EXPECT_EQ(r.key, "mce:cpu=1:bank=2:status=9400000000000000:addr=5678000:time=1796285030")
+      << "the key a live record of the same error had in its own boot";
+  EXPECT_EQ(r.wall_ns, 1796285030000000000u);
+  ASSERT_TRUE(r.mce.has_value());
+  EXPECT_EQ(r.mce->regs.bank, 2u);
+  EXPECT_EQ(r.fields.value("kept_copy", ""), "1796285100-boot2");
+  EXPECT_EQ(dump_json(r.fields["origins"]), R"(["previous-boot"])");
+  EXPECT_EQ(record_json(r)["origin"], "previous-boot");
+  EXPECT_TRUE(has_note(h, "1 machine check(s), 0 other RAS record(s)")) << all_notes(h);
+  // Read again (a second watch start): the same record, the same key.
+  Harvest again = must_harvest(options(false));
+  ASSERT_EQ(again.records.size(), 1u);
+  EXPECT_EQ(again.records[0].key, r.key);
+}
+
+TEST_F(PreviousBootHarvest, TheNextBootsRelogOfTheSameBankIsTheSameRecord) {
+  // QEMU keeps the banks across the reset: boot 2's kernel logs CPU 1's
+  // corrected error again, with a TIME of its own.
+  dir_.write("kmsg",
+             "6,1,100,-;mce: [Hardware Error]: Machine check events logged\n"
+             "0,2,101,-;mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: 9400000000000000\n"
+             "0,3,102,-;mce: [Hardware Error]: TSC 0 ADDR 5678000 \n"
+             "0,4,103,-;mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285099 SOCKET 0 APIC 1 "
+             "microcode 1\n");
+  Harvest h = must_harvest(options(true));
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  EXPECT_EQ(h.records[0].origin, Origin::kPreviousBoot);
+  EXPECT_EQ(dump_json(h.records[0].fields["origins"]), R"(["previous-boot","kmsg"])");
+  EXPECT_TRUE(has_note(h, "is the machine check a previous boot left (previous-boot)"))
+      << all_notes(h);
+}
+
+TEST_F(PreviousBootHarvest, NoCopyIsANote) {
+  HarvestOptions o = options(false);
+  o.kept_dir = dir_.path("none");
+  Harvest h = must_harvest(o);
+  EXPECT_TRUE(h.records.empty());
+  EXPECT_TRUE(has_note(h, "previous-boot: no previous boot's trace buffer kept in"))
+      << all_notes(h);
 }
 
 }  // namespace

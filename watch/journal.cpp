@@ -154,6 +154,8 @@ std::string machine_check_message(const WatchRecord& r) {
     out += " (previous boot, pstore)";
   else if (r.origin == Origin::kErst)
     out += " (previous boot, ERST)";
+  else if (r.origin == Origin::kPreviousBoot)
+    out += " (previous boot, trace buffer)";
   // A harvested error is read long after it happened (at the next start, or
   // the next boot): the entry's own time is when it was read, so the
   // message says when it happened (the log's TIME).

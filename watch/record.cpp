@@ -16,6 +16,8 @@ std::string_view origin_name(Origin origin) {
       return "pstore";
     case Origin::kErst:
       return "erst";
+    case Origin::kPreviousBoot:
+      return "previous-boot";
   }
   return "live";
 }

@@ -41,13 +41,16 @@ enum class Origin {
   kKmsg,    // this boot's kernel log (/dev/kmsg), logged before the watcher read
   kPstore,  // a previous boot's kernel log kept in pstore (a panic's last words)
   kErst,    // a previous boot's machine check the kernel wrote to ERST (pstore mce-erst-*)
+  // A previous boot's trace buffer, kept by the broker from a boot-mapped
+  // ftrace instance (persistent/previous_boot.h): mce_record and ras:* records.
+  kPreviousBoot,
 };
-// "live", "kmsg", "pstore", "erst".
+// "live", "kmsg", "pstore", "erst", "previous-boot".
 std::string_view origin_name(Origin origin);
-// A record a previous boot left (pstore's text, ERST): it has no boot id of
-// this boot's, and no stream to resume.
+// A record a previous boot left (pstore's text, ERST, its trace buffer): it
+// has no boot id of this boot's, and no stream to resume.
 inline bool from_previous_boot(Origin origin) {
-  return origin == Origin::kPstore || origin == Origin::kErst;
+  return origin == Origin::kPstore || origin == Origin::kErst || origin == Origin::kPreviousBoot;
 }
 
 struct WatchRecord {

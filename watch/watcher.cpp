@@ -418,7 +418,8 @@ void Watcher::reload() {
       n.history.max_bytes != options_.history.max_bytes)
     later.push_back("the history and its retention");
   if (n.harvest != options_.harvest || n.harvest_options.kmsg != options_.harvest_options.kmsg ||
-      n.harvest_options.pstore != options_.harvest_options.pstore)
+      n.harvest_options.pstore != options_.harvest_options.pstore ||
+      n.harvest_options.kept_dir != options_.harvest_options.kept_dir)
     later.push_back("the harvest");
   if (n.offline != options_.offline)
     later.push_back("page offlining");

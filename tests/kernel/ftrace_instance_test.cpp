@@ -11,9 +11,13 @@
 #include <fstream>
 #include <gtest/gtest.h>
 #include <iterator>
+#include <regex>
 #include <sstream>
 #include <string>
 
+#include "base/wall_time.h"
+#include "broker/previous_boot.h"
+#include "sys/clock.h"
 #include "tests/kernel/kernel_env.h"
 #include "tests/support/test_env.h"
 
@@ -131,6 +135,69 @@ TEST_F(RecordInstance, PreviousBootSaysTheCommandLineHasNoBootMappedInstance) {
   EXPECT_NE(r.err.find("names no boot-mapped ftrace instance"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("trace_instance=boot_mapped^traceoff@0x10000000:12M"), std::string::npos)
       << r.err;
+}
+
+// The black box's arming on this kernel's tracefs (broker/previous_boot.h):
+// an instance the command line is made to name as boot-mapped (this
+// machine boots with none; the instance is a plain one, with no
+// last_boot_info, so nothing is kept) gets the RAS events this kernel has,
+// tracing on and a clock marker; record --instance then maps its records
+// to wall-clock time, and perf script -F +tod prints today's date.
+TEST_F(RecordInstance, TheBlackBoxArmsAnInstanceAndItsMarkerGivesWallClockTime) {
+  broker::BlackBoxConfig config;
+  config.tracefs_root = tracefs_;
+  config.kept_dir = tmp_.path("kept");
+  config.kernel_cmdline = "root=/dev/vda trace_instance=" + name_ + "^traceoff@0x10000000:12M";
+  std::string log;
+  config.log = [&log](const std::string& line) { log += line + "\n"; };
+  uint64_t before_ns = sys::realtime_ns();
+  auto box = broker::BlackBox::start(config);
+  ASSERT_TRUE(box.ok()) << box.error().message();
+  ASSERT_NE(*box, nullptr);
+  const broker::BlackBoxReport& r = (*box)->report();
+  EXPECT_FALSE(r.held_previous) << "a plain instance has no last_boot_info";
+  EXPECT_EQ(r.kept, "");
+  ASSERT_TRUE(r.armed) << log;
+  std::ifstream set_event(dir_ + "/set_event");
+  std::string enabled((std::istreambuf_iterator<char>(set_event)),
+                      std::istreambuf_iterator<char>());
+  for (const std::string& e : r.enabled)
+    EXPECT_NE(enabled.find(e), std::string::npos) << e << " not in set_event: " << enabled;
+  for (const char* ras : {"ras:mc_event", "ras:arm_event"}) {
+    if (tracepoint_id("ras", std::string(ras).substr(4)) >= 0) {
+      EXPECT_NE(enabled.find(ras), std::string::npos) << enabled;
+    }
+  }
+  std::ifstream on(dir_ + "/tracing_on");
+  std::string tracing;
+  on >> tracing;
+  EXPECT_EQ(tracing, "1");
+
+  std::string file = tmp_.path("marked.data");
+  CommandResult rec = run_pp({"record", "--instance", name_, "-o", file, "--json"});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  auto summary = nlohmann::json::parse(rec.err, nullptr, false);
+  ASSERT_FALSE(summary.is_discarded()) << rec.err;
+  ASSERT_TRUE(summary["wall_clock"].is_object()) << rec.err;
+  EXPECT_EQ(summary["wall_clock"]["markers"], 1);
+  auto last = parse_wall_time(summary["wall_clock"]["last"].get<std::string>());
+  ASSERT_TRUE(last.ok());
+  EXPECT_GE(*last, before_ns);
+  EXPECT_LE(*last, sys::realtime_ns());
+
+  CommandResult script = run_command({perf_program(), "script", "-i", file, "-F", "+tod"});
+  ASSERT_EQ(script.status, 0) << script.err;
+  // "  :4242  4242 [001] 2026-12-06 01:16:37.165977  30.563929: ftrace:print: ...":
+  // the time of day (perf prints it in the local zone).
+  std::istringstream lines(script.out);
+  std::string line, marker_line;
+  while (std::getline(lines, line))
+    if (line.find("perf-persistent clock-marker clock=local") != std::string::npos)
+      marker_line = line;
+  ASSERT_FALSE(marker_line.empty()) << script.out;
+  EXPECT_TRUE(std::regex_search(
+      marker_line, std::regex(R"(\] 20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:)")))
+      << "perf script -F +tod prints the time of day: " << marker_line;
 }
 
 }  // namespace

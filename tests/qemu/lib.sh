@@ -23,13 +23,17 @@
 #   installed PKG        whether the Debian package is installed
 #   need_tools CMD:PKG...  apt-get installs PKG for each CMD not on PATH (or
 #                        each PKG not installed, when CMD is "-")
-#   fetch_kernel         Debian's 6.1 kernel package, downloaded into
+#   fetch_kernel [SERIES]  Debian's kernel package, downloaded into
 #                        $cache/deb and unpacked into $cache/kernel/ once per
 #                        package version: again when apt's candidate version
 #                        (the host's package lists) differs from the cached
 #                        one; sets kernel_version, kernel_deb, kernel_dir,
 #                        kernel (the vmlinuz) and kernel_modules (its
-#                        lib/modules/VERSION/kernel)
+#                        lib/modules/VERSION/kernel). SERIES 6.1 (the
+#                        default: linux-image-$MCE_KERNEL) or 6.12 (the
+#                        newest linux-image-6.12.*+deb12-amd64-unsigned apt
+#                        knows, or $KERNEL_612 when set: boot-mapped trace
+#                        instances)
 #   cache_lock, cache_unlock  hold the cache's lock ($cache/lock) while
 #                        filling it, so tests run side by side download and
 #                        build once
@@ -124,9 +128,9 @@ cache_unlock() {
   exec 9>&-
 }
 
-# The cached package of linux-image-$1, if any.
+# The cached package $1 (linux-image-VERSION[-unsigned]), if any.
 cached_kernel_deb() {
-  for f in "$cache"/deb/linux-image-"$1"_*.deb; do
+  for f in "$cache"/deb/"$1"_*.deb; do
     [ -f "$f" ] && echo "$f" && return 0
   done
   return 0
@@ -154,12 +158,39 @@ candidate_version() {
   [ "$v" = "(none)" ] || echo "$v"
 }
 
+# The newest kernel version of series $1 apt knows (from its package
+# lists), with the package name's suffix $2: 6.1 -> 6.1.0-N-amd64, 6.12 ->
+# 6.12.N+deb12-amd64.
+newest_kernel() {
+  case $1 in
+  6.1) re='^linux-image-6\.1\.[0-9]+-[0-9]+-amd64' ;;
+  *) re="^linux-image-$(echo "$1" | sed 's/\./\\./g')\\.[0-9]+\\+deb12-amd64" ;;
+  esac
+  apt-cache pkgnames "linux-image-$1" | grep -E "$re$2\$" | sed "s/$2\$//" | sort -V | tail -n 1 |
+    sed 's/^linux-image-//'
+}
+
 fetch_kernel() {
-  kernel_version=${MCE_KERNEL:-6.1.0-57-amd64}
+  series=${1:-6.1}
+  if [ "$series" = 6.1 ]; then
+    kernel_version=${MCE_KERNEL:-6.1.0-57-amd64}
+    package_suffix=
+  else
+    # The -unsigned package: the same vmlinuz and modules, no signed-image
+    # dependency chain.
+    package_suffix=-unsigned
+    kernel_version=${KERNEL_612:-$(newest_kernel "$series" "$package_suffix")}
+    if [ -z "$kernel_version" ]; then
+      apt_update
+      kernel_version=$(newest_kernel "$series" "$package_suffix")
+    fi
+    [ -n "$kernel_version" ] || fail "apt knows no linux-image-$series.*+deb12-amd64$package_suffix"
+  fi
+  package=linux-image-$kernel_version$package_suffix
   cache_lock
-  kernel_deb=$(cached_kernel_deb "$kernel_version")
+  kernel_deb=$(cached_kernel_deb "$package")
   if [ -n "$kernel_deb" ]; then
-    want=$(candidate_version "linux-image-$kernel_version")
+    want=$(candidate_version "$package")
     have=$(dpkg-deb -f "$kernel_deb" Version 2>/dev/null || true)
     if [ -n "$want" ] && [ "$have" != "$want" ]; then
       echo "kernel: the cached $(basename "$kernel_deb") is not apt's candidate $want: downloading that"
@@ -167,22 +198,22 @@ fetch_kernel() {
     fi
   fi
   if [ -z "$kernel_deb" ]; then
-    echo "kernel: downloading linux-image-$kernel_version into $cache/deb"
-    download_deb "linux-image-$kernel_version" || {
+    echo "kernel: downloading $package into $cache/deb"
+    download_deb "$package" || {
       apt_update
-      download_deb "linux-image-$kernel_version" || {
-        # That exact version left the mirror: the newest plain 6.1 image.
-        newest=$(apt-cache pkgnames linux-image-6.1 |
-          grep -E '^linux-image-6\.1\.[0-9]+-[0-9]+-amd64$' | sort -V | tail -n 1)
-        [ -n "$newest" ] || fail "no linux-image-6.1*-amd64 on the mirror (see $cache/download.log)"
-        kernel_version=${newest#linux-image-}
-        echo "note: linux-image-${MCE_KERNEL:-6.1.0-57-amd64} is gone from the mirror; using $newest"
-        [ -n "$(cached_kernel_deb "$kernel_version")" ] || download_deb "$newest" ||
-          fail "apt-get download $newest failed: see $cache/download.log"
+      download_deb "$package" || {
+        # That exact version left the mirror: the newest of its series.
+        newest=$(newest_kernel "$series" "$package_suffix")
+        [ -n "$newest" ] || fail "no linux-image-$series kernel on the mirror (see $cache/download.log)"
+        echo "note: $package is gone from the mirror; using linux-image-$newest$package_suffix"
+        kernel_version=$newest
+        package=linux-image-$kernel_version$package_suffix
+        [ -n "$(cached_kernel_deb "$package")" ] || download_deb "$package" ||
+          fail "apt-get download $package failed: see $cache/download.log"
       }
     }
-    kernel_deb=$(cached_kernel_deb "$kernel_version")
-    [ -n "$kernel_deb" ] || fail "apt-get download left no linux-image-${kernel_version}_*.deb in $cache/deb"
+    kernel_deb=$(cached_kernel_deb "$package")
+    [ -n "$kernel_deb" ] || fail "apt-get download left no ${package}_*.deb in $cache/deb"
   fi
   # The unpacked tree is named for the package file, so a new version of
   # the package is a new tree; the others go.
@@ -197,7 +228,7 @@ fetch_kernel() {
       fail "$kernel_deb holds no boot/vmlinuz-$kernel_version"
     mv "$kernel_dir.tmp" "$kernel_dir"
   fi
-  for d in "$cache"/kernel/linux-image-"$kernel_version"_*; do
+  for d in "$cache"/kernel/"$package"_*; do
     [ "$d" = "$kernel_dir" ] || rm -rf "$d"
   done
   cache_unlock

@@ -78,7 +78,7 @@ TEST_F(CheckCli, HealthyIsOkWithExitZero) {
   healthy_arm();
   CommandResult r = check({});
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_EQ(r.out.rfind("PERSISTENT OK - 22 checks passed, 0 event(s) held |", 0), 0u) << r.out;
+  EXPECT_EQ(r.out.rfind("PERSISTENT OK - 24 checks passed, 0 event(s) held |", 0), 0u) << r.out;
   EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
   r = check({"-v"});
   EXPECT_EQ(r.status, 0);
