@@ -207,16 +207,4 @@ Result<size_t> FtraceInstance::read_page(int fd, std::span<uint8_t> page, const 
   }
 }
 
-Result<uint64_t> FtraceInstance::overrun(uint32_t cpu) const {
-  // "entries: 0\noverrun: 12\ncommit overrun: 0\n..."
-  std::string file = "per_cpu/cpu" + std::to_string(cpu) + "/stats";
-  PP_ASSIGN_OR_RETURN(std::string text, tree_.read(file, 1 << 12));
-  for (std::string_view line : split(text, '\n')) {
-    if (!starts_with(line, "overrun:"))
-      continue;
-    return parse_u64(trim(line.substr(8)), "overrun in " + tree_.path(file));
-  }
-  return Error(EINVAL, "no 'overrun:' line in " + tree_.path(file));
-}
-
 }  // namespace pp::sys

@@ -85,9 +85,6 @@ class FtraceInstance {
   // page), or 0 when it has nothing (EAGAIN) or ended.
   Result<Fd> open_pipe_raw(uint32_t cpu) const;
   static Result<size_t> read_page(int fd, std::span<uint8_t> page, const std::string& what);
-  // per_cpu/cpuN/stats's "overrun: N" line: the events the kernel wrote
-  // over before anyone read them (the buffer in overwrite mode).
-  Result<uint64_t> overrun(uint32_t cpu) const;
 
   // Reads per_cpu/cpuN/trace_pipe_raw non-blocking, `page_size` bytes at a
   // time, until EAGAIN or end of file, or `limit` bytes (a CPU written to
