@@ -48,6 +48,7 @@ Broker::Broker(BrokerConfig config)
       dir_(config_.run_dir),
       sysfs_(config_.sysfs_root),
       proc_(config_.proc_root),
+      tracefs_(config_.tracefs_root.empty() ? sys::default_tracefs_root() : config_.tracefs_root),
       log_(log_options(config_)) {}
 
 Broker::~Broker() {
@@ -229,7 +230,18 @@ Status Broker::restore() {
       log("could not take back the fds of event " + std::to_string(event.info.id) + " '" +
           event.info.name + "': " + took.error().message() + "; creating it again");
     bool adopted_now = took.ok() && *took != Adoption::kNone;
-    if (adopted_now) {
+    if (event.info.ring == persistent::kRingFtrace) {
+      // The instance outlives the broker: taken over with what it holds
+      // (nobody consumed it meanwhile), or made anew when it is gone.
+      int64_t started = event.info.buffer_start;
+      auto plan = persistent::plan_recreate(event.info, create_context());
+      opened = plan.ok() ? open_ftrace(event, *plan, true) : Status(plan.error());
+      if (opened.ok() && event.info.buffer_start == started) {  // taken over
+        adopted++;
+        samples_kept++;
+      }
+      adopted_now = true;  // neither re-created as a perf event nor stored
+    } else if (adopted_now) {
       adopted += !event.info.is_context;
       samples_kept += !event.info.is_context && *took == Adoption::kWithSamples;
     } else if (event.info.is_context) {
@@ -351,7 +363,8 @@ const Broker::LiveEvent* Broker::same_event(const persistent::CreateRequest& req
   for (const auto& [id, event] : events_) {
     const persistent::EventInfo& info = event.info;
     if (info.name == plan->name && info.state == "running" && info.event == plan->event &&
-        info.filter == plan->filter && info.pages == plan->pages && info.cpus == plan->cpus)
+        info.filter == plan->filter && info.pages == plan->pages && info.cpus == plan->cpus &&
+        info.ring == request.backend)
       return &event;
   }
   return nullptr;
@@ -389,6 +402,7 @@ Result<persistent::EventInfo> Broker::create_event(const persistent::CreateReque
                   dir_.state().c_str());
   uint64_t id = next_id_;
   std::string name = plan.name.empty() ? std::to_string(id) : plan.name;
+  const bool ftrace = request.backend == persistent::kRingFtrace;
   // Refused before anything is opened when the fds would run out midway.
   bool new_context = request.context && persistent::wants_context(plan.attr) &&
                      !persistent::find_context(infos(), guarded_attr(plan.attr));
@@ -417,7 +431,11 @@ Result<persistent::EventInfo> Broker::create_event(const persistent::CreateReque
     info.origin = persistent::kOriginConfig;
     info.optional = from_config->optional;
   }
-  PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
+  if (ftrace) {
+    PP_RETURN_IF_ERROR(open_ftrace(event, plan, false));
+  } else {
+    PP_RETURN_IF_ERROR(open_buffers(event, plan, note));
+  }
   info.created = info.buffer_start;
   if (request.context && persistent::wants_context(info.attr)) {
     auto context = context_for(info.attr, creator);
@@ -430,12 +448,16 @@ Result<persistent::EventInfo> Broker::create_event(const persistent::CreateReque
 
   if (Status published = dir_.publish_event(name, id); !published.ok()) {
     drop_unused_contexts();
+    if (event.ftrace)
+      (void)event.ftrace->remove();
     return explained(published.error());
   }
   event.json = dump_json(persistent::event_to_json(event.info));
   events_.emplace(id, std::move(event));
   next_id_ = id + 1;
   if (Status saved = save(); !saved.ok()) {
+    if (events_.at(id).ftrace)
+      (void)events_.at(id).ftrace->remove();
     events_.erase(id);
     next_id_ = id;
     (void)dir_.unpublish_event(name);
@@ -446,7 +468,8 @@ Result<persistent::EventInfo> Broker::create_event(const persistent::CreateReque
   hold_ras_gate();
   const persistent::EventInfo& made = events_.at(id).info;
   log("created event " + std::to_string(id) + " '" + name + "' (" + plan.event + ") on CPUs " +
-      format_cpu_list(made.cpus) + ", " + std::to_string(plan.pages) + " pages each, for " +
+      format_cpu_list(made.cpus) + ", " + std::to_string(plan.pages) + " pages each" +
+      (ftrace ? ", in ftrace instance " + made.instance : std::string()) + ", for " +
       describe_peer(creator));
   return snapshot(events_.at(id), false);
 }
@@ -490,6 +513,13 @@ Result<persistent::EventInfo> Broker::kill_event(std::string_view reference) {
     return saved.error().with_context("saving the registry");
   }
   remove_stored_fds(gone);
+  if (gone.ftrace) {
+    // Readers that hold its shared rings keep what those hold.
+    if (Status s = gone.ftrace->remove(); !s.ok())
+      log("cannot remove ftrace instance " + gone.info.instance + " of event " +
+          std::to_string(killed.id) + ": " + s.error().message() +
+          "; remove it with rmdir once nothing holds it open");
+  }
   if (context_gone) {
     remove_stored_fds(*context_gone);
     log("removed context stream " + std::to_string(killed.context) + " '" +
@@ -619,7 +649,11 @@ GuardHolder Broker::holder_of(const Client& client, std::string_view role) const
 
 void Broker::record_tampering(LiveEvent& event, size_t index, const std::string& what) {
   persistent::EventInfo& info = event.info;
-  int cpu = index < event.buffers.size() ? event.buffers[index].cpu : -1;
+  // An ftrace-backend event's findings are the instance's, of no one CPU:
+  // they are filed under its first.
+  int cpu = index < event.buffers.size() ? event.buffers[index].cpu
+            : info.cpus.empty()          ? 0
+                                         : info.cpus.front();
   persistent::Tampering entry{
       .time = now(),
       .cpu = cpu,
@@ -698,6 +732,9 @@ persistent::EventInfo Broker::snapshot(const LiveEvent& event, bool verbose) con
   persistent::EventInfo info = event.info;
   if (verbose) {
     info.counts.emplace();
+    if (event.ftrace)  // records republished: what the instance's tracepoint wrote and was read
+      for (int cpu : event.info.cpus)
+        info.counts->push_back({cpu, event.ftrace->published(cpu)});
     for (const persistent::CpuBuffer& buffer : event.buffers) {
       auto count =
           sys::read_event(*config_.kernel, buffer.fd.get(), event.info.attr.attr.read_format);
@@ -926,6 +963,8 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
     return errorf(
         ENODEV, "persistent event %llu '%s' has no buffers: %s; kill it and create it again",
         (unsigned long long)event.info.id, event.info.name.c_str(), event.info.error.c_str());
+  if (event.ftrace)
+    return open_shared_ring(client, event, request);
   auto buffer = std::find_if(event.buffers.begin(), event.buffers.end(),
                              [&](const persistent::CpuBuffer& b) { return b.cpu == request.cpu; });
   if (buffer == event.buffers.end())
@@ -1205,6 +1244,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   fds.push_back({accepting ? listener_.fd() : -1, POLLIN, 0});  // poll skips a negative fd
   bool any_stalled = false;
   int64_t next_idle_ms = -1;  // when the next idle connection times out
+  const size_t first_client = fds.size();
   for (const auto& client : clients_) {
     // Read at once, also while a reply is under way: the sender's rights are
     // judged when its bytes arrive, so the client must not choose when.
@@ -1234,8 +1274,28 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   // The guard, only for events with fds handed out: none, no wakeup.
   if (int64_t guard_ms = next_guard_ms(); guard_ms >= 0)
     wake_by(guard_ms - start_ms);
+  // The ftrace instances' trace_pipe_raw: readable once a CPU's buffer is
+  // buffer_percent full; and their drain and check clocks.
+  const size_t first_pipe = fds.size();
+  std::vector<uint64_t> pipe_events;
+  if (!handover_client_ && !handover_done_) {
+    for (const auto& [id, event] : events_) {
+      if (!event.ftrace)
+        continue;
+      for (auto [fd, cpu] : event.ftrace->poll_fds()) {
+        fds.push_back({fd, POLLIN, 0});
+        pipe_events.push_back(id);
+      }
+    }
+    if (int64_t ftrace_ms = next_ftrace_ms(); ftrace_ms >= 0)
+      wake_by(ftrace_ms - start_ms);
+  }
   if (auto ready = sys::wait_for(fds, timeout_ms); !ready.ok())
     return ready.error();
+  std::vector<uint64_t> woken;
+  for (size_t i = 0; i < pipe_events.size(); i++)
+    if (fds[first_pipe + i].revents & POLLIN)
+      woken.push_back(pipe_events[i]);
   if (stop_fd >= 0 && (fds[0].revents & POLLIN))
     return false;
   if (int64_t woke_ms = sys::monotonic_ms();
@@ -1246,7 +1306,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   // Clients first: the ones accepted now have no poll result yet.
   for (size_t i = 0; i < clients_.size(); i++) {
     Client& client = *clients_[i];
-    short revents = fds[i + 2].revents;
+    short revents = fds[first_client + i].revents;
     if (!client.out.empty() && (revents & (POLLOUT | POLLERR | POLLHUP)))
       flush(client);
     if (client.socket.valid() && (revents & (POLLIN | POLLERR | POLLHUP)))
@@ -1293,6 +1353,8 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
       std::none_of(clients_.begin(), clients_.end(), [](const auto& c) { return !c->out.empty(); }))
     return false;  // the last reply is out: the new broker serves from here
   guard_events(now_ns);
+  if (!handover_client_ && !handover_done_)
+    serve_ftrace(now_ms, woken);
   return true;
 }
 

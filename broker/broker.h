@@ -56,6 +56,7 @@
 #include "base/result.h"
 #include "broker/config_file.h"
 #include "broker/fd_store.h"
+#include "broker/ftrace_event.h"
 #include "broker/guard.h"
 #include "broker/log.h"
 #include "persistent/create.h"
@@ -87,10 +88,22 @@ inline constexpr uint64_t kBusyExtendUsec = 10'000'000;
 // failure to see, not a host without the feature.
 std::string unmade_state(bool optional, const Error& why);
 
+// The ftrace backend's clocks (BrokerConfig::ftrace_drain_ms, ftrace_check_ms).
+inline constexpr int kFtraceDrainMs = 100;
+inline constexpr int kFtraceCheckMs = 1000;
+
 struct BrokerConfig {
   std::string run_dir = persistent::kDefaultRunDir;
   std::string sysfs_root = sys::kDefaultSysfsRoot;
   std::string proc_root = sys::kDefaultProcRoot;
+  // Where the ftrace backend makes its instances; "" for
+  // sys::default_tracefs_root().
+  std::string tracefs_root;
+  // The ftrace backend: how often every instance is drained when its
+  // buffer_percent wakeup has not come first, and how often its settings
+  // are checked against foreign changes (changeable for tests).
+  int ftrace_drain_ms = kFtraceDrainMs;
+  int ftrace_check_ms = kFtraceCheckMs;
   // Events to create at start and at every reload (persistent/config_file.h);
   // "" for none. A missing file is an error only when `config_required`.
   std::string config_file;
@@ -206,6 +219,9 @@ class Broker {
     std::vector<GuardState> guard;  // one per buffer (persistent/guard.h)
     bool broker_filter = false;     // a filter (the user's or kPassAllFilter) is set
     GuardSchedule guard_schedule;   // inactive while nothing was handed out
+    // An ftrace-backend event (info.ring == kRingFtrace): its instance,
+    // drained into shared rings (broker/ftrace_event.h); `buffers` is empty.
+    std::unique_ptr<FtraceEvent> ftrace;
   };
   // Who sent bytes of the stream (sys::ReceivedMessage), judged when the
   // broker received them: the rights a request is carried out with are the
@@ -293,6 +309,16 @@ class Broker {
   // needs in fds, against what the broker holds (persistent/limits.h).
   persistent::FdRoom fd_room(const std::string& name, size_t cpus, bool new_context) const;
   Status open_buffers(LiveEvent& event, const persistent::CreatePlan& plan, std::string* note);
+  // The ftrace backend: makes the event's instance (or, with `adopt`, takes
+  // over the one a previous broker made, keeping what it holds; made anew
+  // when it is gone); the plan's event must be a tracepoint.
+  Status open_ftrace(LiveEvent& event, const persistent::CreatePlan& plan, bool adopt);
+  // Drains the ftrace instances (all, or those whose poll said so) into
+  // their shared rings, and checks their settings when due. `now_ms`:
+  // monotonic.
+  void serve_ftrace(int64_t now_ms, const std::vector<uint64_t>& woken);
+  // When the ftrace backend next wants the loop (monotonic ms), or -1.
+  int64_t next_ftrace_ms() const;
   // Context streams (persistent/tracking.h): the one that serves `served`,
   // made now when there is none; opening one (again, after a restart); and
   // removing those no event uses any more.
@@ -339,6 +365,10 @@ class Broker {
   Result<Answer> handle_create(Client& client, const persistent::Request& request);
   Result<Answer> handle_kill(Client& client, const persistent::Request& request);
   Result<Answer> handle_open(Client& client, const persistent::Request& request);
+  // The open of an ftrace-backend event: its shared ring's fd for the CPU,
+  // after a drain of that CPU (a snapshot then holds what was just written).
+  Result<Answer> open_shared_ring(Client& client, LiveEvent& event,
+                                  const persistent::Request& request);
   Result<Answer> handle_reload(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover_done(Client& client, const persistent::Request& request);
@@ -408,6 +438,9 @@ class Broker {
   sys::SpareFd spare_fd_;  // freed to accept, refuse and close when out of fds
   std::map<uint64_t, LiveEvent> events_;
   sys::Fd ras_gate_;  // ras/daemon_active, while an event keeps ras:extlog_mem_event
+  sys::Tree tracefs_;
+  int64_t next_ftrace_drain_ms_ = 0;  // monotonic
+  int64_t next_ftrace_check_ms_ = 0;
   uint64_t next_id_ = 1;
   std::vector<std::unique_ptr<Client>> clients_;
   std::string start_summary_;

@@ -18,6 +18,7 @@ namespace {
 // pages and CPUs ("" asks for every online CPU, which it has).
 bool same_definition(const persistent::EventInfo& saved, const persistent::CreateRequest& wanted) {
   if (saved.event != wanted.event || saved.filter != wanted.filter ||
+      saved.ring != wanted.backend ||
       saved.pages != (wanted.pages ? wanted.pages : persistent::kDefaultPages))
     return false;
   if (wanted.cpus.empty())
@@ -98,6 +99,7 @@ void Broker::add_failed(const ConfigEvent& wanted, const Error& why) {
   info.backend = "broker";
   info.pages = wanted.request.pages ? wanted.request.pages : persistent::kDefaultPages;
   info.filter = wanted.request.filter;
+  info.ring = wanted.request.backend;
   if (auto cpus = parse_cpu_list(wanted.request.cpus); cpus.ok())
     info.cpus = *cpus;
   info.origin = persistent::kOriginConfig;
@@ -122,6 +124,9 @@ Status Broker::retry(LiveEvent& event) {
   Status opened = ok_status();
   if (info.is_context) {
     opened = open_context(event);
+  } else if (info.ring == persistent::kRingFtrace) {
+    auto plan = persistent::plan_recreate(info, create_context());
+    opened = plan.ok() ? open_ftrace(event, *plan, true) : Status(plan.error());
   } else {
     auto plan = persistent::plan_recreate(info, create_context());
     opened = plan.ok() ? open_buffers(event, *plan, nullptr) : Status(plan.error());

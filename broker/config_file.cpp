@@ -29,13 +29,17 @@ Status set_key(ConfigEvent& event, const std::string& key, const std::string& va
     e.cpus = value;
   } else if (key == "filter") {
     e.filter = value;
+  } else if (key == "backend") {
+    if (value != persistent::kRingPerf && value != persistent::kRingFtrace)
+      return usage_error("'backend' is 'perf' or 'ftrace', not '" + value + "'");
+    e.backend = value;
   } else if (key == "optional") {
     if (value != "yes" && value != "no")
       return usage_error("'optional' is 'yes' or 'no', not '" + value + "'");
     event.optional = value == "yes";
   } else {
     return usage_error("unknown key '" + key +
-                       "'; the keys are event, pages, cpus, filter and optional");
+                       "'; the keys are event, pages, cpus, filter, backend and optional");
   }
   return persistent::check_create_limits(e);
 }

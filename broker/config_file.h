@@ -8,6 +8,8 @@
 //   pages = 64            # optional: data pages per CPU, a power of two
 //   cpus = 0-3            # optional: default every online CPU
 //   filter = bank == 4    # optional: a tracepoint filter
+//   backend = ftrace      # optional: perf (the default) or ftrace, whose
+//                         # instance holds the records (tracepoints only)
 //   optional = yes        # optional: yes when this host may lack the event
 //                         # (a VM without mce): then it is "unavailable",
 //                         # no failure (default no)

@@ -29,6 +29,21 @@ TEST(ConfigFile, SectionsBecomeCreateRequests) {
   EXPECT_EQ((*r)[1].request.filter, "prev_pid != 0");
 }
 
+TEST(ConfigFile, BackendChoosesWhoseRingKeepsTheRecords) {
+  auto r = parse_config("[gp]\nevent = syscalls:sys_enter_getppid\nbackend = ftrace\n", "c.conf");
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].request.backend, "ftrace");
+  auto plain = parse_config("[gp]\nevent = syscalls:sys_enter_getppid\n", "c.conf");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ((*plain)[0].request.backend, "perf");
+  auto bad = parse_config("[gp]\nevent = x:y\nbackend = bpf\n", "c.conf");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("'backend' is 'perf' or 'ftrace', not 'bpf'"),
+            std::string::npos)
+      << bad.error().message();
+}
+
 TEST(ConfigFile, EmptyFileIsNoEvents) {
   auto r = parse_config("# nothing yet\n\n", "f");
   ASSERT_TRUE(r.ok());

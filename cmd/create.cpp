@@ -30,6 +30,9 @@ int cmd_create(int argc, const char** argv) {
       .value(0, "filter", "filter", &request.filter, "a tracepoint filter, as perf record's")
       .flag(0, "no-context", &no_context,
             "keep no context stream (task names, maps) for it; see perf-persistent-create(1)")
+      .value(0, "backend", "backend", &request.backend,
+             "whose ring buffer holds its records: perf (default) or ftrace (tracepoints only; "
+             "see perf-persistent-create(1))")
       .value('k', "clockid", "clockid", &clock,
              "the clock that stamps its records: monotonic (default), monotonic_raw, realtime, "
              "boottime, tai")
@@ -38,6 +41,9 @@ int cmd_create(int argc, const char** argv) {
   auto parsed = opts.parse(argc, argv);
   if (parsed.ok() && !parsed->help && request.event.empty())
     parsed = usage_error("no event: give one with -e EVENT");
+  if (parsed.ok() && request.backend != persistent::kRingPerf &&
+      request.backend != persistent::kRingFtrace)
+    parsed = usage_error("--backend is perf or ftrace, not '" + request.backend + "'");
   if (parsed.ok() && !clock.empty()) {
     if (auto id = sys::parse_clockid(clock); id.ok())
       request.clockid = *id;

@@ -346,6 +346,9 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   buffer.cpu = cpu;
   buffer.mmap_length = size_t(length);
   buffer.layout = layout == "forward" ? Layout::kForward : Layout::kBackward;
+  // An ftrace-backend event's shared ring (Documentation/protocol.txt).
+  PP_ASSIGN_OR_RETURN(buffer.sample_id, f.u64_or("sample_id", 0));
+  PP_ASSIGN_OR_RETURN(buffer.pollable, f.boolean_or("pollable", true));
   return buffer;
 }
 

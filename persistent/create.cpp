@@ -122,6 +122,7 @@ Result<CreatePlan> plan_event(std::string_view event, std::string_view cpus,
   CreatePlan plan;
   PP_ASSIGN_OR_RETURN(plan.cpus, choose_cpus(cpus, online, resolved->pmu_cpus));
   plan.event = std::string(event);
+  plan.tracepoint = resolved->tracepoint;
   plan.attr = sampling_attr(*resolved, context.layout);
   return plan;
 }

@@ -80,13 +80,14 @@ struct CreateContext {
 
 // What to make: the request checked, its event resolved, its CPUs chosen.
 struct CreatePlan {
-  std::string event;      // the event string, as given
-  std::string name;       // --name or the tracepoint's name; "" means the id,
-                          // which the backend learns only as it makes the event
-  sys::EventAttr attr;    // sampling_attr() of the event, for context.layout
-  std::vector<int> cpus;  // ascending
-  uint64_t pages = 0;     // data pages per CPU
-  std::string filter;     // "" for none
+  std::string event;       // the event string, as given
+  std::string name;        // --name or the tracepoint's name; "" means the id,
+                           // which the backend learns only as it makes the event
+  sys::EventAttr attr;     // sampling_attr() of the event, for context.layout
+  std::vector<int> cpus;   // ascending
+  uint64_t pages = 0;      // data pages per CPU
+  std::string filter;      // "" for none
+  std::string tracepoint;  // "sys:event" for a tracepoint, else "" (ResolvedEvent)
 };
 
 // Refuses `text` (an event string, spaces_allowed false; a filter, true)

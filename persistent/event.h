@@ -68,6 +68,12 @@ struct Tampering {
 // The most tampering entries an event keeps (the newest); tamper_count has all.
 inline constexpr size_t kMaxTamperings = 16;
 
+// Whose ring buffer a broker event's records are written into (EventInfo::ring,
+// CreateRequest::backend): perf's, per CPU; or an ftrace instance's, which
+// the broker drains into a shared ring per CPU (tracepoints only).
+inline constexpr const char* kRingPerf = "perf";
+inline constexpr const char* kRingFtrace = "ftrace";
+
 // Where a broker event came from (EventInfo::origin): `perf persistent
 // create`, or the broker's config file (which a reload follows).
 inline constexpr const char* kOriginCreate = "create";
@@ -120,6 +126,11 @@ struct EventInfo {
   // Why the buffers restarted at buffer_start ("" when they never did):
   // what list says of the samples lost then.
   std::string lost_reason;
+  // Whose ring buffer holds its records (the broker's events): kRingPerf, a
+  // perf event per CPU; or kRingFtrace, the tracefs instance `instance`,
+  // drained by the broker into a shared ring per CPU that readers map.
+  std::string ring = kRingPerf;
+  std::string instance;  // "perf-persistent.NAME" for kRingFtrace, else ""
 
   // Filled by list(verbose = true) only.
   std::optional<std::vector<CpuCount>> counts;
@@ -149,6 +160,7 @@ struct CreateRequest {
   std::string filter;  // a tracepoint filter (PERF_EVENT_IOC_SET_FILTER); "" for none
   int clockid = sys::kDefaultClockId;  // -k: the clock that stamps its records
   bool context = true;  // keep the context stream for it (persistent/tracking.h); --no-context
+  std::string backend = kRingPerf;  // --backend: kRingPerf or kRingFtrace (broker only)
 };
 
 // A read-only view of one CPU's buffer of a persistent event, from
@@ -160,6 +172,12 @@ struct Buffer {
   int cpu = 0;
   size_t mmap_length = 0;  // the control page plus the data pages, in bytes
   Layout layout = Layout::kBackward;
+  // A shared ring the broker writes (an ftrace-backend event): the sample
+  // id its records carry, which no PERF_EVENT_IOC_ID can tell; and the fd
+  // is a memory file, always readable to poll(2), so a reader wakes itself
+  // by time instead of polling it.
+  uint64_t sample_id = 0;
+  bool pollable = true;
 };
 
 }  // namespace pp::persistent

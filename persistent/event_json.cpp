@@ -33,6 +33,8 @@ json event_to_json(const EventInfo& e) {
     j["origin"] = e.origin;
     j["optional"] = e.optional;
   }
+  j["ring"] = e.ring;
+  j["instance"] = e.instance.empty() ? json(nullptr) : json(e.instance);
   j["creator"] = {{"uid", e.creator_uid}, {"pid", e.creator_pid}};
   j["attr"] = json::array();
   for (uint64_t w : e.attr.words)
@@ -151,6 +153,12 @@ Result<EventInfo> event_from_json(const json& value, std::string_view what) {
   if (e.origin != kOriginCreate && e.origin != kOriginConfig)
     return errorf(EINVAL, "%s: \"origin\" must be \"create\" or \"config\"", where.c_str());
   PP_ASSIGN_OR_RETURN(e.optional, g.boolean_or("optional", false));
+  PP_ASSIGN_OR_RETURN(e.ring, g.str_or("ring", kRingPerf));
+  if (e.ring != kRingPerf && e.ring != kRingFtrace)
+    return errorf(EINVAL, "%s: \"ring\" must be \"perf\" or \"ftrace\"", where.c_str());
+  if (g.has("instance") && !value.at("instance").is_null()) {
+    PP_ASSIGN_OR_RETURN(e.instance, g.str("instance"));
+  }
   if (g.has("buffers_lost") && !value.at("buffers_lost").is_null()) {
     PP_ASSIGN_OR_RETURN(const json* lost, g.object("buffers_lost"));
     PP_ASSIGN_OR_RETURN(e.lost_reason,

@@ -55,6 +55,31 @@ TEST(EventJson, EveryFieldRoundTrips) {
   EXPECT_EQ(back->readers, 2);
 }
 
+TEST(EventJson, AnFtraceBackendEventSaysWhoseRingAndWhichInstance) {
+  EventInfo e = full_event();
+  json plain = event_to_json(e);
+  EXPECT_EQ(plain["ring"], "perf");
+  EXPECT_TRUE(plain["instance"].is_null());
+  e.ring = kRingFtrace;
+  e.instance = "perf-persistent.gp";
+  json j = event_to_json(e);
+  EXPECT_EQ(j["ring"], "ftrace");
+  EXPECT_EQ(j["instance"], "perf-persistent.gp");
+  EXPECT_EQ(j["backend"], e.backend) << "backend keeps saying who holds it";
+  auto back = event_from_json(j, "test");
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->ring, "ftrace");
+  EXPECT_EQ(back->instance, "perf-persistent.gp");
+  j["ring"] = "bpf";
+  EXPECT_FALSE(event_from_json(j, "test").ok());
+  // A registry saved before rings is all perf.
+  plain.erase("ring");
+  plain.erase("instance");
+  auto old = event_from_json(plain, "test");
+  ASSERT_TRUE(old.ok());
+  EXPECT_EQ(old->ring, "perf");
+}
+
 // The attr words are "0x..." strings; a state file written when they were
 // numbers still loads.
 TEST(EventJson, AttrWordsAreHexStringsAndNumbersStillRead) {

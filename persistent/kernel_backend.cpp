@@ -250,6 +250,10 @@ Result<std::vector<EventInfo>> KernelBackend::list(bool verbose, std::string* /*
 }
 
 Result<EventInfo> KernelBackend::create(const CreateRequest& request, std::string* /*note*/) {
+  if (request.backend == kRingFtrace)
+    return usage_error(
+        "--backend ftrace is the broker's (it owns the ftrace instance), and this kernel's own "
+        "persistent events serve this host; create it without --backend ftrace");
   CreateContext context{
       .resolver = resolver_,
       .sysfs = &sysfs_,

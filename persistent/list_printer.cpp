@@ -98,18 +98,20 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
       footnotes.push_back(e.name + ": unavailable on this host (optional in the config): " +
                           (verbose ? e.error : one_line_reason(e.error)));
     if (e.tamper_count) {
+      bool ftrace = e.ring == kRingFtrace;
       footnotes.push_back("! " + e.name + ": tampered with " + std::to_string(e.tamper_count) +
                           " time" + (e.tamper_count == 1 ? "" : "s") +
-                          " through a reader's fd (see TRUST MODEL in perf-persistent-daemon(1))");
+                          (ftrace ? " through its ftrace instance " + e.instance
+                                  : std::string(" through a reader's fd")) +
+                          " (see TRUST MODEL in perf-persistent-daemon(1))");
       for (const Tampering& t : e.tampered)
-        footnotes.push_back("    " + format_age(now - t.time) + " ago, CPU " +
-                            std::to_string(t.cpu) + ": " + t.what +
+        footnotes.push_back("    " + format_age(now - t.time) + " ago" +
+                            (ftrace ? "" : ", CPU " + std::to_string(t.cpu)) + ": " + t.what +
                             (t.holders.empty() ? "" : "; fds held by " + t.holders));
     }
     // A context stream's id (from 2^40, persistent/tracking.h) is internal:
     // it cannot be killed or read by itself, and its name identifies it.
-    std::vector<std::string> row = {e.is_context ? std::string("-") : std::to_string(e.id),
-                                    e.name,
+    std::vector<std::string> row = {e.is_context ? std::string("-") : std::to_string(e.id), e.name,
                                     e.is_context      ? "context stream"
                                     : e.event.empty() ? "-"
                                                       : e.event,
@@ -118,7 +120,8 @@ void print_list_text(std::ostream& out, std::ostream& notes, const std::vector<E
                                     : unavailable ? "n/a"
                                     : down        ? "down"
                                                   : format_bytes(e.buffer_bytes()),
-                                    e.backend,
+                                    // The broker's ftrace-backend events say so.
+                                    e.ring == kRingFtrace ? std::string(kRingFtrace) : e.backend,
                                     age + (e.tamper_count ? "!" : "")};
     if (verbose) {
       row.push_back(context_column(events, e));

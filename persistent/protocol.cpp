@@ -137,6 +137,8 @@ std::string encode_request(const Request& r) {
       j["filter"] = r.create.filter;
       j["context"] = r.create.context;
       j["clockid"] = r.create.clockid;
+      if (r.create.backend != kRingPerf)  // what a broker before ftrace also reads
+        j["backend"] = r.create.backend;
       break;
     case Op::kKill:
       j["ref"] = r.reference;
@@ -184,6 +186,12 @@ Result<Request> decode_request_fields(std::string_view payload) {
     PP_ASSIGN_OR_RETURN(r.create.cpus, c.str_or("cpus", ""));
     PP_ASSIGN_OR_RETURN(r.create.filter, c.str_or("filter", ""));
     PP_ASSIGN_OR_RETURN(r.create.context, c.boolean_or("context", true));
+    PP_ASSIGN_OR_RETURN(r.create.backend, c.str_or("backend", kRingPerf));
+    if (r.create.backend != kRingPerf && r.create.backend != kRingFtrace)
+      return errorf(ErrorKind::kUsage, EINVAL,
+                    "the create request: \"backend\" must be \"perf\" or \"ftrace\", not "
+                    "\"%s\"",
+                    r.create.backend.substr(0, 64).c_str());
     PP_RETURN_IF_ERROR(check_create_limits(r.create));
     PP_ASSIGN_OR_RETURN(int64_t clockid, c.i64_or("clockid", sys::kDefaultClockId));
     PP_ASSIGN_OR_RETURN(r.create.clockid, sys::parse_clockid(std::to_string(clockid)));

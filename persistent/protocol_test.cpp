@@ -9,6 +9,24 @@ std::span<const uint8_t> bytes(const std::string& s) {
   return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
 }
 
+TEST(Protocol, CreateCarriesTheBackendOnlyWhenItIsNotPerf) {
+  Request create;
+  create.op = Op::kCreate;
+  create.create.event = "syscalls:sys_enter_getppid";
+  EXPECT_EQ(encode_request(create).find("backend"), std::string::npos)
+      << "a broker before ftrace reads a perf create unchanged";
+  create.create.backend = kRingFtrace;
+  auto back = decode_request(encode_request(create));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  EXPECT_EQ(back->create.backend, "ftrace");
+  auto bad =
+      decode_request(R"({"op":"create","event":"syscalls:sys_enter_getppid","backend":"bpf"})");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().kind(), ErrorKind::kUsage);
+  EXPECT_NE(bad.error().message().find("\"backend\" must be"), std::string::npos)
+      << bad.error().message();
+}
+
 TEST(Protocol, FrameLayoutIsTheDocumentedOne) {
   std::string frame = encode_frame(FrameKind::kRequest, "{}");
   ASSERT_EQ(frame.size(), kFrameHeaderSize + 2);

@@ -11,7 +11,11 @@ bool is_lean(const sys::EventAttr& attr) {
   constexpr uint64_t kKernelOnly = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
   if ((a.sample_type & kKernelOnly) != kKernelOnly)
     return false;
-  uint64_t supplied = kReaderSuppliedSampleType;
+  // The IP alone missing is no lean event: an ftrace-backend event's
+  // records have none to give (the broker lays them out as
+  // IDENTIFIER|TID|TIME|CPU|PERIOD|RAW, complete), and a reader adds a
+  // zero IP only with the other fields.
+  uint64_t supplied = kReaderSuppliedSampleType & ~uint64_t(PERF_SAMPLE_IP);
   if (a.freq)  // the period varies: only the kernel knows it
     supplied &= ~uint64_t(PERF_SAMPLE_PERIOD);
   return (a.sample_type & supplied) != supplied;

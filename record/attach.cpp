@@ -47,7 +47,7 @@ Result<Stream> map_stream(Stream stream, size_t mmap_length, sys::RingLayout lay
       sys::RingReader reader,
       sys::RingReader::create({stream.mapping.data(), stream.mapping.size()}, reader_options));
   stream.reader.emplace(std::move(reader));
-  if (has_sample_id(attr)) {
+  if (has_sample_id(attr) && stream.id == 0) {  // a shared ring's id came with it
     auto id = sys::event_id(kernel, stream.fd.get());
     if (!id.ok())
       return id.error().with_context("reading the sample id of '" + std::string(what) +
@@ -71,6 +71,8 @@ Result<std::vector<Stream>> attach_events(persistent::Backend& backend,
       s.event = e;
       s.cpu = cpu;
       s.fd = std::move(buffer.fd);
+      s.id = buffer.sample_id;
+      s.pollable = buffer.pollable;
       PP_ASSIGN_OR_RETURN(Stream mapped,
                           map_stream(std::move(s), buffer.mmap_length, ring_layout(buffer.layout),
                                      r.info.attr, r.text, options));

@@ -38,6 +38,12 @@ struct Stream {
   sys::Mapping mapping;
   std::optional<sys::RingReader> reader;
   bool read_once = false;  // the reader has read once (the first read takes a snapshot)
+  // False for a shared ring the broker writes (an ftrace-backend event):
+  // its fd is always readable, so the reader wakes by time, not by poll.
+  bool pollable = true;
+  // What to put in a pollfd for this buffer: -1 (poll skips it) when it
+  // cannot say when there is something new.
+  int poll_fd() const { return pollable ? fd.get() : -1; }
 };
 
 struct AttachOptions {

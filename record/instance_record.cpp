@@ -12,6 +12,7 @@
 #include "base/strings.h"
 #include "base/wall_time.h"
 #include "ftrace/boot_param.h"
+#include "ftrace/common_fields.h"
 #include "ftrace/ring_page.h"
 #include "report/perf_data_writer.h"
 #include "report/tracing_data.h"
@@ -25,31 +26,6 @@ namespace {
 constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 constexpr size_t kBatchBytes = size_t(1) << 20;
-
-// Where a format puts common_pid:
-//   "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;"
-struct PidField {
-  uint32_t offset = 4;
-  uint32_t size = 4;
-};
-
-PidField pid_field(const std::string& format) {
-  PidField f;
-  size_t at = format.find(" common_pid;");
-  if (at == std::string::npos)
-    return f;
-  size_t end = format.find('\n', at);
-  std::string line = format.substr(at, end == std::string::npos ? std::string::npos : end - at);
-  unsigned offset = 0, size = 0;
-  size_t o = line.find("offset:"), s = line.find("size:");
-  if (o != std::string::npos && s != std::string::npos &&
-      std::sscanf(line.c_str() + o, "offset:%u", &offset) == 1 &&
-      std::sscanf(line.c_str() + s, "size:%u", &size) == 1 && size == 4) {
-    f.offset = offset;
-    f.size = size;
-  }
-  return f;
-}
 
 // Where ftrace/print's format puts the marker's text:
 //   "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;"
@@ -67,7 +43,7 @@ uint32_t buf_offset(const std::string& format) {
 struct Event {
   std::string name;  // "sched:sched_switch"
   uint64_t id = 0;
-  PidField pid;
+  ftrace::PidField pid;
   std::map<uint32_t, uint64_t> sample_ids;  // CPU to sample id
 };
 
@@ -252,7 +228,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     if (by_id.count(e.id))
       continue;
     by_id[e.id] = events.size();
-    events.push_back({e.system + ":" + e.name, e.id, pid_field(e.format), {}});
+    events.push_back({e.system + ":" + e.name, e.id, ftrace::common_pid_field(e.format), {}});
   }
   std::set<uint64_t> looked_up;  // each id once: a lookup reads every events/*/*/id
   for (const ftrace::RingRecord& r : read.records) {
@@ -265,7 +241,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     by_id[r.event_id] = events.size();
     events.push_back({tp->system + ":" + tp->name,
                       r.event_id,
-                      pid_field(format.ok() ? *format : std::string()),
+                      ftrace::common_pid_field(format.ok() ? *format : std::string()),
                       {}});
   }
   // An instance whose events were disabled after tracing (a boot-mapped
@@ -348,11 +324,8 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     }
     sys::Sample sample;
     sample.identifier = e.sample_ids.at(r->cpu);
-    if (uint64_t(e.pid.offset) + e.pid.size <= r->payload.size()) {
-      int32_t pid;
-      std::memcpy(&pid, r->payload.data() + e.pid.offset, sizeof(pid));
+    if (int32_t pid = ftrace::record_pid(r->payload, e.pid); pid >= 0)
       sample.pid = sample.tid = uint32_t(pid);
-    }
     sample.time = r->timestamp;
     sample.cpu = r->cpu;
     sample.period = 1;

@@ -318,7 +318,7 @@ Status Session::follow() {
   // head`): then stop at once, not at the next write, which may never come.
   fds[kOutput] = {request_.output == "-" ? STDOUT_FILENO : -1, 0, 0};
   for (size_t i = 0; i < streams_.size(); i++)
-    fds[kFirstBuffer + i] = {streams_[i].fd.get(), POLLIN, 0};
+    fds[kFirstBuffer + i] = {streams_[i].poll_fd(), POLLIN, 0};
   auto last_flush = Clock::now();
   const auto interval = std::chrono::milliseconds(request_.flush_interval_ms);
   const SwitchOutput& sw = request_.switch_output;

@@ -1,6 +1,7 @@
 #include "sys/ftrace_instance.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -190,6 +191,95 @@ Status FtraceInstance::set_tracing_on(bool on) const {
 
 Status FtraceInstance::write_marker(std::string_view text) const {
   return write_whole(tree_.path("trace_marker"), text, O_APPEND);
+}
+
+Result<FtraceInstance> FtraceInstance::make(const Tree& tracefs, const std::string& name,
+                                            mode_t mode) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return usage_error("'" + name + "' is no ftrace instance name (one directory name under " +
+                       tracefs.path("instances") + ")");
+  std::string path = tracefs.path("instances/" + name);
+  if (::mkdir(path.c_str(), 0700) != 0) {
+    int err = errno;
+    if (err == EEXIST)
+      return Error(ErrorKind::kNameTaken, EEXIST, "ftrace instance " + path + " exists already");
+    return error_from_errno(err, "cannot make ftrace instance " + path);
+  }
+  if (::chmod(path.c_str(), mode) != 0) {
+    int err = errno;
+    (void)::rmdir(path.c_str());
+    return error_from_errno(err, "cannot restrict ftrace instance " + path + " to its owner");
+  }
+  return FtraceInstance(name, Tree(path));
+}
+
+Status FtraceInstance::remove(const Tree& tracefs, const std::string& name) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos)
+    return usage_error("'" + name + "' is no ftrace instance name");
+  std::string path = tracefs.path("instances/" + name);
+  if (::rmdir(path.c_str()) != 0 && errno != ENOENT)
+    return error_from_errno(errno, "cannot remove ftrace instance " + path);
+  return ok_status();
+}
+
+Result<mode_t> FtraceInstance::mode() const {
+  PP_ASSIGN_OR_RETURN(PathInfo info, path_info(tree_.root()));
+  return info.mode;
+}
+
+Status FtraceInstance::set_mode(mode_t mode) const {
+  if (::chmod(tree_.root().c_str(), mode) != 0)
+    return error_from_errno(errno, "cannot change the mode of " + tree_.root());
+  return ok_status();
+}
+
+Result<std::string> FtraceInstance::read_setting(std::string_view file) const {
+  PP_ASSIGN_OR_RETURN(std::string text, tree_.read(file, 1 << 16));
+  return std::string(trim(text));
+}
+
+Status FtraceInstance::write_setting(std::string_view file, std::string_view value) const {
+  std::string path = tree_.path(file);
+  Fd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno,
+                            "cannot open " + path + " to write '" + std::string(value) + "'");
+  std::string line = std::string(value) + "\n";
+  ssize_t n;
+  do {
+    n = ::write(fd.get(), line.data(), line.size());
+  } while (n < 0 && errno == EINTR);
+  if (n < 0)
+    return error_from_errno(errno, "cannot write '" + std::string(value) + "' to " + path);
+  if (size_t(n) != line.size())
+    return Error(EIO, "writing '" + std::string(value) + "' to " + path + " stopped after " +
+                          std::to_string(n) + " bytes");
+  return ok_status();
+}
+
+Result<Fd> FtraceInstance::open_pipe_raw(uint32_t cpu) const {
+  std::string path = tree_.path("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd)
+    return error_from_errno(errno, "cannot open " + path);
+  return fd;
+}
+
+Result<size_t> FtraceInstance::read_page(int fd, std::span<uint8_t> page, const std::string& what) {
+  for (;;) {
+    ssize_t n = ::read(fd, page.data(), page.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN)
+      return 0;
+    if (n < 0)
+      return error_from_errno(errno, "cannot read " + what);
+    if (n != 0 && size_t(n) != page.size())
+      return Error(EIO, "reading " + what + " gave " + std::to_string(n) +
+                            " bytes, not a page of " + std::to_string(page.size()) +
+                            "; did another reader take part of a page? One reader per instance");
+    return size_t(n);
+  }
 }
 
 }  // namespace pp::sys

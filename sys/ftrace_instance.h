@@ -16,13 +16,17 @@
 //   PP_ASSIGN_OR_RETURN(std::vector<uint8_t> pages, inst.read_pages(0, 4096, 64 << 20));
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/result.h"
+#include "sys/fd.h"
 #include "sys/tree.h"
 
 namespace pp::sys {
@@ -80,6 +84,30 @@ class FtraceInstance {
   Result<CpuStats> cpu_stats(uint32_t cpu) const;
   // The CPUs of per_cpu/, ascending.
   Result<std::vector<uint32_t>> cpus() const;
+
+  // Making and running an instance (the broker's ftrace backend, which is
+  // its only consumer):
+  //
+  // Makes instances/NAME (mkdir in tracefs creates a whole instance, its
+  // buffers included) and takes its directory to `mode` (0700: root alone
+  // may look inside). A name-taken error when it exists already.
+  static Result<FtraceInstance> make(const Tree& tracefs, const std::string& name, mode_t mode);
+  // Removes instances/NAME (rmdir frees its buffers); EBUSY while a file
+  // of it is open.
+  static Status remove(const Tree& tracefs, const std::string& name);
+  // The instance directory's permission bits, and changing them.
+  Result<mode_t> mode() const;
+  Status set_mode(mode_t mode) const;
+  // One of its files, trimmed ("1", "4096", "3", "none"); and writes one,
+  // whole, the way `echo VALUE > FILE` does. The kernel's refusal (EINVAL
+  // for a filter it cannot parse) names the file.
+  Result<std::string> read_setting(std::string_view file) const;
+  Status write_setting(std::string_view file, std::string_view value) const;
+  // per_cpu/cpuN/trace_pipe_raw opened non-blocking, kept open by its one
+  // consumer; and one read of a page from it: the bytes read (a whole
+  // page), or 0 when it has nothing (EAGAIN) or ended.
+  Result<Fd> open_pipe_raw(uint32_t cpu) const;
+  static Result<size_t> read_page(int fd, std::span<uint8_t> page, const std::string& what);
 
   // Reads per_cpu/cpuN/trace_pipe_raw non-blocking, `page_size` bytes at a
   // time, until EAGAIN or end of file, or `limit` bytes (a CPU written to

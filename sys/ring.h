@@ -17,7 +17,8 @@
 // newest record's header.
 //
 // Shared by the ring reader (sys/ring_reader.h), the fake kernel's writer
-// (sys/testing/ring_writer.h) and their tests.
+// (sys/ring_writer.h: the fake kernel, the broker's shared rings) and their
+// tests.
 #pragma once
 
 #include <linux/perf_event.h>

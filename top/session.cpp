@@ -513,7 +513,7 @@ Status Session::loop() {
                 {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
                 {screen_ ? -1 : STDOUT_FILENO, 0, 0}});
     for (size_t i = 0; i < streams_.size(); ++i)
-      fds.push_back({hung_[i] ? -1 : streams_[i].fd.get(), POLLIN, 0});
+      fds.push_back({hung_[i] ? -1 : streams_[i].poll_fd(), POLLIN, 0});
     now = uint64_t(sys::monotonic_ns());
     int timeout =
         now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));

@@ -883,7 +883,7 @@ Status Watcher::run() {
     fds.push_back({signals.fd(), POLLIN, 0});
     if (attached_)
       for (const record::Stream& s : streams_)
-        fds.push_back({s.fd.get(), POLLIN, 0});
+        fds.push_back({s.poll_fd(), POLLIN, 0});
     int timeout = kReadIntervalMs;
     if (options_.duration_ms) {
       uint64_t elapsed = sys::monotonic_ms() - start;

@@ -44,7 +44,7 @@ TEST(CheckBinary, TheProgramLinksNoTestDouble) {
 TEST(CheckBinary, AProgramThatLinksTestDoublesFailsNamingThem) {
   CommandResult r = check_binary(this_program(), test_only_archives());
   EXPECT_EQ(r.status, 1) << r.out << r.err;
-  for (const char* name : {"in a testing namespace", "pp::sys::testing::RingWriter::",
+  for (const char* name : {"in a testing namespace", "pp::sys::testing::FakeKernel::",
                            "pp::report::testing::MemoryOutput::", "testing::Test::", "named fake",
                            "that a test-only archive defines", "pp::testing::run_command("})
     EXPECT_NE(r.err.find(name), std::string::npos) << name << "\n" << r.err;

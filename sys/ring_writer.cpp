@@ -1,9 +1,9 @@
-#include "sys/testing/ring_writer.h"
+#include "sys/ring_writer.h"
 
 #include <algorithm>
 #include <cstring>
 
-namespace pp::sys::testing {
+namespace pp::sys {
 
 RingWriter::RingWriter(std::span<uint8_t> mapping, size_t data_offset, size_t data_size,
                        RingLayout layout, bool overwrite)
@@ -62,4 +62,4 @@ bool RingWriter::write(std::span<const uint8_t> record) {
   return true;
 }
 
-}  // namespace pp::sys::testing
+}  // namespace pp::sys

@@ -1,0 +1,46 @@
+#include "ftrace/common_fields.h"
+
+#include <charconv>
+#include <cstring>
+
+namespace pp::ftrace {
+namespace {
+
+// The number after `key` ("offset:") in `line`, or nothing.
+bool number_after(std::string_view line, std::string_view key, uint32_t& out) {
+  size_t at = line.find(key);
+  if (at == std::string_view::npos)
+    return false;
+  const char* begin = line.data() + at + key.size();
+  const char* end = line.data() + line.size();
+  auto [ptr, ec] = std::from_chars(begin, end, out);
+  return ec == std::errc() && ptr != begin;
+}
+
+}  // namespace
+
+PidField common_pid_field(std::string_view format) {
+  PidField field;
+  size_t at = format.find(" common_pid;");
+  if (at == std::string_view::npos)
+    return field;
+  size_t end = format.find('\n', at);
+  std::string_view line = format.substr(at, end == std::string_view::npos ? end : end - at);
+  uint32_t offset = 0, size = 0;
+  if (number_after(line, "offset:", offset) && number_after(line, "size:", size) && size == 4 &&
+      offset <= 4096) {
+    field.offset = offset;
+    field.size = size;
+  }
+  return field;
+}
+
+int32_t record_pid(std::span<const uint8_t> record, const PidField& field) {
+  if (field.size != 4 || uint64_t(field.offset) + field.size > record.size())
+    return -1;
+  int32_t pid;
+  std::memcpy(&pid, record.data() + field.offset, sizeof(pid));
+  return pid;
+}
+
+}  // namespace pp::ftrace

@@ -1,0 +1,255 @@
+// `create --backend ftrace` on this machine's kernel: the broker owns one
+// ftrace instance per event and is its only consumer, republishing every
+// record into shared rings that any number of readers map. Judged by the
+// real perf script. Each test has its own run directory and broker, and
+// event names of its own (instances are machine-wide), all removed at the
+// end whatever happened.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "sys/child.h"
+#include "sys/tree.h"
+#include "tests/kernel/kernel_env.h"
+#include "tests/support/broker.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_env.h"
+
+namespace pp::testing {
+namespace {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+class FtraceBackend : public PrivateBrokerTest {
+ protected:
+  void SetUp() override {
+    PrivateBrokerTest::SetUp();
+    if (IsSkipped())
+      return;
+    tracefs_ = tracefs_root();
+    PP_SKIP_UNLESS(!tracefs_.empty(), "no tracefs with events/");
+    PP_SKIP_UNLESS(sys::Tree(tracefs_).is_directory("instances"), "tracefs has no instances/");
+  }
+
+  void TearDown() override {
+    background_.clear();
+    if (!run_dir_.empty() && broker_pid() > 0)
+      (void)pp({"kill", "--all"});
+    PrivateBrokerTest::TearDown();
+    // Whatever the test left (a broker that died mid-test): the instances go.
+    for (const std::string& name : names_)
+      ::rmdir(instance_path(name).c_str());
+  }
+
+  // A name no other run on this machine uses: instances are machine-wide.
+  std::string name(const std::string& base) {
+    names_.push_back(base + std::to_string(::getpid()));
+    return names_.back();
+  }
+
+  std::string instance_path(const std::string& name) const {
+    return tracefs_ + "/instances/perf-persistent." + name;
+  }
+
+  // CPU 0's republished count of `name`, from list -v --json; -1 when absent.
+  long count(const std::string& name) {
+    CommandResult r = pp({"list", "-v", "--json"});
+    json doc = json::parse(r.out, nullptr, false);
+    if (doc.is_discarded())
+      return -1;
+    for (const json& e : doc.value("events", json::array()))
+      if (e.value("name", "") == name)
+        for (const json& c : e.value("counts", json::array()))
+          if (c.value("cpu", -1) == 0)
+            return c.value("count", -1L);
+    return -1;
+  }
+
+  // Waits until the broker has republished `want` records of `name`.
+  bool wait_for_count(const std::string& name, long want) {
+    for (int i = 0; i < 300; i++) {
+      if (count(name) >= want)
+        return true;
+      std::this_thread::sleep_for(20ms);
+    }
+    return false;
+  }
+
+  sys::Child& start_record(const std::string& event, const std::string& output,
+                           const std::string& err_file) {
+    std::string cmd = "exec '" + binary_path() + "' record -e persistent/" + event + "/ -o '" +
+                      output + "' --run-dir='" + run_dir_ + "' 2>'" + err_file + "'";
+    auto child = sys::Child::spawn({"sh", "-c", cmd});
+    EXPECT_TRUE(child.ok()) << child.error().message();
+    background_.push_back(std::move(child).value());
+    return background_.back();
+  }
+
+  // Until a background record has flushed its first data (perf.data's
+  // data size, the u64 at 0x30, is no longer 0): then it is attached.
+  static bool wait_for_start(const std::string& file) {
+    for (int i = 0; i < 1000; i++) {
+      std::ifstream in(file, std::ios::binary);
+      uint64_t data_size = 0;
+      if (in.seekg(0x30) && in.read(reinterpret_cast<char*>(&data_size), 8) && data_size > 0)
+        return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+  std::string tracefs_;
+  std::vector<std::string> names_;
+  std::deque<sys::Child> background_;
+};
+
+// Three readers at once, none taking anything from another: each gets every
+// one of 200,000 calls (the broker drains the instance once and every
+// reader maps the same shared ring). Three runs, one event each, filtered
+// on that run's caller.
+TEST_F(FtraceBackend, ThreeConcurrentReadersEachGetEverySampleOfABurst) {
+  constexpr long kBurst = 200000;
+  for (int run = 0; run < 3; run++) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    GetppidCaller caller(kBurst);
+    ASSERT_GT(caller.pid(), 0);
+    std::string event = name("burst" + std::to_string(run));
+    // 4 MiB of ftrace buffer holds the burst (16-byte records); the shared
+    // ring, four times that, holds it as perf samples (72 bytes each).
+    CommandResult created =
+        pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event, "--backend", "ftrace",
+            "-m", "1024", "-C", "0", "--filter", caller.filter()});
+    ASSERT_EQ(created.status, 0) << created.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(instance_path(event).c_str(), &st), 0) << instance_path(event);
+    EXPECT_EQ(st.st_mode & 07777, 0700u) << "the instance is root's alone";
+
+    std::vector<std::string> files;
+    for (int r = 0; r < 3; r++) {
+      files.push_back(tmp_.path("run" + std::to_string(run) + "-r" + std::to_string(r) + ".data"));
+      start_record(event, files.back(), files.back() + ".err");
+    }
+    for (const std::string& f : files)
+      ASSERT_TRUE(wait_for_start(f)) << f << " never started: " << f + ".err";
+    ASSERT_TRUE(caller.run());
+    ASSERT_TRUE(wait_for_count(event, kBurst)) << "the broker republished " << count(event);
+    EXPECT_EQ(count(event), kBurst);
+    // Each reader wakes by time at least every flush interval: by now it
+    // has read the ring's end; SIGINT makes it drain once more and finish.
+    std::this_thread::sleep_for(300ms);
+    for (sys::Child& c : background_)
+      ASSERT_TRUE(c.kill(SIGINT).ok());
+    for (sys::Child& c : background_)
+      EXPECT_TRUE(c.wait().ok());
+    background_.clear();
+    for (const std::string& f : files) {
+      std::string err;
+      EXPECT_EQ(perf_script_count(f, caller.pid(), &err), kBurst) << f << ": " << err;
+    }
+    EXPECT_EQ(pp({"kill", event}).status, 0);
+    EXPECT_FALSE(sys::Tree(tracefs_).exists("instances/perf-persistent." + event))
+        << "kill removes the instance";
+  }
+}
+
+// Nobody reads while a burst overflows the shared ring: a snapshot then
+// holds the newest records (all of a later caller's, some of the first
+// one's) and says the older ones were lost.
+TEST_F(FtraceBackend, ASnapshotWhileNobodyReadHoldsTheLastRecords) {
+  GetppidCaller first(20000), last(50);
+  ASSERT_GT(first.pid(), 0);
+  ASSERT_GT(last.pid(), 0);
+  std::string event = name("snap");
+  std::string filter = first.filter() + " || " + last.filter();
+  // 64 KiB of ftrace buffer, a 256 KiB shared ring: about 3,600 samples.
+  CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event,
+                              "--backend", "ftrace", "-m", "16", "-C", "0", "--filter", filter});
+  ASSERT_EQ(created.status, 0) << created.err;
+  ASSERT_TRUE(first.go());
+  // The broker drains while it runs (a 64 KiB buffer wakes it early):
+  // fewer than all 20,000 may reach the ring, never more.
+  ASSERT_TRUE(first.wait());
+  std::this_thread::sleep_for(300ms);
+  ASSERT_TRUE(last.run());
+  std::string file = tmp_.path("snap.data");
+  CommandResult rec = pp({"record", "-e", "persistent/" + event + "/", "--no-follow", "-o", file});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  std::string err;
+  EXPECT_EQ(perf_script_count(file, last.pid(), &err), 50) << err;
+  int older = perf_script_count(file, first.pid(), &err);
+  EXPECT_GT(older, 2000) << "the ring holds thousands of the newest";
+  EXPECT_LT(older, 20000) << "and not the oldest";
+  EXPECT_NE(rec.err.find("lost"), std::string::npos) << "the overwritten are counted: " << rec.err;
+}
+
+// The instance outlives the broker and is taken over with what it gathered
+// meanwhile; settings changed behind the broker's back are put back and
+// listed; a refused event says why.
+TEST_F(FtraceBackend, RestartAdoptsTheInstanceAndTheGuardUndoesForeignChanges) {
+  GetppidCaller before(700), during(500);
+  ASSERT_GT(before.pid(), 0);
+  ASSERT_GT(during.pid(), 0);
+  std::string event = name("keep");
+  CommandResult created =
+      pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event, "--backend", "ftrace",
+          "-C", "0", "--filter", before.filter() + " || " + during.filter()});
+  ASSERT_EQ(created.status, 0) << created.err;
+  CommandResult listed = pp({"list"});
+  EXPECT_NE(listed.out.find(" ftrace "), std::string::npos) << listed.out;
+  CommandResult listed_json = pp({"list", "--json"});
+  json doc = json::parse(listed_json.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << listed_json.out;
+  EXPECT_EQ(doc["events"][0]["ring"], "ftrace");
+  EXPECT_EQ(doc["events"][0]["instance"], "perf-persistent." + event);
+  ASSERT_TRUE(before.run());
+  ASSERT_TRUE(wait_for_count(event, 700));
+
+  ASSERT_TRUE(stop_broker(run_dir_));
+  ASSERT_TRUE(sys::Tree(tracefs_).is_directory("instances/perf-persistent." + event))
+      << "the instance outlives the broker";
+  ASSERT_TRUE(during.run());  // recorded by the instance alone
+  {
+    std::ofstream off(instance_path(event) + "/tracing_on");
+    off << "0\n";
+  }
+  ASSERT_EQ(pp({"daemon"}).status, 0);
+  std::string file = tmp_.path("after.data");
+  CommandResult rec = pp({"record", "-e", "persistent/" + event + "/", "--no-follow", "-o", file});
+  ASSERT_EQ(rec.status, 0) << rec.err;
+  std::string err;
+  EXPECT_EQ(perf_script_count(file, during.pid(), &err), 500)
+      << "what the instance gathered while no broker ran: " << err;
+  EXPECT_EQ(sys::Tree(instance_path(event)).read("tracing_on").value_or(""), "1\n");
+
+  // A foreign change while the broker runs: put back within a second.
+  {
+    std::ofstream on(instance_path(event) + "/events/sched/sched_switch/enable");
+    on << "1\n";
+  }
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_EQ(sys::Tree(instance_path(event)).read("events/sched/sched_switch/enable").value_or(""),
+            "0\n");
+  CommandResult after = pp({"list", "--json"});
+  json after_doc = json::parse(after.out, nullptr, false);
+  ASSERT_FALSE(after_doc.is_discarded()) << after.out;
+  std::string findings = after_doc["events"][0].value("tampered", json::array()).dump();
+  EXPECT_NE(findings.find("tracing_on was '0'"), std::string::npos) << findings;
+  EXPECT_NE(findings.find("sched:sched_switch was enabled"), std::string::npos) << findings;
+
+  CommandResult refused =
+      pp({"create", "-e", "cpu-clock", "--backend", "ftrace", "--name", name("clock")});
+  EXPECT_EQ(refused.status, 1);
+  EXPECT_NE(refused.err.find("is no tracepoint"), std::string::npos) << refused.err;
+}
+
+}  // namespace
+}  // namespace pp::testing
