@@ -341,8 +341,9 @@ int64_t read_le64(const unsigned char* p) {
 // do not hold `count` entries each (a file damaged or written by hand).
 bool split_batch(const void* blob, int blob_bytes, std::string_view json, int64_t count,
                  const Filters& f, std::vector<BatchEntry>& out) {
-  if (count <= 0 || blob_bytes < 0 || uint64_t(blob_bytes) != uint64_t(count) * 16 ||
-      (count > 0 && !blob))
+  // Compared by division: a count written by hand cannot overflow into a
+  // match with a short blob.
+  if (count <= 0 || blob_bytes <= 0 || blob_bytes % 16 != 0 || count != blob_bytes / 16 || !blob)
     return false;
   size_t start = out.size();
   const auto* p = static_cast<const unsigned char*>(blob);
@@ -881,7 +882,8 @@ class Listing {
     bool ok = split_batch(blob, blob_bytes, b->json, count, f_, b->entries);
     sqlite3_reset(q);
     if (!ok) {
-      uint64_t lost = count > 0 ? uint64_t(count) : 1;
+      // Its records, as far as a count that may be damaged says.
+      uint64_t lost = count > 0 && count <= kBatchRecords ? uint64_t(count) : 1;
       stats_.records += lost;
       stats_.bad += lost;
       err_ << "batch " << id << " of " << path_

@@ -5,8 +5,8 @@
 //   HistoryOptions o;
 //   o.boot_id = "6c1f...";                 // /proc/sys/kernel/random/boot_id
 //   PP_ASSIGN_OR_RETURN(auto history, History::open("/var/lib/perf-persistent/history.db", o));
-//   std::optional<uint64_t> after = *history->last_time("mce_record", 3);  // resume point
-//   history->record(r, record_json(r));    // INSERT OR IGNORE by r.key, in an open transaction
+//   std::optional<ResumePoint> after = *history->resume_point("mce_record", 3);
+//   history->record(r, record_json(r));    // a row or a batch's entry, in an open transaction
 //   history->tick(sys::monotonic_ms(), false);  // commits once per commit_interval_ms
 //   history->tick(sys::monotonic_ms(), true);   // before exit: commits what is left
 //
@@ -322,7 +322,10 @@ class History final : public Sink {
                                                const HistoryOptions& options);
   ~History() override;
 
-  // A record with this key is stored (committed or not).
+  // A row with this key is stored (committed or not), or a machine check
+  // with it was (seen_keys). Batched records are not looked up by key
+  // (their stream's resume point says what is stored): the watcher asks
+  // this of machine checks alone.
   Result<bool> contains(const std::string& key);
   // The newest sample stored for (event, cpu) of this boot (options'
   // boot_id), committed or not: the watcher resumes after it on restart.
@@ -331,7 +334,9 @@ class History final : public Sink {
   // resume_point()'s time.
   Result<std::optional<uint64_t>> last_time(const std::string& event, int32_t cpu);
 
-  // INSERT OR IGNORE by key into the open transaction (begun if none).
+  // Into the open transaction (begun if none): a batched_record() into
+  // its stream's batch unless at or before its resume point, another
+  // record INSERT OR IGNORE by key; a duplicate either way is counted.
   Status record(const WatchRecord& r, const nlohmann::ordered_json& json) override;
   // The same with the object's text alone: no tree is made.
   Status take(const WatchRecord& r, const RecordJson& json) override;

@@ -9,6 +9,8 @@
 //
 //   PP_UPDATE_GOLDEN=1 build/unit_tests --gtest_filter='HistoryGolden*'
 // rewrites the file under PP_SOURCE_DIR.
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -276,6 +278,45 @@ TEST(HistoryGolden, BatchedRecordsReportAsRowsDo) {
     EXPECT_EQ(got->printed, want->printed);
     EXPECT_FALSE(a.str().empty());
   }
+}
+
+// A batch whose count, entries and lines disagree (a file damaged, or
+// written by hand) is skipped and said, never read past its blob; the rest
+// of the listing is printed.
+TEST(HistoryGolden, ADamagedBatchIsSkippedAndSaid) {
+  pp::testing::TempDir dir;
+  std::string path = dir.path("h.db");
+  std::vector<WatchRecord> records = mixed_records();
+  store(path, "boot-golden", records);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  std::string counts = rows(db,
+                            "SELECT (SELECT count FROM batches WHERE id = 1) AS a, (SELECT count "
+                            "FROM batches WHERE id = 2) AS b, (SELECT count(*) FROM records) + "
+                            "(SELECT sum(count) FROM batches) AS n");
+  uint64_t first = 0, second = 0, total = 0;
+  ASSERT_EQ(std::sscanf(counts.c_str(), "a=%lu b=%lu n=%lu", &first, &second, &total), 3) << counts;
+  // 2^60 + 1 entries: times 16 wraps to 16 bytes, one entry's worth.
+  EXPECT_EQ(sqlite3_exec(db,
+                         "UPDATE batches SET count = 1152921504606846977, entries = "
+                         "substr(entries, 1, 16) WHERE id = 1; UPDATE batches SET json = json || "
+                         "char(10) || '{}' WHERE id = 2",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close_v2(db);
+  DbReportOptions o;
+  o.json = true;
+  std::ostringstream out, err;
+  auto stats = report_db(path, o, out, err);
+  ASSERT_TRUE(stats.ok()) << stats.error().message();
+  EXPECT_NE(err.str().find("batch 1 of " + path + " cannot be read back"), std::string::npos)
+      << err.str();
+  EXPECT_NE(err.str().find("batch 2 of " + path + " cannot be read back"), std::string::npos)
+      << err.str();
+  EXPECT_EQ(stats->bad, 1 + second);  // a count past a batch's size counts as one
+  EXPECT_EQ(stats->printed, total - first - second);
+  std::string listing = out.str();
+  EXPECT_EQ(stats->printed, uint64_t(std::count(listing.begin(), listing.end(), '\n')));
 }
 
 }  // namespace
