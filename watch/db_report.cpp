@@ -368,7 +368,9 @@ bool split_batch(const void* blob, int blob_bytes, std::string_view json, int64_
 struct ListKey {
   int64_t wall = INT64_MIN;
   int64_t seq = 0;
-  auto operator<=>(const ListKey&) const = default;
+  friend bool operator<(const ListKey& a, const ListKey& b) {
+    return a.wall != b.wall ? a.wall < b.wall : a.seq < b.seq;
+  }
 };
 ListKey list_key(int64_t wall_ns, int64_t seq) {
   return {wall_ns == 0 ? INT64_MIN : wall_ns, seq};

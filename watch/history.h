@@ -146,7 +146,13 @@ bool batched_record(const WatchRecord& r);
 struct ResumePoint {
   uint64_t time = 0;
   uint32_t ordinal = 0;
-  auto operator<=>(const ResumePoint&) const = default;
+  // By time, then ordinal. (Not a defaulted <=>: clang-tidy's
+  // modernize-use-nullptr misreads its literal 0.)
+  friend bool operator==(const ResumePoint&, const ResumePoint&) = default;
+  friend bool operator<(const ResumePoint& a, const ResumePoint& b) {
+    return a.time != b.time ? a.time < b.time : a.ordinal < b.ordinal;
+  }
+  friend bool operator<=(const ResumePoint& a, const ResumePoint& b) { return !(b < a); }
 };
 
 // A buffer read from its oldest record, resumed after `fed`: gives each

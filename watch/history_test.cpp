@@ -396,6 +396,7 @@ TEST(HistoryTest, RecordsOfOneTimeAreToldApartByTheirOrdinalAcrossARestart) {
   ASSERT_EQ(resume, (ResumePoint{20, 1}));
   StreamPosition at(*resume);
   std::vector<bool> fed;
+  fed.reserve(buffer.size());
   for (uint64_t time : buffer)
     fed.push_back(feed(**h, at, time));
   EXPECT_EQ(fed, (std::vector<bool>{false, false, false, true, true}));
