@@ -1,8 +1,10 @@
 // SQLite's CPU per record for two layouts of watch's history, on the
-// records of a real history file: what a row per record costs (the
-// layout `perf persistent watch --db` writes now) against one row per batch
-// of N records of one stream, the layout a schema that batches ordinary
-// tracepoint records would write. For bench/history_layout.bench.
+// records of a real history file: what a row per record costs (schema 2's
+// layout for every record, schema 3's for machine checks and RAS records)
+// against one row per batch of N records of one stream (the layout schema
+// 3 writes ordinary tracepoint records in, with N = 64). For
+// bench/history_layout.bench. SOURCE's batches are read back into the
+// records they hold, in the order watch stored them.
 //
 //   history_layout SOURCE OUT N
 //
@@ -44,6 +46,7 @@ constexpr uint64_t kRecordsPerTransaction = 65536;
 struct Record {
   std::string key, origin, boot_id, event, tracepoint, comm, json;
   int64_t time = 0, wall_ns = 0, cpu = 0, pid = 0, tid = 0;
+  int64_t seq = 0;  // the order watch stored it in
 };
 
 struct Batch {
@@ -104,7 +107,7 @@ int run(const char* source_path, const char* out_path, int64_t n) {
   std::vector<Record> records;
   sqlite3_stmt* q = prepare(source,
                             "SELECT key, origin, boot_id, event, tracepoint, time, wall_ns, cpu, "
-                            "pid, tid, comm, json FROM records ORDER BY id");
+                            "pid, tid, comm, json, id FROM records ORDER BY id");
   while (sqlite3_step(q) == SQLITE_ROW) {
     Record r;
     r.key = column_text(q, 0);
@@ -119,9 +122,60 @@ int run(const char* source_path, const char* out_path, int64_t n) {
     r.tid = sqlite3_column_int64(q, 9);
     r.comm = column_text(q, 10);
     r.json = column_text(q, 11);
+    r.seq = sqlite3_column_int64(q, 12);
     records.push_back(std::move(r));
   }
   sqlite3_finalize(q);
+  // A schema 3 source keeps its ordinary records in batches: each entry
+  // becomes the record it was, its own columns read back from its line.
+  q = prepare(source, "SELECT count(*) FROM sqlite_master WHERE name = 'batches'");
+  bool batched = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0;
+  sqlite3_finalize(q);
+  q = prepare(source, batched ? "SELECT boot_id, event, tracepoint, cpu, entries, json FROM "
+                                "batches ORDER BY id"
+                              : "SELECT 1 WHERE 0");
+  sqlite3_stmt* fields = prepare(source,
+                                 "SELECT json_extract(?1, '$.key'), json_extract(?1, '$.time'), "
+                                 "json_extract(?1, '$.pid'), json_extract(?1, '$.tid'), "
+                                 "json_extract(?1, '$.comm')");
+  while (sqlite3_step(q) == SQLITE_ROW) {
+    const auto* entries = static_cast<const unsigned char*>(sqlite3_column_blob(q, 4));
+    int entry_bytes = sqlite3_column_bytes(q, 4);
+    std::string lines = column_text(q, 5);
+    size_t at = 0;
+    for (int i = 0; i + 16 <= entry_bytes; i += 16) {
+      size_t nl = lines.find('\n', at);
+      Record r;
+      r.origin = "live";
+      r.boot_id = column_text(q, 0);
+      r.event = column_text(q, 1);
+      r.tracepoint = column_text(q, 2);
+      r.cpu = sqlite3_column_int64(q, 3);
+      r.json = lines.substr(at, nl == std::string::npos ? std::string::npos : nl - at);
+      at = nl == std::string::npos ? lines.size() : nl + 1;
+      uint64_t wall = 0, seq = 0;
+      for (int b = 7; b >= 0; b--) {
+        wall = (wall << 8) | entries[i + b];
+        seq = (seq << 8) | entries[i + 8 + b];
+      }
+      r.wall_ns = int64_t(wall);
+      r.seq = int64_t(seq);
+      sqlite3_bind_text(fields, 1, r.json.data(), int(r.json.size()), SQLITE_STATIC);
+      if (sqlite3_step(fields) == SQLITE_ROW) {
+        r.key = column_text(fields, 0);
+        r.time = sqlite3_column_int64(fields, 1);
+        r.pid = sqlite3_column_int64(fields, 2);
+        r.tid = sqlite3_column_int64(fields, 3);
+        r.comm = column_text(fields, 4);
+      }
+      sqlite3_reset(fields);
+      records.push_back(std::move(r));
+    }
+  }
+  sqlite3_finalize(fields);
+  sqlite3_finalize(q);
+  std::stable_sort(records.begin(), records.end(),
+                   [](const Record& a, const Record& b) { return a.seq < b.seq; });
   std::string records_ddl;
   q = prepare(source,
               "SELECT sql FROM sqlite_master WHERE tbl_name = 'records' AND type IN ('table', "

@@ -121,8 +121,21 @@ std::string event_name(std::string_view name) {
   return std::string(name);
 }
 
+// `records` selects rows, `batches` the batches that may hold an entry
+// selected (their wall range meets --since/--until); `since` and `until`
+// (ns since the epoch) select among a batch's entries.
 struct Filters {
-  Where records, lost;
+  Where records, lost, batches;
+  std::optional<int64_t> since, until;
+  // Whether the file has batches (version 3): a version 1 or 2 file is read
+  // as its rows.
+  bool has_batches = false;
+
+  bool takes_wall(int64_t wall_ns) const {
+    if (!since && !until)
+      return true;
+    return wall_ns != 0 && (!since || wall_ns >= *since) && (!until || wall_ns <= *until);
+  }
 };
 
 Result<Filters> make_filters(const DbReportOptions& o) {
@@ -132,12 +145,19 @@ Result<Filters> make_filters(const DbReportOptions& o) {
     if (text->empty())
       continue;
     PP_ASSIGN_OR_RETURN(uint64_t ns, parse_db_time(*text, now));
+    auto bound = int64_t(std::min<uint64_t>(ns, INT64_MAX));
     for (Where* w : {&f.records, &f.lost}) {
       w->add(std::string("wall_ns ") + op + " ?");
-      w->params.emplace_back(int64_t(std::min<uint64_t>(ns, INT64_MAX)));
+      w->params.emplace_back(bound);
     }
+    // A batch's newest entry at or after --since, its oldest at or before
+    // --until; its entries are taken one by one (takes_wall()).
+    f.batches.add(std::string(op[0] == '>' ? "max_wall_ns " : "min_wall_ns ") + op + " ?");
+    f.batches.params.emplace_back(bound);
+    (op[0] == '>' ? f.since : f.until) = bound;
   }
   if (o.mce_only || !o.severities.empty()) {
+    f.batches.add("0");  // no machine check or EDAC record is batched
     f.records.add("severity IS NOT NULL");
     f.lost.add("event IN (SELECT DISTINCT event FROM records WHERE severity IS NOT NULL)");
   }
@@ -150,6 +170,7 @@ Result<Filters> make_filters(const DbReportOptions& o) {
   if (o.cpus) {
     f.records.add_in("cpu", *o.cpus);
     f.lost.add_in("cpu", *o.cpus);
+    f.batches.add_in("cpu", *o.cpus);
   }
   if (!o.events.empty()) {
     std::vector<std::string> names;
@@ -169,6 +190,11 @@ Result<Filters> make_filters(const DbReportOptions& o) {
       for (const std::string& n : names)
         f.records.params.emplace_back(n);
     f.lost.add_in("event", names);
+    // A batch's event is always known.
+    f.batches.add("event " + in + " OR tracepoint " + in);
+    for (int twice = 0; twice < 2; twice++)
+      for (const std::string& n : names)
+        f.batches.params.emplace_back(n);
   }
   return f;
 }
@@ -295,6 +321,61 @@ std::string wall_or_unknown(const SqlValue& v) {
   return is_null(v) ? std::string("unknown") : format_wall_time(uint64_t(as_i64(v)));
 }
 
+// One entry of a batch (watch/history.h, batches): its wall time (0:
+// unknown), sequence number and JSON line.
+struct BatchEntry {
+  int64_t wall_ns = 0;
+  int64_t seq = 0;
+  std::string_view json;
+};
+
+int64_t read_le64(const unsigned char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = (v << 8) | p[i];
+  return int64_t(v);
+}
+
+// The `count` entries of a batch from its entries blob and its JSON lines,
+// those `f` takes appended to `out`; false (nothing appended) when the two
+// do not hold `count` entries each (a file damaged or written by hand).
+bool split_batch(const void* blob, int blob_bytes, std::string_view json, int64_t count,
+                 const Filters& f, std::vector<BatchEntry>& out) {
+  // Compared by division: a count written by hand cannot overflow into a
+  // match with a short blob.
+  if (count <= 0 || blob_bytes <= 0 || blob_bytes % 16 != 0 || count != blob_bytes / 16 || !blob)
+    return false;
+  size_t start = out.size();
+  const auto* p = static_cast<const unsigned char*>(blob);
+  for (int64_t i = 0; i < count; i++) {
+    size_t nl = json.find('\n');
+    if ((nl == std::string_view::npos) != (i == count - 1)) {
+      out.resize(start);
+      return false;
+    }
+    BatchEntry e{read_le64(p + 16 * i), read_le64(p + 16 * i + 8), json.substr(0, nl)};
+    if (f.takes_wall(e.wall_ns))
+      out.push_back(e);
+    if (nl != std::string_view::npos)
+      json.remove_prefix(nl + 1);
+  }
+  return true;
+}
+
+// Where a row or an entry sorts in a listing: by wall time, unknown first
+// (SQLite's NULL), then by sequence number, as "ORDER BY wall_ns, id" did
+// when every record was a row.
+struct ListKey {
+  int64_t wall = INT64_MIN;
+  int64_t seq = 0;
+  friend bool operator<(const ListKey& a, const ListKey& b) {
+    return a.wall != b.wall ? a.wall < b.wall : a.seq < b.seq;
+  }
+};
+ListKey list_key(int64_t wall_ns, int64_t seq) {
+  return {wall_ns == 0 ? INT64_MIN : wall_ns, seq};
+}
+
 // The summary's data, gathered with one GROUP BY each; the machine checks'
 // counts per severity, bank, CPU, socket and error class in the tally every
 // summary of them shares.
@@ -315,6 +396,107 @@ std::optional<uint32_t> as_u32(const SqlValue& v) {
   if (!n || *n < 0 || *n > int64_t(UINT32_MAX))
     return std::nullopt;
   return uint32_t(*n);
+}
+
+std::optional<std::string> text_or_null(const SqlValue& v) {
+  if (is_null(v))
+    return std::nullopt;
+  if (const int64_t* n = std::get_if<int64_t>(&v))
+    return std::to_string(*n);
+  return as_text(v);
+}
+
+SqlValue null_or_text(const std::optional<std::string>& v) {
+  return v ? SqlValue(*v) : SqlValue();
+}
+
+// The batches' entries `f` selects, counted into the summary: a batch whole
+// when its wall range lies inside --since/--until, else entry by entry.
+// They are live records of ordinary tracepoints: counted per event, under
+// "live", never machine checks. The rows keep SQLite's order (NULL first,
+// then bytes), which std::optional<std::string>'s is.
+Status add_batches(sqlite3* db, const Filters& f, const std::string& path, Summary& s) {
+  PP_ASSIGN_OR_RETURN(SqliteStmt q,
+                      sqlite_prepare(db,
+                                     "SELECT event, tracepoint, count, min_wall_ns, max_wall_ns, "
+                                     "walls_unknown, id FROM batches WHERE " +
+                                         f.batches.sql,
+                                     path));
+  bind_all(q.get(), f.batches.params);
+  PP_ASSIGN_OR_RETURN(SqliteStmt entries,
+                      sqlite_prepare(db, "SELECT entries, json FROM batches WHERE id = ?1", path));
+  using Name = std::optional<std::string>;
+  std::map<std::pair<Name, Name>, int64_t> events;
+  for (const SqlRow& r : s.events)
+    events[{text_or_null(r[0]), text_or_null(r[1])}] += as_i64(r[2]);
+  int64_t total = 0;
+  std::optional<int64_t> first, last;
+  auto seen = [&](int64_t wall) {
+    first = first ? std::min(*first, wall) : wall;
+    last = last ? std::max(*last, wall) : wall;
+  };
+  std::vector<BatchEntry> taken;
+  int rc;
+  while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+    sqlite3_stmt* r = q.get();
+    int64_t count = sqlite3_column_int64(r, 2);
+    bool walls = sqlite3_column_type(r, 3) != SQLITE_NULL;
+    int64_t min_wall = sqlite3_column_int64(r, 3), max_wall = sqlite3_column_int64(r, 4);
+    bool whole = (!f.since && !f.until) ||
+                 (walls && sqlite3_column_int64(r, 5) == 0 && (!f.since || min_wall >= *f.since) &&
+                  (!f.until || max_wall <= *f.until));
+    int64_t n = 0;
+    if (whole) {
+      n = count;
+      if (walls) {
+        seen(min_wall);
+        seen(max_wall);
+      }
+    } else {
+      sqlite3_bind_int64(entries.get(), 1, sqlite3_column_int64(r, 6));
+      if (sqlite3_step(entries.get()) == SQLITE_ROW) {
+        taken.clear();
+        const auto* json = reinterpret_cast<const char*>(sqlite3_column_text(entries.get(), 1));
+        int json_bytes = sqlite3_column_bytes(entries.get(), 1);
+        if (split_batch(sqlite3_column_blob(entries.get(), 0),
+                        sqlite3_column_bytes(entries.get(), 0),
+                        std::string_view(json ? json : "", size_t(json_bytes)), count, f, taken)) {
+          n = int64_t(taken.size());
+          for (const BatchEntry& e : taken)
+            seen(e.wall_ns);
+        }
+      }
+      sqlite3_reset(entries.get());
+    }
+    if (n == 0)
+      continue;
+    total += n;
+    auto text = [&](int c) -> Name {
+      const unsigned char* t = sqlite3_column_text(r, c);
+      return t ? Name(reinterpret_cast<const char*>(t)) : Name();
+    };
+    events[{text(0), text(1)}] += n;
+  }
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db, "reading the batches of", path);
+  if (total == 0)
+    return ok_status();
+  s.records += total;
+  if (first)
+    s.first = is_null(s.first) ? *first : std::min(as_i64(s.first), *first);
+  if (last)
+    s.last = is_null(s.last) ? *last : std::max(as_i64(s.last), *last);
+  s.events.clear();
+  for (const auto& [names, count] : events)
+    s.events.push_back({null_or_text(names.first), null_or_text(names.second), count});
+  std::map<Name, int64_t> origins;
+  for (const SqlRow& r : s.origins)
+    origins[text_or_null(r[0])] += as_i64(r[1]);
+  origins[Name("live")] += total;
+  s.origins.clear();
+  for (const auto& [origin, count] : origins)
+    s.origins.push_back({null_or_text(origin), count});
+  return ok_status();
 }
 
 Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
@@ -383,6 +565,8 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
   PP_ASSIGN_OR_RETURN(s.lost, rows("SELECT event, cpu, sum(records) FROM lost WHERE " + f.lost.sql +
                                        " GROUP BY event, cpu ORDER BY event, cpu",
                                    f.lost));
+  if (f.has_batches)
+    PP_RETURN_IF_ERROR(add_batches(db, f, path, s));
   return s;
 }
 
@@ -591,6 +775,182 @@ Result<report::ReportStats> report_faults(sqlite3* raw, sqlite3_stmt* s,
 
 }  // namespace
 
+namespace {
+
+// The listing: the rows (a statement in wall-time order) and the batches'
+// entries merged in the order of ListKey, each printed as --json's line or
+// as text. A batch is read when the merge reaches its oldest wall time, its
+// entries sorted (a stream's wall times may step back when the watcher
+// corrects its clock pair), so that only the batches that overlap in time
+// are held at once.
+class Listing {
+ public:
+  Listing(sqlite3* db, const Filters& f, const DbReportOptions& o, const std::string& path,
+          std::ostream& out, std::ostream& err)
+      : db_(db), f_(f), o_(o), path_(path), out_(out), err_(err) {}
+
+  Status run(sqlite3_stmt* rows) {
+    if (f_.has_batches)
+      PP_RETURN_IF_ERROR(plan_batches());
+    int rc = sqlite3_step(rows);
+    for (;;) {
+      if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return sqlite_error(db_, "reading the records of the history", path_);
+      std::optional<ListKey> row;
+      if (rc == SQLITE_ROW)
+        row = list_key(sqlite3_column_int64(rows, 2), sqlite3_column_int64(rows, 0));
+      // Every batch that may hold an entry before the next one known is
+      // read (all of them until one is known).
+      while (next_ < plan_.size()) {
+        std::optional<ListKey> next = row;
+        if (!heap_.empty() && (!next || top() < *next))
+          next = top();
+        if (next && plan_[next_].first > next->wall)
+          break;
+        PP_RETURN_IF_ERROR(open_batch(plan_[next_++].second));
+      }
+      if (!row && heap_.empty())
+        break;
+      if (row && (heap_.empty() || *row < top())) {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(rows, 1));
+        PP_RETURN_IF_ERROR(print(text ? std::string_view(text) : std::string_view(),
+                                 sqlite3_column_int64(rows, 0)));
+        rc = sqlite3_step(rows);
+        continue;
+      }
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      Open& b = *heap_.back();
+      const BatchEntry& e = b.entries[b.next++];
+      PP_RETURN_IF_ERROR(print(e.json, e.seq));
+      if (b.next < b.entries.size())
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      else
+        heap_.pop_back();
+    }
+    PP_RETURN_IF_ERROR(write_out(out_, buffer_));
+    out_.flush();
+    return ok_status();
+  }
+
+  const report::ReportStats& stats() const { return stats_; }
+
+ private:
+  struct Open {
+    std::string json;
+    std::vector<BatchEntry> entries;
+    size_t next = 0;
+  };
+
+  // The batches the filters select, by the oldest wall time they may hold.
+  Status plan_batches() {
+    PP_ASSIGN_OR_RETURN(
+        SqliteStmt q,
+        sqlite_prepare(db_,
+                       "SELECT CASE WHEN walls_unknown > 0 THEN NULL ELSE min_wall_ns END AS "
+                       "start, id FROM batches WHERE " +
+                           f_.batches.sql + " ORDER BY start, id",
+                       path_));
+    bind_all(q.get(), f_.batches.params);
+    int rc;
+    while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
+      int64_t start = sqlite3_column_type(q.get(), 0) == SQLITE_NULL
+                          ? INT64_MIN
+                          : sqlite3_column_int64(q.get(), 0);
+      plan_.emplace_back(start, sqlite3_column_int64(q.get(), 1));
+    }
+    if (rc != SQLITE_DONE)
+      return sqlite_error(db_, "reading the batches of", path_);
+    PP_ASSIGN_OR_RETURN(fetch_, sqlite_prepare(db_,
+                                               "SELECT count, entries, json FROM batches WHERE "
+                                               "id = ?1",
+                                               path_));
+    return ok_status();
+  }
+
+  Status open_batch(int64_t id) {
+    sqlite3_stmt* q = fetch_.get();
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) {
+      sqlite3_reset(q);
+      return sqlite_error(db_, "reading a batch of records of", path_);
+    }
+    auto b = std::make_unique<Open>();
+    int64_t count = sqlite3_column_int64(q, 0);
+    const void* blob = sqlite3_column_blob(q, 1);
+    int blob_bytes = sqlite3_column_bytes(q, 1);
+    const auto* json = reinterpret_cast<const char*>(sqlite3_column_text(q, 2));
+    b->json.assign(json ? json : "", size_t(sqlite3_column_bytes(q, 2)));
+    bool ok = split_batch(blob, blob_bytes, b->json, count, f_, b->entries);
+    sqlite3_reset(q);
+    if (!ok) {
+      // Its records, as far as a count that may be damaged says.
+      uint64_t lost = count > 0 && count <= kBatchRecords ? uint64_t(count) : 1;
+      stats_.records += lost;
+      stats_.bad += lost;
+      err_ << "batch " << id << " of " << path_
+           << " cannot be read back (its entries do not match its count); its records skipped\n";
+      return ok_status();
+    }
+    if (b->entries.empty())
+      return ok_status();
+    std::stable_sort(b->entries.begin(), b->entries.end(), [](const auto& x, const auto& y) {
+      return list_key(x.wall_ns, x.seq) < list_key(y.wall_ns, y.seq);
+    });
+    heap_.push_back(std::move(b));
+    std::push_heap(heap_.begin(), heap_.end(), later);
+    return ok_status();
+  }
+
+  static ListKey head(const Open& b) {
+    const BatchEntry& e = b.entries[b.next];
+    return list_key(e.wall_ns, e.seq);
+  }
+  // The heap's order: the batch whose next entry sorts first on top.
+  static bool later(const std::unique_ptr<Open>& a, const std::unique_ptr<Open>& b) {
+    return head(*b) < head(*a);
+  }
+  ListKey top() const { return head(*heap_.front()); }
+
+  Status print(std::string_view json_text, int64_t seq) {
+    stats_.records++;
+    if (o_.json) {
+      buffer_ += json_text;
+      buffer_ += '\n';
+    } else {
+      // Keys in stored order: the fields print in the tracepoint's order.
+      nlohmann::ordered_json parsed =
+          nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+      if (parsed.is_discarded() || !parsed.is_object()) {
+        stats_.bad++;
+        err_ << "record " << seq << " of " << path_
+             << " cannot be read back (its stored JSON is not an object); skipped\n";
+        return ok_status();
+      }
+      append_text(buffer_, parsed, o_.verbose);
+    }
+    stats_.printed++;
+    if (buffer_.size() >= kFlushSize)
+      return write_out(out_, buffer_);
+    return ok_status();
+  }
+
+  sqlite3* db_;
+  const Filters& f_;
+  const DbReportOptions& o_;
+  const std::string& path_;
+  std::ostream& out_;
+  std::ostream& err_;
+  std::vector<std::pair<int64_t, int64_t>> plan_;  // (oldest wall or INT64_MIN, id)
+  size_t next_ = 0;
+  SqliteStmt fetch_;
+  std::vector<std::unique_ptr<Open>> heap_;
+  std::string buffer_;
+  report::ReportStats stats_;
+};
+
+}  // namespace
+
 Result<report::ReportStats> report_db(const std::string& path, const DbReportOptions& options,
                                       std::ostream& out, std::ostream& err) {
   PP_ASSIGN_OR_RETURN(Filters filters, make_filters(options));
@@ -607,6 +967,7 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
   }
   PP_ASSIGN_OR_RETURN(HistoryDb db, open_history_db(path, /*writable=*/false));
   sqlite3* raw = db.db.get();
+  filters.has_batches = db.version >= 3;
   if (db.version == 0)
     return Error(ErrorKind::kRefused, ENOENT,
                  path +
@@ -646,44 +1007,18 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
   PP_ASSIGN_OR_RETURN(
       SqliteStmt s,
       sqlite_prepare(raw,
-                     "SELECT id, json FROM records WHERE " + filters.records.sql +
+                     "SELECT id, json, wall_ns FROM records WHERE " + filters.records.sql +
                          (options.faults ? " AND (tracepoint = 'ras:mc_event' OR severity IS "
                                            "NOT NULL)"
                                          : "") +
                          " ORDER BY wall_ns, id",
                      path));
   bind_all(s.get(), filters.records.params);
-  if (options.faults)
+  if (options.faults)  // no batch holds a machine check or EDAC's record
     return report_faults(raw, s.get(), options, path, out, err);
-  int rc;
-  while ((rc = sqlite3_step(s.get())) == SQLITE_ROW) {
-    stats.records++;
-    const char* text = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 1));
-    std::string_view json_text = text ? std::string_view(text) : std::string_view();
-    if (options.json) {
-      buffer += json_text;
-      buffer += '\n';
-    } else {
-      // Keys in stored order: the fields print in the tracepoint's order.
-      nlohmann::ordered_json parsed =
-          nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-      if (parsed.is_discarded() || !parsed.is_object()) {
-        stats.bad++;
-        err << "record " << sqlite3_column_int64(s.get(), 0) << " of " << path
-            << " cannot be read back (its stored JSON is not an object); skipped\n";
-        continue;
-      }
-      append_text(buffer, parsed, options.verbose);
-    }
-    stats.printed++;
-    if (buffer.size() >= kFlushSize)
-      PP_RETURN_IF_ERROR(write_out(out, buffer));
-  }
-  if (rc != SQLITE_DONE)
-    return sqlite_error(raw, "reading the records of the history", path);
-  PP_RETURN_IF_ERROR(write_out(out, buffer));
-  out.flush();
-  return stats;
+  Listing listing(raw, filters, options, path, out, err);
+  PP_RETURN_IF_ERROR(listing.run(s.get()));
+  return listing.stats();
 }
 
 }  // namespace pp::watch

@@ -69,6 +69,37 @@ CREATE INDEX IF NOT EXISTS records_mce_severity ON records(severity) WHERE sever
 CREATE INDEX IF NOT EXISTS lost_wall_ns ON lost(wall_ns);
 )sql";
 
+// Version 3's batches of ordinary tracepoint records (history.h). Their
+// index serves report --db, which opens them in wall-time order.
+constexpr const char* kBatchesSchema = R"sql(
+CREATE TABLE IF NOT EXISTS batches (
+  id INTEGER PRIMARY KEY,
+  boot_id TEXT NOT NULL,
+  event TEXT NOT NULL,
+  tracepoint TEXT NOT NULL,
+  cpu INTEGER NOT NULL,
+  first_time INTEGER NOT NULL,
+  last_time INTEGER NOT NULL,
+  min_wall_ns INTEGER,
+  max_wall_ns INTEGER,
+  walls_unknown INTEGER NOT NULL,
+  first_seq INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  entries BLOB NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS batches_min_wall_ns ON batches(min_wall_ns);
+)sql";
+
+// Version 2 to 3, in the same transaction as version 1 to 2 when that runs
+// first: the rows stay rows (a history's past is read as it was written),
+// the batches' table is made, and a resume point gets its ordinal: 0, the
+// first record of its time, which is what version 2 stored.
+constexpr const char* kMigrateFromV2 = R"sql(
+ALTER TABLE stream_times ADD COLUMN ordinal INTEGER NOT NULL DEFAULT 0;
+)sql";
+
 // The newest sample time stored per (boot, event, CPU): where the watcher
 // resumes after a restart (History::last_time). Version 1 answered that
 // from an index over every record, records(boot_id, event, cpu, time),
@@ -80,6 +111,7 @@ CREATE TABLE IF NOT EXISTS stream_times (
   event TEXT NOT NULL,
   cpu INTEGER NOT NULL,
   time INTEGER NOT NULL,
+  ordinal INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (boot_id, event, cpu)
 ) WITHOUT ROWID;
 )sql";
@@ -285,6 +317,13 @@ Status sqlite_exec(sqlite3* db, const char* sql, std::string_view path) {
   return ok_status();
 }
 
+bool batched_record(const WatchRecord& r) {
+  const std::string& tp = r.tracepoint;
+  return r.origin == Origin::kLive && !r.mce && !r.ras && !r.event.empty() && r.cpu >= 0 &&
+         r.time != 0 && !tp.starts_with("mce:") && !tp.starts_with("ras:") &&
+         !tp.starts_with("cxl:");
+}
+
 namespace {
 
 // Checks an opened history file, as open_history_db() promises. Returns the
@@ -338,13 +377,19 @@ Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_
   return version;
 }
 
-// Makes a new file's schema (version 0) or brings a version 1 file to
-// kHistorySchemaVersion, in one transaction with its user_version: a
+// Makes a new file's schema (version 0) or brings a version 1 or 2 file
+// to kHistorySchemaVersion, in one transaction with its user_version: a
 // failure, or a kill, leaves the file as it was.
 Status create_or_migrate(sqlite3* db, int version, const std::string& path) {
   PP_RETURN_IF_ERROR(sqlite_exec(db, "BEGIN IMMEDIATE", path));
-  std::string sql = kStreamTimesSchema;
-  sql += version == 0 ? kSchema : kMigrateFromV1;
+  // A version 2 file has stream_times without its ordinal: the column is
+  // added; otherwise the table is made with it.
+  std::string sql = version == 2 ? kMigrateFromV2 : kStreamTimesSchema;
+  if (version == 0)
+    sql += kSchema;
+  else if (version == 1)
+    sql += kMigrateFromV1;
+  sql += kBatchesSchema;
   sql += "PRAGMA user_version=" + std::to_string(kHistorySchemaVersion) + ";";
   Status status = sqlite_exec(db, sql.c_str(), path);
   if (status.ok())
@@ -427,9 +472,24 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
       sqlite_prepare(db,
                      "INSERT OR IGNORE INTO records (key, origin, boot_id, event, tracepoint, "
                      "time, wall_ns, cpu, pid, tid, comm, severity, bank, error_class, status, "
-                     "addr, socket, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                     "?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                     "addr, socket, json, id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
                      path));
+  PP_ASSIGN_OR_RETURN(
+      h->insert_batch_,
+      sqlite_prepare(db,
+                     "INSERT INTO batches (boot_id, event, tracepoint, cpu, first_time, "
+                     "last_time, min_wall_ns, max_wall_ns, walls_unknown, first_seq, last_seq, "
+                     "count, entries, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, "
+                     "?11, ?12, ?13, ?14)",
+                     path));
+  // Rows and entries share one sequence, which goes on from the file's.
+  PP_ASSIGN_OR_RETURN(int64_t last_seq,
+                      query_i64(db,
+                                "SELECT max(coalesce((SELECT max(id) FROM records), 0), "
+                                "coalesce((SELECT max(last_seq) FROM batches), 0))",
+                                path));
+  h->next_seq_ = uint64_t(std::max<int64_t>(last_seq, 0)) + 1;
   PP_ASSIGN_OR_RETURN(h->insert_lost_,
                       sqlite_prepare(db,
                                      "INSERT INTO lost (boot_id, event, cpu, records, wall_ns) "
@@ -441,14 +501,16 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
                                                    path));
   PP_ASSIGN_OR_RETURN(h->last_time_,
                       sqlite_prepare(db,
-                                     "SELECT time FROM stream_times WHERE boot_id = ?1 AND "
-                                     "event = ?2 AND cpu = ?3",
+                                     "SELECT time, ordinal FROM stream_times WHERE boot_id = ?1 "
+                                     "AND event = ?2 AND cpu = ?3",
                                      path));
   PP_ASSIGN_OR_RETURN(h->mark_time_,
                       sqlite_prepare(db,
-                                     "INSERT INTO stream_times (boot_id, event, cpu, time) "
-                                     "VALUES (?1, ?2, ?3, ?4) ON CONFLICT (boot_id, event, cpu) "
-                                     "DO UPDATE SET time = max(time, excluded.time)",
+                                     "INSERT INTO stream_times (boot_id, event, cpu, time, "
+                                     "ordinal) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (boot_id, "
+                                     "event, cpu) DO UPDATE SET time = excluded.time, ordinal = "
+                                     "excluded.ordinal WHERE (excluded.time, excluded.ordinal) > "
+                                     "(stream_times.time, stream_times.ordinal)",
                                      path));
   {
     // The resume points of a boot none of whose records is left go, as
@@ -460,7 +522,8 @@ Result<std::unique_ptr<History>> History::open(const std::string& path,
                        "WITH boots AS (SELECT DISTINCT boot_id FROM stream_times WHERE boot_id IS "
                        "NOT ?1) DELETE FROM stream_times WHERE boot_id IN (SELECT boot_id FROM "
                        "boots WHERE NOT EXISTS (SELECT 1 FROM records WHERE records.boot_id = "
-                       "boots.boot_id))",
+                       "boots.boot_id) AND NOT EXISTS (SELECT 1 FROM batches WHERE "
+                       "batches.boot_id = boots.boot_id))",
                        path));
     bind_text(forget.get(), 1, options.boot_id);
     PP_RETURN_IF_ERROR(
@@ -475,6 +538,7 @@ History::~History() {
     (void)commit();
   // Statements before the connection; sqlite3_close_v2 waits for none.
   insert_.reset();
+  insert_batch_.reset();
   insert_lost_.reset();
   contains_.reset();
   last_time_.reset();
@@ -493,14 +557,19 @@ Status History::begin_if_needed() {
 Status History::commit() {
   if (!in_transaction_)
     return ok_status();
-  // The streams' newest times go in the same transaction as their records.
+  // The open batches, then the streams' newest points, go in the same
+  // transaction as the rest of their records.
   sqlite3_stmt* mark = mark_time_.get();
-  for (const auto& [event, cpus] : pending_times_) {
-    for (const auto& [cpu, time] : cpus) {
+  for (auto& [event, cpus] : streams_) {
+    for (auto& [cpu, stream] : cpus) {
+      PP_RETURN_IF_ERROR(write_batch(event, cpu, stream));
+      if (!stream.pending)
+        continue;
       bind_text(mark, 1, options_.boot_id);
       bind_text(mark, 2, event);
       sqlite3_bind_int(mark, 3, cpu);
-      sqlite3_bind_int64(mark, 4, int64_t(time));
+      sqlite3_bind_int64(mark, 4, int64_t(stream.pending->time));
+      sqlite3_bind_int64(mark, 5, int64_t(stream.pending->ordinal));
       PP_RETURN_IF_ERROR(
           step_done(db_.get(), mark, "storing the streams' resume points in the history", path_));
     }
@@ -509,7 +578,12 @@ Status History::commit() {
     return sqlite_error(db_.get(), "committing records to the history", path_);
   in_transaction_ = false;
   records_in_transaction_ = 0;
-  pending_times_.clear();
+  for (auto& [event, cpus] : streams_)
+    for (auto& [cpu, stream] : cpus)
+      if (stream.pending) {
+        stream.committed = std::max(stream.committed, stream.pending);
+        stream.pending.reset();
+      }
   counters_.commits++;
   return ok_status();
 }
@@ -527,24 +601,40 @@ Result<bool> History::contains(const std::string& key) {
   return sqlite_error(db_.get(), "looking up a record's key in the history", path_);
 }
 
-Result<std::optional<uint64_t>> History::last_time(const std::string& event, int32_t cpu) {
-  std::optional<uint64_t> pending;
-  if (auto e = pending_times_.find(event); e != pending_times_.end())
-    if (auto c = e->second.find(cpu); c != e->second.end())
-      pending = c->second;
+Result<History::Stream*> History::stream(const std::string& event, int32_t cpu) {
+  auto e = streams_.find(event);
+  if (e == streams_.end())
+    e = streams_.emplace(event, std::map<int32_t, Stream>()).first;
+  auto [it, added] = e->second.try_emplace(cpu);
+  if (!added)
+    return &it->second;
   sqlite3_stmt* s = last_time_.get();
   sqlite3_bind_text(s, 1, options_.boot_id.data(), int(options_.boot_id.size()), SQLITE_STATIC);
   sqlite3_bind_text(s, 2, event.data(), int(event.size()), SQLITE_STATIC);
   sqlite3_bind_int(s, 3, cpu);
   int rc = sqlite3_step(s);
-  std::optional<uint64_t> out = pending;
   if (rc == SQLITE_ROW)
-    out = std::max(out.value_or(0), uint64_t(sqlite3_column_int64(s, 0)));
+    it->second.committed =
+        ResumePoint{uint64_t(sqlite3_column_int64(s, 0)), uint32_t(sqlite3_column_int64(s, 1))};
   sqlite3_reset(s);
   sqlite3_clear_bindings(s);
-  if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    e->second.erase(it);
     return sqlite_error(db_.get(), "reading the last sample time from the history", path_);
-  return out;
+  }
+  return &it->second;
+}
+
+Result<std::optional<ResumePoint>> History::resume_point(const std::string& event, int32_t cpu) {
+  PP_ASSIGN_OR_RETURN(Stream * s, stream(event, cpu));
+  return std::max(s->committed, s->pending);
+}
+
+Result<std::optional<uint64_t>> History::last_time(const std::string& event, int32_t cpu) {
+  PP_ASSIGN_OR_RETURN(std::optional<ResumePoint> point, resume_point(event, cpu));
+  if (!point)
+    return std::optional<uint64_t>();
+  return std::optional<uint64_t>(point->time);
 }
 
 Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
@@ -561,6 +651,8 @@ Status History::store(const WatchRecord& r, std::string_view text) {
                           " record without an identity key cannot be stored in the history " +
                           path_);
   PP_RETURN_IF_ERROR(begin_if_needed());
+  if (batched_record(r) && !options_.boot_id.empty())
+    return store_batched(r, text);
   sqlite3_stmt* s = insert_.get();
   bind_text(s, 1, r.key);
   bind_text(s, 2, origin_name(r.origin));
@@ -584,25 +676,105 @@ Status History::store(const WatchRecord& r, std::string_view text) {
     bind_i64(s, 17, opt_i64(d.regs.socketid));
   }
   sqlite3_bind_text(s, 18, text.data(), int(text.size()), SQLITE_STATIC);
+  sqlite3_bind_int64(s, 19, int64_t(next_seq_));
   PP_RETURN_IF_ERROR(step_done(db_.get(), s, "storing a record in the history", path_));
   if (sqlite3_changes(db_.get()) == 0) {
     counters_.duplicates++;
     return ok_status();
   }
+  next_seq_++;
   counters_.stored++;
   // The row's boot_id, event, cpu and time all known: its stream's resume
   // point, as version 1's max(time) over those columns found it.
   if (!from_previous_boot(r.origin) && !options_.boot_id.empty() && !r.event.empty() &&
       r.cpu >= 0 && r.time != 0) {
-    auto e = pending_times_.find(r.event);
-    if (e == pending_times_.end())
-      e = pending_times_.emplace(r.event, std::map<int32_t, uint64_t>()).first;
-    uint64_t& newest = e->second[r.cpu];
-    newest = std::max(newest, r.time);
+    PP_ASSIGN_OR_RETURN(Stream * stream, this->stream(r.event, r.cpu));
+    stream->pending = std::max(stream->pending, std::optional(ResumePoint{r.time, r.ordinal}));
   }
   if (++records_in_transaction_ >= kMaxRecordsPerTransaction)
     return commit();
   return ok_status();
+}
+
+namespace {
+
+void append_le64(std::string& out, int64_t v) {
+  char bytes[8];
+  for (int i = 0; i < 8; i++)
+    bytes[i] = char(uint64_t(v) >> (8 * i));
+  out.append(bytes, 8);
+}
+
+}  // namespace
+
+Status History::store_batched(const WatchRecord& r, std::string_view text) {
+  PP_ASSIGN_OR_RETURN(Stream * s, stream(r.event, r.cpu));
+  ResumePoint point{r.time, r.ordinal};
+  // At or before where its stream was stored to: stored already (history.h,
+  // exactly once).
+  if (std::optional<ResumePoint> stored = std::max(s->committed, s->pending);
+      stored && point <= *stored) {
+    counters_.duplicates++;
+    return ok_status();
+  }
+  if (s->count > 0 && s->tracepoint != r.tracepoint)
+    PP_RETURN_IF_ERROR(write_batch(r.event, r.cpu, *s));
+  uint64_t seq = next_seq_++;
+  if (s->count == 0) {
+    s->tracepoint = r.tracepoint;
+    s->first_time = r.time;
+    s->first_seq = seq;
+    s->walls_unknown = 0;
+    s->min_wall = INT64_MAX;
+    s->max_wall = INT64_MIN;
+    s->entries.clear();
+    s->json.clear();
+  } else {
+    s->json += '\n';
+  }
+  s->json += text;
+  auto wall = int64_t(r.wall_ns);
+  append_le64(s->entries, wall);
+  append_le64(s->entries, int64_t(seq));
+  if (r.wall_ns == 0) {
+    s->walls_unknown++;
+  } else {
+    s->min_wall = std::min(s->min_wall, wall);
+    s->max_wall = std::max(s->max_wall, wall);
+  }
+  s->last_time = r.time;
+  s->last_seq = seq;
+  s->count++;
+  s->pending = point;
+  counters_.stored++;
+  if (s->count >= kBatchRecords)
+    PP_RETURN_IF_ERROR(write_batch(r.event, r.cpu, *s));
+  if (++records_in_transaction_ >= kMaxRecordsPerTransaction)
+    return commit();
+  return ok_status();
+}
+
+Status History::write_batch(const std::string& event, int32_t cpu, Stream& s) {
+  if (s.count == 0)
+    return ok_status();
+  sqlite3_stmt* b = insert_batch_.get();
+  bind_text(b, 1, options_.boot_id);
+  bind_text(b, 2, event);
+  bind_text(b, 3, s.tracepoint);
+  sqlite3_bind_int(b, 4, cpu);
+  sqlite3_bind_int64(b, 5, int64_t(s.first_time));
+  sqlite3_bind_int64(b, 6, int64_t(s.last_time));
+  bool any_wall = s.walls_unknown < s.count;
+  bind_i64(b, 7, known(s.min_wall, any_wall));
+  bind_i64(b, 8, known(s.max_wall, any_wall));
+  sqlite3_bind_int64(b, 9, s.walls_unknown);
+  sqlite3_bind_int64(b, 10, int64_t(s.first_seq));
+  sqlite3_bind_int64(b, 11, int64_t(s.last_seq));
+  sqlite3_bind_int64(b, 12, s.count);
+  sqlite3_bind_blob(b, 13, s.entries.data(), int(s.entries.size()), SQLITE_STATIC);
+  sqlite3_bind_text(b, 14, s.json.data(), int(s.json.size()), SQLITE_STATIC);
+  s.count = 0;  // written or not: a failure stops the watcher
+  return step_done(db_.get(), b, "storing a batch of records in the history", path_);
 }
 
 Status History::lost(const LostNotice& n) {
@@ -693,6 +865,23 @@ Status History::prune_by_age() {
     PP_RETURN_IF_ERROR(step_done(db_.get(), s.get(), "pruning old records from", path_));
   }
   counters_.pruned += uint64_t(sqlite3_changes(db_.get()));  // the records' statement
+  // A batch goes whole, once its newest entry is older than the cutoff.
+  PP_ASSIGN_OR_RETURN(
+      SqliteStmt batches,
+      sqlite_prepare(db_.get(), "DELETE FROM batches WHERE max_wall_ns < ?1 RETURNING count",
+                     path_));
+  sqlite3_bind_int64(batches.get(), 1, cutoff);
+  return delete_batches(batches.get());
+}
+
+Status History::delete_batches(sqlite3_stmt* s) {
+  int rc;
+  while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+    counters_.pruned += uint64_t(sqlite3_column_int64(s, 0));
+  sqlite3_reset(s);
+  sqlite3_clear_bindings(s);
+  if (rc != SQLITE_DONE)
+    return sqlite_error(db_.get(), "pruning batches of records from", path_);
   return ok_status();
 }
 
@@ -707,9 +896,12 @@ Status History::prune_by_size() {
   if (options_.max_bytes == 0)
     return ok_status();
   // Oldest first by wall time (records without one count as oldest: they
-  // are the harvest's), insertion order among equals; records that are
-  // not machine checks go before any machine check does.
+  // are the harvest's), insertion order among equals: batches of ordinary
+  // tracepoint records, by their newest entry; then the rows that are not
+  // machine checks (the RAS records, the kernel log's); then machine checks.
   static constexpr const char* kDeletes[] = {
+      ("DELETE FROM batches WHERE id IN (SELECT id FROM batches ORDER BY max_wall_ns, id "
+       "LIMIT ?1) RETURNING count"),
       ("DELETE FROM records WHERE id IN (SELECT id FROM records WHERE severity IS NULL "
        "ORDER BY wall_ns, id LIMIT ?1)"),
       "DELETE FROM records WHERE id IN (SELECT id FROM records ORDER BY wall_ns, id LIMIT ?1)",
@@ -724,17 +916,29 @@ Status History::prune_by_size() {
       // A chunk sized from the average row: half the excess, so that
       // indexes and the rows kept (which make the average wrong) cannot
       // make one statement delete far more than needed.
-      PP_ASSIGN_OR_RETURN(int64_t rows,
-                          query_i64(db_.get(), "SELECT count(*) FROM records", path_));
+      PP_ASSIGN_OR_RETURN(int64_t rows, query_i64(db_.get(),
+                                                  "SELECT (SELECT count(*) FROM records) + (SELECT "
+                                                  "coalesce(sum(count), 0) FROM batches)",
+                                                  path_));
       int64_t chunk = kMinPruneChunk;
       if (rows > 0)
         chunk =
             std::max(chunk, int64_t((used - options_.max_bytes) / (used / uint64_t(rows) + 1) / 2));
-      sqlite3_bind_int64(s.get(), 1, chunk);
-      PP_RETURN_IF_ERROR(step_done(db_.get(), s.get(), "pruning the history to its size,", path_));
-      int deleted = sqlite3_changes(db_.get());
-      if (sql != kDeletes[2])
-        counters_.pruned += uint64_t(deleted);
+      uint64_t deleted = 0;
+      if (sql == kDeletes[0]) {
+        // In batches of up to kBatchRecords records.
+        sqlite3_bind_int64(s.get(), 1, std::max<int64_t>(1, chunk / kBatchRecords));
+        uint64_t before = counters_.pruned;
+        PP_RETURN_IF_ERROR(delete_batches(s.get()));
+        deleted = counters_.pruned - before;
+      } else {
+        sqlite3_bind_int64(s.get(), 1, chunk);
+        PP_RETURN_IF_ERROR(
+            step_done(db_.get(), s.get(), "pruning the history to its size,", path_));
+        deleted = uint64_t(sqlite3_changes(db_.get()));
+        if (sql != kDeletes[3])
+          counters_.pruned += deleted;
+      }
       PP_RETURN_IF_ERROR(prune_seen_keys());  // the deleted machine checks' keys came in
       if (deleted == 0)
         break;  // nothing of this kind left: the next kind
@@ -780,11 +984,12 @@ Result<HistoryTotals> History::totals() {
       SqliteStmt records,
       sqlite_prepare(
           db_.get(),
-          "SELECT event, cpu, count(*), max(wall_ns), mc_fields FROM (SELECT event, cpu, wall_ns, "
+          "SELECT event, cpu, sum(n), max(wall_ns), mc_fields FROM (SELECT event, cpu, wall_ns, "
           "CASE WHEN tracepoint = 'ras:mc_event' THEN json_extract(json, '$.fields') END AS "
-          "mc_fields FROM records WHERE origin = 'live' AND event IS NOT NULL UNION ALL SELECT "
-          "event, record_cpu, wall_ns, NULL FROM seen_keys WHERE origin = 'live' AND event IS "
-          "NOT NULL) GROUP BY event, cpu, mc_fields",
+          "mc_fields, 1 AS n FROM records WHERE origin = 'live' AND event IS NOT NULL UNION ALL "
+          "SELECT event, record_cpu, wall_ns, NULL, 1 FROM seen_keys WHERE origin = 'live' AND "
+          "event IS NOT NULL UNION ALL SELECT event, cpu, max_wall_ns, NULL, count FROM "
+          "batches) GROUP BY event, cpu, mc_fields",
           path_));
   int rc = 0;
   while ((rc = sqlite3_step(records.get())) == SQLITE_ROW) {

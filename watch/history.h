@@ -5,8 +5,8 @@
 //   HistoryOptions o;
 //   o.boot_id = "6c1f...";                 // /proc/sys/kernel/random/boot_id
 //   PP_ASSIGN_OR_RETURN(auto history, History::open("/var/lib/perf-persistent/history.db", o));
-//   std::optional<uint64_t> after = *history->last_time("mce_record", 3);  // resume point
-//   history->record(r, record_json(r));    // INSERT OR IGNORE by r.key, in an open transaction
+//   std::optional<ResumePoint> after = *history->resume_point("mce_record", 3);
+//   history->record(r, record_json(r));    // a row or a batch's entry, in an open transaction
 //   history->tick(sys::monotonic_ms(), false);  // commits once per commit_interval_ms
 //   history->tick(sys::monotonic_ms(), true);   // before exit: commits what is left
 //
@@ -22,10 +22,14 @@
 //   (a newer perf-persistent wrote it), as is a file that is not a SQLite
 //   database or fails PRAGMA quick_check.
 //
-// Schema, version 2 (one row per record; the columns are what summaries
-// group by, `json` keeps everything):
+// Schema, version 3. A live record of an ordinary tracepoint (not a
+// machine check, EDAC or another RAS record: batched_record() below) is an
+// entry of a batch, a row per up to kBatchRecords records of one stream;
+// every other record (machine checks, the RAS records, the kernel log,
+// pstore) keeps a row of its own with its columns, which is what summaries
+// group by and what keys deduplicate:
 //
-//   records(id INTEGER PRIMARY KEY,   -- insertion order
+//   records(id INTEGER PRIMARY KEY,   -- the record's sequence number (below)
 //           key TEXT UNIQUE NOT NULL, -- WatchRecord::key: the record's identity
 //           origin TEXT,              -- "live", "kmsg", "pstore"
 //           boot_id TEXT,             -- this boot's id for live and kmsg records; NULL for pstore
@@ -42,13 +46,29 @@
 //           addr INTEGER,             -- machine checks: MCi_ADDR, only when status has ADDRV
 //           socket INTEGER,           -- machine checks: the socket id
 //           json TEXT NOT NULL)       -- record_json(), the line report --db --json prints
+//   batches(id INTEGER PRIMARY KEY,
+//           boot_id TEXT NOT NULL, event TEXT NOT NULL, tracepoint TEXT NOT NULL,
+//           cpu INTEGER NOT NULL,     -- the stream: one event's buffer of one CPU, one boot
+//           first_time INTEGER NOT NULL, last_time INTEGER NOT NULL,  -- event clock
+//           min_wall_ns INTEGER,      -- the entries' wall times known, lowest and
+//           max_wall_ns INTEGER,      -- highest; NULL when none is known
+//           walls_unknown INTEGER NOT NULL,  -- entries without a wall time
+//           first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL,
+//           count INTEGER NOT NULL,   -- entries, 1 to kBatchRecords
+//           entries BLOB NOT NULL,    -- per entry, in order: wall_ns (0: unknown) and
+//                                     -- its sequence number, little-endian int64s
+//           json TEXT NOT NULL)       -- the entries' record_json() lines, '\n' between
+//   The sequence number orders records as they were stored, rows and entries
+//   alike (a row's is its id): report --db lists by wall time, then by it.
 //   lost(id INTEGER PRIMARY KEY, boot_id TEXT, event TEXT, cpu INTEGER,
 //        records INTEGER,             -- samples the buffer lost
 //        wall_ns INTEGER)             -- when the loss was seen
-//   indexes: records(wall_ns), records(severity) WHERE severity IS NOT NULL
-//   stream_times(boot_id, event, cpu, time)  -- the newest sample time stored per
-//                                     -- boot, event and CPU (last_time()); written
-//                                     -- at each commit, with the records
+//   indexes: records(wall_ns), records(severity) WHERE severity IS NOT NULL,
+//            batches(min_wall_ns)
+//   stream_times(boot_id, event, cpu, time, ordinal)  -- the newest sample stored per
+//                                     -- boot, event and CPU (resume_point()), its time
+//                                     -- and ordinal (WatchRecord::ordinal); written at
+//                                     -- each commit, with the records
 //   seen_keys(key TEXT PRIMARY KEY,   -- a deleted machine check's key: never new again
 //             wall_ns, origin, event, record_cpu, cpu, severity, bank, error_class)
 //                                     -- filled by a trigger on every delete of a
@@ -66,21 +86,32 @@
 //                                     -- a watcher that beats. `perf persistent check`
 //                                     -- reads it (watch/liveness.h).
 //
-// Version 1 differed in its indexes alone: records(boot_id, event, cpu,
-// time) where stream_times is, and records(severity) over every row. open()
-// migrates a version 1 file in place, in one transaction (a failure leaves
-// it as it was); report --db reads both versions.
+// Version 2 had no batches (every record a row) and no ordinal in
+// stream_times; version 1 differed from 2 in its indexes alone:
+// records(boot_id, event, cpu, time) where stream_times is, and
+// records(severity) over every row. open() migrates a version 1 or 2 file
+// in place, in one transaction (a failure leaves it as it was): its rows
+// stay rows; report --db reads versions 1 to 3.
 //
-// Writing: one prepared INSERT per record into the open transaction; a
-// commit at each tick past commit_interval_ms, every
-// 65536 records, and at the final tick (stop, SIGTERM).
+// Exactly once: a batched record is stored only when it comes after its
+// stream's resume point (time, then ordinal), which is committed in the
+// transaction that holds its records: one at or before it was stored
+// already (a restart reading the buffer again) and is counted as a
+// duplicate, as a row's key is.
+//
+// Writing: one prepared INSERT per row into the open transaction, a batch
+// written when it holds kBatchRecords entries and at every commit (a batch
+// never spans two transactions); a commit at each tick past
+// commit_interval_ms, every 65536 records, and at the final tick (stop,
+// SIGTERM).
 //
 // Retention (at open, then at most once a minute from tick()): records and
 // lost rows older than max_age_s by wall_ns are deleted (records without a
-// wall time are kept); then, while the file's used pages exceed max_bytes,
-// the oldest records by wall time are deleted in chunks, records that are
-// not machine checks first, and PRAGMA incremental_vacuum gives the pages
-// back to the file system.
+// wall time are kept), a batch whole once its newest entry is; then, while
+// the file's used pages exceed max_bytes, the oldest go in chunks: batches
+// (by their newest entry) first, then the rows that are not machine checks,
+// then machine checks; and PRAGMA incremental_vacuum gives the pages back
+// to the file system.
 #pragma once
 
 #include <cstdint>
@@ -99,7 +130,64 @@
 namespace pp::watch {
 
 // The version of the schema above this program writes and reads.
-inline constexpr int kHistorySchemaVersion = 2;
+inline constexpr int kHistorySchemaVersion = 3;
+
+// The most records a batch holds.
+inline constexpr uint32_t kBatchRecords = 64;
+
+// Whether a record is stored as a batch's entry rather than a row of its
+// own: a live record of its event's buffer (event, CPU and time known) that
+// is not a machine check, EDAC's or another RAS record (mce:*, ras:*,
+// cxl:*).
+bool batched_record(const WatchRecord& r);
+
+// Where a stream (one event's buffer on one CPU) was stored to: its newest
+// sample's time and ordinal (WatchRecord::ordinal).
+struct ResumePoint {
+  uint64_t time = 0;
+  uint32_t ordinal = 0;
+  // By time, then ordinal. (Not a defaulted <=>: clang-tidy's
+  // modernize-use-nullptr misreads its literal 0.)
+  friend bool operator==(const ResumePoint&, const ResumePoint&) = default;
+  friend bool operator<(const ResumePoint& a, const ResumePoint& b) {
+    return a.time != b.time ? a.time < b.time : a.ordinal < b.ordinal;
+  }
+  friend bool operator<=(const ResumePoint& a, const ResumePoint& b) { return !(b < a); }
+};
+
+// A buffer read from its oldest record, resumed after `fed`: gives each
+// sample its ordinal (0 for the first of its time, then 1, 2...: a clock
+// coarser than a record gives several one time) and says whether it comes
+// after `fed`, moving `fed` when it does. The watcher keeps one per buffer
+// for as long as it is attached.
+//
+//   StreamPosition at{*history.resume_point("ev", 0)};   // {time 5, ordinal 0}
+//   at.next(5);   // nullopt: (5, 0) was stored
+//   at.next(5);   // (5, 1): new
+class StreamPosition {
+ public:
+  StreamPosition() = default;
+  explicit StreamPosition(ResumePoint fed) : fed_(fed) {}
+
+  // The sample of `time`'s point when it is new; nullopt when it was fed
+  // before. A sample without a time (0) is always new.
+  std::optional<ResumePoint> next(uint64_t time) {
+    ResumePoint point{time, 0};
+    if (any_read_ && read_.time == time)
+      point.ordinal = read_.ordinal + 1;
+    read_ = point;
+    any_read_ = true;
+    if (time && point <= fed_)
+      return std::nullopt;
+    fed_ = point;
+    return point;
+  }
+  ResumePoint fed() const { return fed_; }
+
+ private:
+  ResumePoint fed_, read_;
+  bool any_read_ = false;
+};
 
 // SQLite's handles, move-only; shared with db_report.cpp.
 class SqliteDb {
@@ -240,13 +328,21 @@ class History final : public Sink {
                                                const HistoryOptions& options);
   ~History() override;
 
-  // A record with this key is stored (committed or not).
+  // A row with this key is stored (committed or not), or a machine check
+  // with it was (seen_keys). Batched records are not looked up by key
+  // (their stream's resume point says what is stored): the watcher asks
+  // this of machine checks alone.
   Result<bool> contains(const std::string& key);
-  // The newest sample time stored for (event, cpu) of this boot (options'
-  // boot_id): the watcher resumes after it on restart. nullopt when none.
+  // The newest sample stored for (event, cpu) of this boot (options'
+  // boot_id), committed or not: the watcher resumes after it on restart.
+  // nullopt when none.
+  Result<std::optional<ResumePoint>> resume_point(const std::string& event, int32_t cpu);
+  // resume_point()'s time.
   Result<std::optional<uint64_t>> last_time(const std::string& event, int32_t cpu);
 
-  // INSERT OR IGNORE by key into the open transaction (begun if none).
+  // Into the open transaction (begun if none): a batched_record() into
+  // its stream's batch unless at or before its resume point, another
+  // record INSERT OR IGNORE by key; a duplicate either way is counted.
   Status record(const WatchRecord& r, const nlohmann::ordered_json& json) override;
   // The same with the object's text alone: no tree is made.
   Status take(const WatchRecord& r, const RecordJson& json) override;
@@ -277,10 +373,19 @@ class History final : public Sink {
   Status begin_if_needed();
   // record()'s insert, `json_text` being the object's dump_json().
   Status store(const WatchRecord& r, std::string_view json_text);
+  // A batched_record() into its stream's open batch.
+  Status store_batched(const WatchRecord& r, std::string_view json_text);
+  // The open batch of one stream, written as a row of batches.
+  struct Stream;
+  Status write_batch(const std::string& event, int32_t cpu, Stream& stream);
+  // The stream's state, its stored resume point read once.
+  Result<Stream*> stream(const std::string& event, int32_t cpu);
   Status commit();
   Status prune_by_age();
   Status prune_by_size();
   Status prune_seen_keys();
+  // Steps a DELETE of batches RETURNING their count, adding it to pruned.
+  Status delete_batches(sqlite3_stmt* s);
   // Writes the heartbeat row (stopped: with stopped_ns) and commits.
   Status beat(bool stopped);
   // Pages in use (page_count - freelist_count) times the page size.
@@ -289,12 +394,23 @@ class History final : public Sink {
   std::string path_;
   HistoryOptions options_;
   SqliteDb db_;
-  SqliteStmt insert_, insert_lost_, contains_, last_time_, mark_time_;
+  SqliteStmt insert_, insert_batch_, insert_lost_, contains_, last_time_, mark_time_;
   bool in_transaction_ = false;
   uint64_t records_in_transaction_ = 0;
-  // The newest time of each (event, CPU) stored in the open transaction,
-  // written to stream_times when it commits.
-  std::map<std::string, std::map<int32_t, uint64_t>, std::less<>> pending_times_;
+  // Per (event, CPU) of this boot: where it was stored to, committed and
+  // in the open transaction, and its open batch.
+  struct Stream {
+    std::optional<ResumePoint> committed, pending;
+    std::string tracepoint;  // the open batch's, and the rest of it:
+    uint32_t count = 0, walls_unknown = 0;
+    uint64_t first_time = 0, last_time = 0;
+    int64_t min_wall = 0, max_wall = 0;  // of the known walls
+    uint64_t first_seq = 0, last_seq = 0;
+    std::string entries, json;
+  };
+  std::map<std::string, std::map<int32_t, Stream>, std::less<>> streams_;
+  // The next record's sequence number (a row's id, an entry's seq).
+  uint64_t next_seq_ = 1;
   std::optional<uint64_t> last_commit_ms_, last_prune_ms_, last_beat_ms_;
   uint64_t started_ns_ = 0;
   HistoryCounters counters_;

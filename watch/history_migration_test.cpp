@@ -240,6 +240,80 @@ TEST(HistoryMigrationTest, Version1FileIsMigratedInPlaceKeepingEveryRow) {
   EXPECT_TRUE((*h)->contains("mce:0xb200000000000402:0x0:1796356700").value());
 }
 
+// A version 2 file as version 2 left it: version 1's, then its own
+// migration's changes (stream_times without an ordinal, the severity index
+// partial, the resume index gone), user_version 2.
+void make_v2(const std::string& path) {
+  make_v1(path, kRowsV1);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  exec(db, R"sql(
+CREATE TABLE stream_times (boot_id TEXT NOT NULL, event TEXT NOT NULL, cpu INTEGER NOT NULL,
+                           time INTEGER NOT NULL, PRIMARY KEY (boot_id, event, cpu)) WITHOUT ROWID;
+INSERT INTO stream_times SELECT boot_id, event, cpu, max(time) FROM records
+ WHERE boot_id IS NOT NULL AND event IS NOT NULL AND cpu IS NOT NULL AND time IS NOT NULL
+ GROUP BY boot_id, event, cpu;
+DROP INDEX records_boot_event_cpu_time;
+DROP INDEX records_severity;
+CREATE INDEX records_mce_severity ON records(severity) WHERE severity IS NOT NULL;
+PRAGMA user_version=2;
+)sql");
+  sqlite3_close_v2(db);
+}
+
+TEST(HistoryMigrationTest, Version2FileIsMigratedInPlaceItsRowsStayingRows) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  make_v2(path);
+  std::string rows_v2 = all_rows(path);
+  std::string report_v2 = report(path);  // report --db reads version 2 as it is
+  ASSERT_NE(report_v2.find("srao"), std::string::npos) << report_v2;
+  {
+    auto h = History::open(path, options("boot-a"));
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_EQ(*(*h)->resume_point("ctxsw", 0), (ResumePoint{300, 0}));
+  }
+  EXPECT_EQ(dump(path, "PRAGMA user_version"), "3\n");
+  EXPECT_EQ(all_rows(path), rows_v2);
+  EXPECT_EQ(report(path), report_v2);
+  EXPECT_EQ(dump(path, "SELECT count(*) FROM batches"), "0\n");
+  EXPECT_EQ(
+      dump(path, "SELECT boot_id, event, cpu, time, ordinal FROM stream_times ORDER BY 1, 2, 3"),
+      "boot-a|ctxsw|0|300|0\nboot-a|ctxsw|1|200|0\nboot-a|mce_record|3|5000|0\n"
+      "boot-z|ctxsw|0|900|0\n");
+  EXPECT_EQ(dump(path, "PRAGMA quick_check"), "ok\n");
+
+  // New records of an ordinary tracepoint go to a batch; the listing merges
+  // them with the old rows by wall time, after the ones before them.
+  auto h = History::open(path, options("boot-a"));
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  WatchRecord r;
+  r.origin = Origin::kLive;
+  r.event = "ctxsw";
+  r.tracepoint = "sched:sched_switch";
+  r.cpu = 0;
+  for (uint64_t time : {300, 400}) {
+    r.time = time;
+    r.wall_ns = 1796356800000000000ull + time;
+    r.key = "live:boot-a:ctxsw:0:" + std::to_string(time);
+    ASSERT_TRUE((*h)->record(r, record_json(r)).ok());
+  }
+  ASSERT_TRUE((*h)->tick(0, true).ok());
+  EXPECT_EQ((*h)->counters().duplicates, 1u);  // time 300 was stored by version 2
+  EXPECT_EQ((*h)->counters().stored, 1u);
+  EXPECT_EQ(dump(path, "SELECT count, first_seq > (SELECT max(id) FROM records) FROM batches"),
+            "1|1\n");
+  DbReportOptions o;
+  o.json = true;
+  std::ostringstream out, err;
+  ASSERT_TRUE(report_db(path, o, out, err).ok());
+  std::string listing = out.str();
+  size_t added = listing.find("\"key\":\"live:boot-a:ctxsw:0:400\"");
+  ASSERT_NE(added, std::string::npos) << listing;
+  EXPECT_NE(listing.find("\"time\":300"), std::string::npos);
+  EXPECT_LT(listing.find("\"time\":300"), added);
+}
+
 TEST(HistoryMigrationTest, FailedMigrationLeavesTheVersion1FileAsItWas) {
   TempDir dir;
   std::string path = dir.path("h.db");
@@ -257,7 +331,7 @@ TEST(HistoryMigrationTest, FailedMigrationLeavesTheVersion1FileAsItWas) {
   auto h = History::open(path, options("boot-a"));
   ASSERT_FALSE(h.ok());
   const std::string& m = h.error().message();
-  EXPECT_NE(m.find("migrating the history " + path + " from schema version 1 to 2"),
+  EXPECT_NE(m.find("migrating the history " + path + " from schema version 1 to 3"),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("left as it was"), std::string::npos) << m;

@@ -34,12 +34,16 @@ uint64_t monotonic_ms() {
                       .count());
 }
 
+// A live record of an ordinary tracepoint: a batch's entry (history.h).
+// Without a time, each gets the next of one clock, as a buffer's records
+// do: one at or before its stream's newest is taken as stored already.
 WatchRecord tracepoint_record(const std::string& key, uint64_t wall_ns, int32_t cpu = 0,
-                              uint64_t time = 1000, const std::string& event = "ctxsw") {
+                              uint64_t time = 0, const std::string& event = "ctxsw") {
+  static uint64_t clock = 1000;
   WatchRecord r;
   r.event = event;
   r.tracepoint = "sched:sched_switch";
-  r.time = time;
+  r.time = time ? time : ++clock;
   r.wall_ns = wall_ns;
   r.cpu = cpu;
   r.pid = r.tid = 42;
@@ -107,6 +111,18 @@ class RawDb {
     return out;
   }
   int64_t number(const std::string& sql) { return std::stoll(text(sql)); }
+  // The records stored: rows and batches' entries.
+  int64_t stored() {
+    return number(
+        "SELECT (SELECT count(*) FROM records) + (SELECT coalesce(sum(count), 0) FROM batches)");
+  }
+  // Whether a record with `key` (plain text) is stored, as a row or a
+  // batch's entry.
+  bool has_key(const std::string& key) {
+    return number("SELECT (SELECT count(*) FROM records WHERE key = '" + key +
+                  "') + (SELECT count(*) FROM batches WHERE instr(json, '\"key\":\"" + key +
+                  "\"'))") > 0;
+  }
   void exec(const std::string& sql) {
     ASSERT_EQ(sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
         << sqlite3_errmsg(db_);
@@ -217,18 +233,24 @@ TEST(HistoryTest, StoresColumnsAndTheRecordObject) {
             "null,srao,erst");
 }
 
+// A row's key (a record that is not batched: here the kernel log's).
 TEST(HistoryTest, SameKeyIsStoredOnceCommittedOrNotAndAcrossReopen) {
   TempDir dir;
   std::string path = dir.path("h.db");
+  auto kmsg = [](const std::string& key) {
+    WatchRecord r = tracepoint_record(key, now_ns());
+    r.origin = Origin::kKmsg;
+    return r;
+  };
   {
     auto h = History::open(path, options());
     ASSERT_TRUE(h.ok()) << h.error().message();
     EXPECT_FALSE(*(*h)->contains("a"));
-    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    ASSERT_TRUE(add(**h, kmsg("a")).ok());
     EXPECT_TRUE(*(*h)->contains("a"));  // uncommitted, still seen
-    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    ASSERT_TRUE(add(**h, kmsg("a")).ok());
     ASSERT_TRUE((*h)->tick(0, true).ok());
-    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());  // committed, then again
+    ASSERT_TRUE(add(**h, kmsg("a")).ok());  // committed, then again
     ASSERT_TRUE((*h)->tick(10, true).ok());
     EXPECT_EQ((*h)->counters().stored, 1u);
     EXPECT_EQ((*h)->counters().duplicates, 2u);
@@ -238,7 +260,7 @@ TEST(HistoryTest, SameKeyIsStoredOnceCommittedOrNotAndAcrossReopen) {
     ASSERT_TRUE(h.ok()) << h.error().message();
     EXPECT_TRUE(*(*h)->contains("a"));
     EXPECT_FALSE(*(*h)->contains("b"));
-    ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
+    ASSERT_TRUE(add(**h, kmsg("a")).ok());
     ASSERT_TRUE((*h)->tick(0, true).ok());
     EXPECT_EQ((*h)->counters().duplicates, 1u);
   }
@@ -266,12 +288,12 @@ TEST(HistoryTest, CommitsOnlyAfterTheIntervalOrFinal) {
   ASSERT_TRUE((*h)->tick(5000, false).ok());  // the first tick starts the interval
   ASSERT_TRUE(add(**h, tracepoint_record("a", now_ns())).ok());
   ASSERT_TRUE((*h)->tick(5500, false).ok());
-  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 0);  // another connection: not yet
+  EXPECT_EQ(db.stored(), 0);  // another connection: not yet
   ASSERT_TRUE((*h)->tick(6000, false).ok());
-  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 1);
+  EXPECT_EQ(db.stored(), 1);
   ASSERT_TRUE(add(**h, tracepoint_record("b", now_ns())).ok());
   ASSERT_TRUE((*h)->tick(6001, true).ok());
-  EXPECT_EQ(db.number("SELECT count(*) FROM records"), 2);
+  EXPECT_EQ(db.stored(), 2);
 }
 
 // The watcher's liveness for check: one row, written at the first tick,
@@ -336,6 +358,64 @@ TEST(HistoryTest, LastTimeIsPerEventCpuAndBoot) {
   EXPECT_EQ(*(*h)->last_time("ctxsw", 0), 300u);
 }
 
+// Records of one time on one buffer (a clock coarser than a record) are
+// each stored, once, across a restart that reads the buffer again from its
+// oldest record: the ordinal tells them apart in the key, the resume point
+// and the watcher's StreamPosition. Version 2 kept only the first.
+TEST(HistoryTest, RecordsOfOneTimeAreToldApartByTheirOrdinalAcrossARestart) {
+  TempDir dir;
+  std::string path = dir.path("h.db");
+  const std::vector<uint64_t> buffer = {10, 20, 20, 20, 30};
+  uint64_t wall = now_ns();
+  // What the watcher does with a sample it reads: its point, then the
+  // record with the ordinal in its key.
+  auto feed = [&](History& h, StreamPosition& at, uint64_t time) -> bool {
+    std::optional<ResumePoint> point = at.next(time);
+    if (!point)
+      return false;
+    WatchRecord r = tracepoint_record("", wall + time, 0, time, "ev");
+    r.ordinal = point->ordinal;
+    r.key = "live:boot-a:ev:0:" + std::to_string(time) +
+            (r.ordinal ? ":" + std::to_string(r.ordinal) : "");
+    EXPECT_TRUE(add(h, r).ok());
+    return true;
+  };
+  {
+    auto h = History::open(path, options());
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    EXPECT_EQ(*(*h)->resume_point("ev", 0), std::nullopt);
+    StreamPosition at;
+    for (size_t i = 0; i < 3; i++)  // killed after the second record of time 20
+      EXPECT_TRUE(feed(**h, at, buffer[i]));
+    EXPECT_EQ(*(*h)->resume_point("ev", 0), (ResumePoint{20, 1}));  // uncommitted counts
+    ASSERT_TRUE((*h)->tick(0, true).ok());
+  }
+  auto h = History::open(path, options());
+  ASSERT_TRUE(h.ok()) << h.error().message();
+  std::optional<ResumePoint> resume = *(*h)->resume_point("ev", 0);
+  ASSERT_EQ(resume, (ResumePoint{20, 1}));
+  StreamPosition at(*resume);
+  std::vector<bool> fed;
+  fed.reserve(buffer.size());
+  for (uint64_t time : buffer)
+    fed.push_back(feed(**h, at, time));
+  EXPECT_EQ(fed, (std::vector<bool>{false, false, false, true, true}));
+  EXPECT_EQ(at.fed(), (ResumePoint{30, 0}));
+  // A record at or before its stream's point reaching the history anyway
+  // is a duplicate, as a row's key is.
+  WatchRecord again = tracepoint_record("live:boot-a:ev:0:20:2", wall + 20, 0, 20, "ev");
+  again.ordinal = 2;
+  ASSERT_TRUE(add(**h, again).ok());
+  EXPECT_EQ((*h)->counters().stored, 2u);
+  EXPECT_EQ((*h)->counters().duplicates, 1u);
+  ASSERT_TRUE((*h)->tick(0, true).ok());
+  RawDb db(path);
+  EXPECT_EQ(db.stored(), 5);
+  for (const char* key : {"live:boot-a:ev:0:20", "live:boot-a:ev:0:20:1", "live:boot-a:ev:0:20:2"})
+    EXPECT_TRUE(db.has_key(key)) << key;
+  EXPECT_EQ(db.text("SELECT time || ':' || ordinal FROM stream_times WHERE event = 'ev'"), "30:0");
+}
+
 TEST(HistoryTest, RetentionByAgeDeletesOldRecordsAndLostRows) {
   TempDir dir;
   std::string path = dir.path("h.db");
@@ -345,10 +425,15 @@ TEST(HistoryTest, RetentionByAgeDeletesOldRecordsAndLostRows) {
     o.max_age_s = 0;  // keep everything while filling
     auto h = History::open(path, o);
     ASSERT_TRUE(h.ok()) << h.error().message();
-    ASSERT_TRUE(add(**h, tracepoint_record("old", now - 200 * kDay)).ok());
+    // Each in a batch of its own (a CPU each): a batch goes whole, once
+    // its newest entry is past the age.
+    ASSERT_TRUE(add(**h, tracepoint_record("old", now - 200 * kDay, 0)).ok());
     ASSERT_TRUE(add(**h, mce_record("old-mce", now - 181 * kDay)).ok());
-    ASSERT_TRUE(add(**h, tracepoint_record("recent", now - 179 * kDay)).ok());
-    ASSERT_TRUE(add(**h, tracepoint_record("no-wall-time", 0)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("recent", now - 179 * kDay, 1)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("no-wall-time", 0, 2)).ok());
+    // One batch whose oldest entry is past the age and newest is not: kept.
+    ASSERT_TRUE(add(**h, tracepoint_record("old-in-new", now - 190 * kDay, 3)).ok());
+    ASSERT_TRUE(add(**h, tracepoint_record("new-in-new", now - kDay, 3)).ok());
     ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 5, now - 200 * kDay}).ok());
     ASSERT_TRUE((*h)->lost(LostNotice{"ctxsw", 0, 7, now - kDay}).ok());
     ASSERT_TRUE((*h)->tick(0, true).ok());
@@ -357,17 +442,19 @@ TEST(HistoryTest, RetentionByAgeDeletesOldRecordsAndLostRows) {
     auto h = History::open(path, options());  // 180 days, at open
     ASSERT_TRUE(h.ok()) << h.error().message();
     EXPECT_EQ((*h)->counters().pruned, 2u);
-    EXPECT_FALSE(*(*h)->contains("old"));
+    EXPECT_FALSE(RawDb(path).has_key("old"));
     // A machine check's key outlives its row: the kernel log or pstore
     // that still holds it must not make it new again.
     EXPECT_TRUE(*(*h)->contains("old-mce"));
-    EXPECT_TRUE(*(*h)->contains("recent"));
-    EXPECT_TRUE(*(*h)->contains("no-wall-time"));
+    EXPECT_TRUE(RawDb(path).has_key("recent"));
+    EXPECT_TRUE(RawDb(path).has_key("no-wall-time"));
   }
   RawDb db(path);
   EXPECT_EQ(db.text("SELECT group_concat(records) FROM lost"), "7");
   EXPECT_EQ(db.number("SELECT count(*) FROM records WHERE key = 'old-mce'"), 0);
   EXPECT_EQ(db.text("SELECT group_concat(key) FROM seen_keys"), "old-mce");
+  EXPECT_TRUE(db.has_key("old-in-new"));
+  EXPECT_EQ(db.stored(), 4);
 }
 
 TEST(HistoryTest, RetentionRunsFromTickAtMostOnceAMinute) {
@@ -380,9 +467,9 @@ TEST(HistoryTest, RetentionRunsFromTickAtMostOnceAMinute) {
   ASSERT_TRUE((*h)->tick(1000, false).ok());
   ASSERT_TRUE(add(**h, tracepoint_record("old", now_ns() - 2 * kDay)).ok());
   ASSERT_TRUE((*h)->tick(30000, false).ok());
-  EXPECT_TRUE(*(*h)->contains("old"));  // under a minute since open
+  EXPECT_TRUE(RawDb(path).has_key("old"));  // under a minute since open
   ASSERT_TRUE((*h)->tick(61000, false).ok());
-  EXPECT_FALSE(*(*h)->contains("old"));
+  EXPECT_FALSE(RawDb(path).has_key("old"));
 }
 
 TEST(HistoryTest, RetentionBySizeKeepsMachineChecksAndShrinksTheFile) {
@@ -416,8 +503,8 @@ TEST(HistoryTest, RetentionBySizeKeepsMachineChecksAndShrinksTheFile) {
     ASSERT_TRUE(h.ok()) << h.error().message();
     EXPECT_GT((*h)->counters().pruned, 0u);
     // The newest of the others stay; the oldest went.
-    EXPECT_TRUE(*(*h)->contains("tp-5999"));
-    EXPECT_FALSE(*(*h)->contains("tp-0"));
+    EXPECT_TRUE(RawDb(path).has_key("tp-5999"));
+    EXPECT_FALSE(RawDb(path).has_key("tp-0"));
     // Filling on: the file stays bounded.
     for (int i = 6000; i < 7000; i++) {
       WatchRecord r = tracepoint_record("tp-" + std::to_string(i), base + uint64_t(i) * 1000);
@@ -428,7 +515,12 @@ TEST(HistoryTest, RetentionBySizeKeepsMachineChecksAndShrinksTheFile) {
   }
   RawDb db(path);
   EXPECT_EQ(db.number("SELECT count(*) FROM records WHERE severity IS NOT NULL"), 60);
-  EXPECT_GT(db.number("SELECT count(*) FROM records WHERE severity IS NULL"), 100);
+  EXPECT_EQ(db.number("SELECT count(*) FROM records WHERE severity IS NULL"), 0);
+  EXPECT_GT(db.number("SELECT sum(count) FROM batches"), 100);
+  // Whole batches went, the oldest first: what is left is the newest.
+  EXPECT_EQ(db.number("SELECT sum(count) FROM batches"),
+            db.number("SELECT max(last_seq) - min(first_seq) + 1 - (SELECT count(*) FROM records "
+                      "WHERE id > (SELECT min(first_seq) FROM batches)) FROM batches"));
   EXPECT_EQ(db.text("PRAGMA integrity_check"), "ok");
   uint64_t after = std::filesystem::file_size(path);
   EXPECT_LT(after, before);
@@ -512,7 +604,7 @@ TEST(HistoryTest, TotalsCountLostSamplesAndMemoryErrors) {
   ASSERT_TRUE(add(**h, mc).ok());
   mc.key = "mc-2";
   ASSERT_TRUE(add(**h, mc).ok());
-  ASSERT_TRUE(add(**h, tracepoint_record("sw-1", now, 0, 1000, "mc_event")).ok());
+  ASSERT_TRUE(add(**h, tracepoint_record("sw-1", now, 0, 1001, "mc_event")).ok());
   auto totals = (*h)->totals();
   ASSERT_TRUE(totals.ok()) << totals.error().message();
   ASSERT_EQ(totals->lost.size(), 2u);
@@ -602,9 +694,11 @@ TEST(HistoryTest, DamagedDatabaseIsRefusedByQuickCheck) {
     _exit(2);
   for (uint64_t n = 0;; n++) {
     for (int i = 0; i < batch; i++) {
+      // A stream per run: each run's times go on after nothing stored.
       WatchRecord r = tracepoint_record(
           "child-" + std::to_string(iteration) + "-" + std::to_string(n) + "-" + std::to_string(i),
-          now_ns(), i % 4, n * uint64_t(batch) + uint64_t(i));
+          now_ns(), i % 4, n * uint64_t(batch) + uint64_t(i) + 1,
+          "child-" + std::to_string(iteration));
       if (!add(**h, r).ok())
         _exit(3);
     }
@@ -634,7 +728,9 @@ TEST(HistoryKillTest, SigkillAtAnyMomentLeavesWholeBatches) {
       auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
       for (;;) {
         RawDb db(path);
-        std::string n = db.text("SELECT count(*) FROM records");
+        std::string n = db.text(
+            "SELECT (SELECT count(*) FROM records) + (SELECT coalesce(sum(count), 0) FROM "
+            "batches)");
         if (!n.starts_with("error") && std::stoll(n) > previous + kBatch)
           break;
         ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "the writer committed nothing";
@@ -651,7 +747,9 @@ TEST(HistoryKillTest, SigkillAtAnyMomentLeavesWholeBatches) {
     {
       RawDb db(path);
       EXPECT_EQ(db.text("PRAGMA integrity_check"), "ok");
-      std::string n = db.text("SELECT count(*) FROM records");
+      std::string n = db.text(
+          "SELECT (SELECT count(*) FROM records) + (SELECT coalesce(sum(count), 0) FROM "
+          "batches)");
       if (n.empty() || n.starts_with("error"))  // killed before the schema was committed
         n = "0";
       count = std::stoll(n);
@@ -667,12 +765,13 @@ TEST(HistoryKillTest, SigkillAtAnyMomentLeavesWholeBatches) {
       for (int i = 0; i < kBatch; i++)
         ASSERT_TRUE(
             add(**h, tracepoint_record(
-                         "parent-" + std::to_string(iteration) + "-" + std::to_string(i), now_ns()))
+                         "parent-" + std::to_string(iteration) + "-" + std::to_string(i), now_ns(),
+                         0, uint64_t(i) + 1, "parent-" + std::to_string(iteration)))
                 .ok());
       ASSERT_TRUE((*h)->tick(0, true).ok());
     }
     RawDb db(path);
-    previous = db.number("SELECT count(*) FROM records");
+    previous = db.stored();
     EXPECT_EQ(previous, count + kBatch);
   }
   // The writer did get records in between kills, not only the appends here.

@@ -68,6 +68,11 @@ struct WatchRecord {
   // ARM, vendor CPER, eMCA, CXL), made from the payload when it was read:
   // the stored fields cannot give a GUID or a raw section back whole.
   std::optional<mce::RasDecoded> ras;
+  // Its place among the samples of its buffer (event and CPU) with the same
+  // time: 0 for the first, 1 for the next... A clock coarser than a record
+  // gives two records one time; the key and the resume point tell them
+  // apart by this. 0 for harvested records.
+  uint32_t ordinal = 0;
   // The record's identity: two records with the same key are the same
   // record (seen again after a restart, or in both kmsg and pstore) and are
   // stored once. Never empty once made by the watcher or the harvest.

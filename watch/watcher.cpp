@@ -169,12 +169,12 @@ class Watcher {
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
   std::vector<record::Stream> streams_;
-  // Per buffer of streams_, by its event's index and CPU: its records at or
-  // before this time were fed.
-  std::map<std::pair<size_t, int>, uint64_t> fed_until_;
-  // The same, by event name and CPU, kept when the buffers hung up: where
+  // Per buffer of streams_, by its event's index and CPU: where its records
+  // were fed to, and the ordinal of the next (history.h).
+  std::map<std::pair<size_t, int>, StreamPosition> fed_until_;
+  // `fed`, by event name and CPU, kept when the buffers hung up: where
   // the next attach() resumes them.
-  std::map<std::pair<std::string, int>, uint64_t> resume_after_;
+  std::map<std::pair<std::string, int>, ResumePoint> resume_after_;
   std::unique_ptr<report::TraceDecoder> decoder_;
   // The events' own clock beside the wall clock; nullopt when they have
   // none (their records other than machine checks then have no wall time).
@@ -654,18 +654,19 @@ Status Watcher::attach(bool required) {
     return fail(streams.error());
 
   // Resume each buffer after what this run fed, or what the history holds.
-  std::map<std::pair<size_t, int>, uint64_t> fed_until;
+  std::map<std::pair<size_t, int>, StreamPosition> fed_until;
   for (const record::Stream& s : *streams) {
     const std::string& name = (*events)[s.event].info.name;
-    uint64_t& until = fed_until[{s.event, s.cpu}];
+    ResumePoint until;
     auto kept = resume_after_.find({name, s.cpu});
     if (kept != resume_after_.end())
       until = kept->second;
-    if (history_ && until == 0) {
-      PP_ASSIGN_OR_RETURN(std::optional<uint64_t> last, history_->last_time(name, s.cpu));
+    if (history_ && until == ResumePoint{}) {
+      PP_ASSIGN_OR_RETURN(std::optional<ResumePoint> last, history_->resume_point(name, s.cpu));
       if (last)
         until = *last;
     }
+    fed_until[{s.event, s.cpu}] = StreamPosition(until);
   }
 
   wall_ = record::wall_clock_for(*events);
@@ -696,10 +697,11 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
            << ": a record cannot be read: " << sample.error().message() << '\n';
     return ok_status();
   }
-  uint64_t& fed_until = fed_until_[{stream.event, stream.cpu}];
-  if (sample->time && sample->time <= fed_until)
+  // The sample's place among those of its time on this buffer: a clock
+  // coarser than a record gives several one time, told apart by it.
+  std::optional<ResumePoint> point = fed_until_[{stream.event, stream.cpu}].next(sample->time);
+  if (!point)
     return ok_status();  // fed before a restart
-  fed_until = sample->time;
   const report::TraceEvent* te = decoder_->event_of(sample->raw);
   if (!te || !decoder_->check(*te, sample->raw).ok()) {
     if (bad_++ < 10)
@@ -714,6 +716,7 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
   r.event = event.info.name;
   r.tracepoint = te->name;
   r.time = sample->time;
+  r.ordinal = point->ordinal;
   r.wall_ns = wall_ ? wall_->to_wall(sample->time) : 0;
   r.cpu = int32_t(sample->cpu);
   r.pid = int32_t(sample->pid);
@@ -730,7 +733,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     if (const WatchRecord* same = relogged_error(pstore_, regs))
       r.key = same->key;
   } else {
-    // "live:<boot id>:<event>:<cpu>:<time>", made in one string.
+    // "live:<boot id>:<event>:<cpu>:<time>", made in one string, then
+    // ":<ordinal>" for a sample after the first of its time.
     std::string& key = r.key;
     key.reserve(32 + boot_id_.size() + r.event.size());
     key += "live:";
@@ -741,6 +745,10 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     append_decimal(key, stream.cpu);
     key += ':';
     append_decimal(key, r.time);
+    if (r.ordinal) {
+      key += ':';
+      append_decimal(key, r.ordinal);
+    }
     if (te->is_ras)
       r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample->raw));
   }
@@ -831,8 +839,8 @@ void Watcher::detach() {
   attached_ = false;
   // What was fed is kept by name and CPU for the next attach(); the
   // buffers go.
-  for (const auto& [buffer, until] : fed_until_)
-    resume_after_[{events_[buffer.first].info.name, buffer.second}] = until;
+  for (const auto& [buffer, at] : fed_until_)
+    resume_after_[{events_[buffer.first].info.name, buffer.second}] = at.fed();
   fed_until_.clear();
   streams_.clear();
 }
