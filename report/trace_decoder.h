@@ -142,8 +142,11 @@ class TraceDecoder {
 
   // Appends the print-format rendering of a record check() accepted to
   // `out`, as perf script shows it; "name=value" for each field when the
-  // print format is one libtraceevent could not parse. The compiled format
-  // when there is one, else libtraceevent's printer.
+  // print format is one libtraceevent could not parse, or when
+  // libtraceevent would read past the record (an array printed by a count
+  // past its end, a __data_loc string with no NUL before the record's
+  // end). The compiled format when there is one, else libtraceevent's
+  // printer.
   void print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                  std::string& out) const;
   // The same, always through libtraceevent: what the compiled formats are
