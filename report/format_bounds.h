@@ -26,8 +26,8 @@ inline constexpr size_t kMaxPrintFormatBytes = size_t(64) * 1024;
 inline constexpr size_t kMaxPrintFormatOperators = 1024;
 
 // OK when the format's "print fmt:" part (the whole text when it has none)
-// nests (), [] and {} at most kMaxFormatNesting deep and closes each it
-// opens, outside string and
+// is ASCII, nests (), [] and {} at most kMaxFormatNesting deep and closes
+// each it opens, outside string and
 // character literals ("(", '('), is at most kMaxPrintFormatBytes long and
 // holds at most kMaxPrintFormatOperators operator characters outside them
 // ("->" is no operator);
