@@ -29,6 +29,34 @@ std::string format(int id, const std::string& print) {
 // the formats after it are parsed as ever (found by fuzzing TraceDecoder).
 constexpr char kCrashesLibtraceevent[] = "\"%d\", 5 % 3 * 0";
 
+// "!5 % 3 * 0" is not folded while parsing: it parses cleanly and divides
+// by zero in every record's print. The child prints a record of zeros with
+// each format that parsed, so this one dies there, not in the reader
+// (found by fuzzing TraceDecoder, seed regress-crash-divide-at-print).
+TEST(FormatProbe, APrintFormatThatDividesByZeroWhenPrintedPrintsRaw) {
+  const std::string crashing = format(100, "\"%d\",!5 % 3 * 0");
+  TracingData data;
+  data.long_size = 8;
+  data.page_size = 4096;
+  data.systems.push_back({"fuzz", {crashing, format(101, "\"%d\", REC->a + 1")}});
+  auto decoder = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(decoder.ok()) << decoder.error().message();
+  const TraceEvent* e = (*decoder)->event(100);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->print_ok);
+  EXPECT_EQ(e->print_note,
+            "libtraceevent crashed (SIGFPE) parsing it or printing a record of zeros with it");
+  Bytes record(12, 0);
+  record[0] = 100;
+  record[8] = 7;
+  std::string out;
+  (*decoder)->print_fmt(*e, record, 0, out);
+  EXPECT_EQ(out, "a=7");
+  const TraceEvent* fine = (*decoder)->event(101);
+  ASSERT_NE(fine, nullptr);
+  EXPECT_TRUE(fine->print_ok) << fine->print_note;
+}
+
 TEST(FormatProbe, APrintFormatLibtraceeventCrashesOnPrintsRaw) {
   const std::string crashing = format(100, kCrashesLibtraceevent);
   ASSERT_TRUE(check_format_divisors(crashing).ok()) << "the check this test goes past";
@@ -42,11 +70,12 @@ TEST(FormatProbe, APrintFormatLibtraceeventCrashesOnPrintsRaw) {
   const TraceEvent* e = (*decoder)->event(100);
   ASSERT_NE(e, nullptr) << "its fields still parse";
   EXPECT_FALSE(e->print_ok);
-  EXPECT_EQ(e->print_note, "libtraceevent crashed (SIGFPE) parsing it");
+  EXPECT_EQ(e->print_note,
+            "libtraceevent crashed (SIGFPE) parsing it or printing a record of zeros with it");
   ASSERT_EQ((*decoder)->warnings().size(), 1u);
   EXPECT_EQ((*decoder)->warnings()[0],
             "the print format of fuzz:e100 is not used: libtraceevent crashed (SIGFPE) parsing "
-            "it; its records will print their fields raw");
+            "it or printing a record of zeros with it; its records will print their fields raw");
   Bytes record(12, 0);
   record[0] = 100;
   record[8] = 7;
@@ -108,7 +137,8 @@ TEST(FormatProbe, FtraceFormatsAreProbedToo) {
   EXPECT_EQ((*decoder)->event(1)->name, "ftrace:e1");
   EXPECT_TRUE((*decoder)->event(1)->print_ok);
   ASSERT_NE((*decoder)->event(2), nullptr);
-  EXPECT_EQ((*decoder)->event(2)->print_note, "libtraceevent crashed (SIGFPE) parsing it");
+  EXPECT_EQ((*decoder)->event(2)->print_note,
+            "libtraceevent crashed (SIGFPE) parsing it or printing a record of zeros with it");
   ASSERT_NE((*decoder)->event(3), nullptr);
   EXPECT_EQ((*decoder)->event(3)->name, "fuzz:e3");
 }
@@ -147,7 +177,8 @@ TEST(FormatProbe, EachParseHasItsOutcome) {
   EXPECT_EQ(r[0].whole, ProbeOutcome::kParsed);
   EXPECT_EQ(r[0].fields_only, ProbeOutcome::kNotTried);
   EXPECT_EQ(r[1].whole, ProbeOutcome::kDied);
-  EXPECT_EQ(r[1].death, "libtraceevent crashed (SIGFPE) parsing it");
+  EXPECT_EQ(r[1].death,
+            "libtraceevent crashed (SIGFPE) parsing it or printing a record of zeros with it");
   EXPECT_EQ(r[1].fields_only, ProbeOutcome::kParsed);
   EXPECT_EQ(r[2].whole, ProbeOutcome::kFailed);
   EXPECT_EQ(r[2].fields_only, ProbeOutcome::kParsed);
@@ -182,7 +213,8 @@ TEST(FormatProbe, HowTheChildDiedIsSaid) {
   sys::IsolatedLimits limits{.cpu_seconds = 2, .wall = std::chrono::milliseconds(10'000)};
   sys::IsolatedEnd end;
   end.status.signal = SIGSEGV;
-  EXPECT_EQ(describe_death(end, limits), "libtraceevent crashed (SIGSEGV) parsing it");
+  EXPECT_EQ(describe_death(end, limits),
+            "libtraceevent crashed (SIGSEGV) parsing it or printing a record of zeros with it");
   end.status.signal = SIGXCPU;
   EXPECT_EQ(describe_death(end, limits),
             "libtraceevent did not finish parsing it within 2 s of CPU time");
