@@ -74,7 +74,7 @@ namespace {
 // common_type is zero (a record's largest size: a perf sample's raw part
 // is under 64 KiB).
 void print_zero_record(tep_handle* tep, tep_event* event) {
-  constexpr size_t kZeroRecordBytes = 64 * 1024;
+  constexpr size_t kZeroRecordBytes = size_t(64) << 10;
   std::vector<unsigned char> zeros(kZeroRecordBytes, 0);
   if (tep_format_field* type = tep_find_common_field(event, "common_type");
       type && type->offset >= 0 && type->size >= 0 &&
