@@ -261,6 +261,19 @@ TEST(FormatBounds, APrintFormatThatIsNotAsciiIsRefused) {
       << e->print_note;
 }
 
+// The same leak, with a control byte before a quote inside the literal
+// (found by a 300 s fuzzing run; seed regress-leak-control-byte). Tabs and
+// the line's end are kept: they are whitespace to the parser.
+TEST(FormatBounds, APrintFormatWithAControlByteIsRefused) {
+  Status s = check_format_bounds(std::string(kHead) + "print fmt: \"\x11'lu %lu\"\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "its print fmt holds a control byte (0x11, at 12)");
+  s = check_format_bounds(std::string(kHead) + "print fmt: \"%d\",\x7f REC->a\n");
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().message(), "its print fmt holds a control byte (0x7f, at 16)");
+  EXPECT_TRUE(check_format_bounds(std::string(kHead) + "print fmt: \"%d\",\tREC->a\n").ok());
+}
+
 // Every format of both tracefs fixtures passes every check made before
 // libtraceevent parses, and the decoder refuses none of their events for
 // its own reasons (subscripts, array counts): the checks cost a real
