@@ -1,5 +1,5 @@
 // The drain pass over rings built in memory by the kernel's side
-// (sys/testing/ring_writer.h): what reaches the sink, in how many appends,
+// (sys/ring_writer.h): what reaches the sink, in how many appends,
 // when a round ends, and what overwritten records become.
 #include "record/drain.h"
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sys/testing/ring_writer.h"
+#include "sys/ring_writer.h"
 
 namespace pp::record {
 namespace {
@@ -50,7 +50,7 @@ class MemoryStream {
 
  private:
   std::vector<uint64_t> memory_;
-  sys::testing::RingWriter writer_;
+  sys::RingWriter writer_;
   sys::RingStart start_;
 };
 

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 #include <map>
 
+#include "sys/ring_writer.h"
 #include "sys/testing/fake_kernel.h"
-#include "sys/testing/ring_writer.h"
 
 namespace pp::sys {
 namespace {
@@ -49,7 +49,7 @@ class MemoryRing {
   std::span<const uint8_t> mapping() const {
     return {reinterpret_cast<const uint8_t*>(memory_.data()), memory_.size() * sizeof(uint64_t)};
   }
-  testing::RingWriter& writer() { return writer_; }
+  RingWriter& writer() { return writer_; }
 
   uint64_t write(size_t size) {
     uint64_t seq = next_++;
@@ -83,7 +83,7 @@ class MemoryRing {
 
  private:
   std::vector<uint64_t> memory_;
-  testing::RingWriter writer_;
+  RingWriter writer_;
   std::map<uint64_t, std::vector<uint8_t>> written_;
   uint64_t next_ = 0;
 };

@@ -50,7 +50,7 @@
 #include <vector>
 
 #include "sys/kernel.h"
-#include "sys/testing/ring_writer.h"
+#include "sys/ring_writer.h"
 
 namespace pp::sys::testing {
 
