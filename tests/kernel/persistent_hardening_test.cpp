@@ -237,9 +237,11 @@ TEST_F(PersistentHardening, ReadersCannotLockRootOutOfListAndKill) {
   EXPECT_EQ(after.out.find("\"name\":\"g\""), std::string::npos) << after.out;
 }
 
-// `record -o - | head -c 100`: record stops on the closed pipe, says so, and
+// `record -o - | reader`: record stops on the closed pipe, says so, and
 // stops its COMMAND instead of dying of SIGPIPE and leaving it to init. The
-// reader waits a second first, so that COMMAND has started, and then record
+// reader drains the pipe for two seconds, so that the header is written
+// whole (it carries the kernel's saved_cmdlines, more than a pipe holds on
+// a machine that traced many tasks) and COMMAND has started; then record
 // has nothing more to write: it must notice the closed pipe by itself.
 TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
   ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid"}).status, 0);
@@ -248,7 +250,7 @@ TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
   CommandResult r = run_command(
       {"/bin/bash", "-c",
        "\"$1\" record -e persistent/sys_enter_getppid/ --run-dir \"$2\" -o - -- "
-       "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | { sleep 1; head -c 100; } >/dev/null; "
+       "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | timeout 2 cat >/dev/null; "
        "echo \"record=${PIPESTATUS[0]}\" >&2",
        "bash", binary_path(), run_dir_, pid_file},
       {.input = {}, .env = {}, .timeout_seconds = 20});
