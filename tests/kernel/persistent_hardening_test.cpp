@@ -247,13 +247,13 @@ TEST_F(PersistentHardening, RecordToAClosedPipeStopsItsCommand) {
   ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid"}).status, 0);
   started_ = broker_pid();
   std::string pid_file = tmp_.path("command.pid");
-  CommandResult r = run_command(
-      {"/bin/bash", "-c",
-       "\"$1\" record -e persistent/sys_enter_getppid/ --run-dir \"$2\" -o - -- "
-       "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | timeout 2 cat >/dev/null; "
-       "echo \"record=${PIPESTATUS[0]}\" >&2",
-       "bash", binary_path(), run_dir_, pid_file},
-      {.input = {}, .env = {}, .timeout_seconds = 20});
+  CommandResult r =
+      run_command({"/bin/bash", "-c",
+                   "\"$1\" record -e persistent/sys_enter_getppid/ --run-dir \"$2\" -o - -- "
+                   "sh -c 'echo $$ > \"$0\"; exec sleep 30' \"$3\" | timeout 2 cat >/dev/null; "
+                   "echo \"record=${PIPESTATUS[0]}\" >&2",
+                   "bash", binary_path(), run_dir_, pid_file},
+                  {.input = {}, .env = {}, .timeout_seconds = 20});
   EXPECT_NE(r.err.find("output pipe closed by reader; stopping"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("record=5"), std::string::npos) << "the output status: " << r.err;
   auto text = sys::Tree(tmp_.path()).read("command.pid");
