@@ -44,11 +44,7 @@ uint64_t entries(const sys::Tree& instance) {
 void Checker::black_box() {
   if (!cmdline_read_)
     return;
-  auto cmdline = proc_.read("cmdline");
-  std::vector<std::string> names;
-  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline.value_or("")))
-    if (b.boot_mapped())
-      names.push_back(b.name);
+  const std::vector<std::string> names = ftrace::boot_mapped_names(cmdline_);
   const std::string cmdline_source = proc_.path("cmdline");
   if (names.empty()) {
     add("boot-mapped-instance", CheckStatus::kOk,
@@ -80,7 +76,7 @@ void Checker::black_box() {
   sys::Tree instance(tracefs_.path(relative));
   std::string events = std::string(trim(instance.read("set_event").value_or("")));
   bool tracing = first_line(instance.read("tracing_on").value_or("0")) == "1";
-  std::string info = first_line(instance.read("last_boot_info").value_or("# Current"));
+  auto info = instance.read("last_boot_info");
   bool armed = tracing && !events.empty();
   if (armed) {
     std::replace(events.begin(), events.end(), '\n', ' ');
@@ -118,7 +114,7 @@ void Checker::black_box() {
   }
   // 6.12 shows "text delta" until a setting changes, also over an empty
   // buffer: the entries say whether there is anything to keep.
-  uint64_t held = info.find("# Current") == std::string::npos ? entries(instance) : 0;
+  uint64_t held = info.ok() && ftrace::holds_previous_boot(*info) ? entries(instance) : 0;
   if (held > 0) {
     add("previous-boot-unkept", CheckStatus::kWarning,
         "ftrace instance '" + name + "' still holds " + std::to_string(held) +

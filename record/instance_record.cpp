@@ -72,10 +72,7 @@ Result<std::string> previous_boot_instance(const InstanceRequest& request) {
   } else {
     PP_ASSIGN_OR_RETURN(cmdline, proc.read("cmdline"));
   }
-  std::vector<std::string> names;
-  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline))
-    if (b.boot_mapped())
-      names.push_back(b.name);
+  const std::vector<std::string> names = ftrace::boot_mapped_names(cmdline);
   if (names.empty())
     return not_found_error("the kernel command line (" + proc.path("cmdline") +
                            ") names no boot-mapped ftrace instance, so no previous boot's "
@@ -178,11 +175,14 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     }
   }
   PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance, sys::FtraceInstance::open(tracefs, name));
+  // A boot-mapped instance says whose data it holds (last_boot_info): the
+  // previous boot's until a setting changes, and that boot's tasks are not
+  // this boot's /proc. "# Current": the previous buffer was invalid, absent,
+  // or already reset.
+  const std::optional<std::string> boot = instance.last_boot_info();
+  const bool previous_boot = boot && ftrace::holds_previous_boot(*boot);
   if (request.previous_boot) {
-    // 6.12's last_boot_info: "# Current" once the instance holds this boot's
-    // records (the previous buffer was invalid, absent, or already reset).
-    std::optional<std::string> boot = instance.last_boot_info();
-    if (!boot || boot->find("# Current") != std::string::npos)
+    if (!previous_boot)
       return not_found_error(
           "ftrace instance '" + name + "' holds no previous boot's buffer, and the broker kept " +
           "none in " + request.kept_dir + " (" +
@@ -207,11 +207,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   result.output = request.output == "-" ? "standard output" : request.output;
   result.clock = instance.trace_clock().value_or("unknown");
   result.cpus = uint32_t(cpus->size());
-  // A boot-mapped instance says whose data it holds: "# Current" when this
-  // boot's (6.12's last_boot_info), else the previous boot's (until a
-  // setting changes). That boot's tasks are not this boot's /proc.
-  std::optional<std::string> boot = instance.last_boot_info();
-  result.previous_boot = boot && boot->find("# Current") == std::string::npos;
+  result.previous_boot = previous_boot;
   result.pages = read.pages;
   result.missed_events = read.missed_events;
   result.pages_after_loss = read.pages_after_loss;
