@@ -117,12 +117,8 @@ Result<std::unique_ptr<BlackBox>> BlackBox::start(BlackBoxConfig config) {
   box->report_.held_previous = info && ftrace::holds_previous_boot(*info);
 
   auto kept = persistent::list_kept_boots(box->config_.kept_dir);
-  if (kept.ok())
-    box->report_.already_kept =
-        !box->boot_id_.empty() &&
-        std::any_of(kept->begin(), kept->end(), [&](const persistent::KeptBoot& k) {
-          return k.boot_id == box->boot_id_ && k.instance == names.front();
-        });
+  box->report_.already_kept =
+      kept.ok() && persistent::kept_by_boot(*kept, box->boot_id_, names.front()) != nullptr;
   if (box->report_.held_previous && !box->report_.already_kept) {
     if (Status s = box->keep(*instance); !s.ok()) {
       box->report_.keep_error = s.error().message();

@@ -24,18 +24,12 @@ namespace {
 constexpr const char* kBootLine =
     "memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M";
 
-// The records a CPU's buffer holds, without consuming them:
-//   per_cpu/cpuN/stats: "entries: 27\noverrun: 0\n..."
-uint64_t entries(const sys::Tree& instance) {
+// The records the instance's buffers hold, without consuming them
+// (per_cpu/cpuN/stats' entries).
+uint64_t entries(const sys::FtraceInstance& instance) {
   uint64_t total = 0;
-  auto cpus = instance.list("per_cpu");
-  if (!cpus.ok())
-    return 0;
-  for (const std::string& cpu : *cpus) {
-    auto stats = instance.read("per_cpu/" + cpu + "/stats", 4096);
-    if (stats.ok())
-      total += sys::parse_cpu_stats(*stats).entries;
-  }
+  for (uint32_t cpu : instance.cpus().value_or(std::vector<uint32_t>{}))
+    total += instance.cpu_stats(cpu).value_or(sys::CpuStats{}).entries;
   return total;
 }
 
@@ -60,7 +54,8 @@ void Checker::black_box() {
   }
   const std::string& name = names.front();
   const std::string relative = "instances/" + name;
-  if (!tracefs_.is_directory(relative)) {
+  auto opened = sys::FtraceInstance::open(tracefs_, name);
+  if (!opened.ok()) {
     add("boot-mapped-instance", CheckStatus::kWarning,
         "the kernel command line names the boot-mapped ftrace instance '" + name +
             "', but tracefs has no " + tracefs_.path(relative) +
@@ -73,7 +68,7 @@ void Checker::black_box() {
         "not applicable: no boot-mapped ftrace instance in tracefs", tracefs_.path(relative));
     return;
   }
-  sys::Tree instance(tracefs_.path(relative));
+  const sys::Tree& instance = opened->tree();
   std::string events = std::string(trim(instance.read("set_event").value_or("")));
   bool tracing = first_line(instance.read("tracing_on").value_or("0")) == "1";
   auto info = instance.read("last_boot_info");
@@ -99,11 +94,8 @@ void Checker::black_box() {
   std::string boot_id = first_line(proc_.read("sys/kernel/random/boot_id", 64).value_or(""));
   const std::string kept_dir = in_.kept_dir;
   auto kept = persistent::list_kept_boots(kept_dir);
-  const persistent::KeptBoot* mine = nullptr;
-  if (kept.ok())
-    for (const persistent::KeptBoot& k : *kept)
-      if (!boot_id.empty() && k.boot_id == boot_id && k.instance == name)
-        mine = &k;
+  const persistent::KeptBoot* mine =
+      kept.ok() ? persistent::kept_by_boot(*kept, boot_id, name) : nullptr;
   if (mine) {
     add("previous-boot-unkept", CheckStatus::kOk,
         "the previous boot's buffer of ftrace instance '" + name + "' was kept in this boot (" +
@@ -114,7 +106,7 @@ void Checker::black_box() {
   }
   // 6.12 shows "text delta" until a setting changes, also over an empty
   // buffer: the entries say whether there is anything to keep.
-  uint64_t held = info.ok() && ftrace::holds_previous_boot(*info) ? entries(instance) : 0;
+  uint64_t held = info.ok() && ftrace::holds_previous_boot(*info) ? entries(*opened) : 0;
   if (held > 0) {
     add("previous-boot-unkept", CheckStatus::kWarning,
         "ftrace instance '" + name + "' still holds " + std::to_string(held) +

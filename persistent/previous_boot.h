@@ -63,6 +63,12 @@ struct KeptBoot {
 // is left out.
 Result<std::vector<KeptBoot>> list_kept_boots(const std::string& dir);
 
+// The copy boot `boot_id` kept of `instance` among `copies`; null when there
+// is none (or `boot_id` is empty: an unknown boot kept nothing of this one).
+// The broker keeps one per boot; check reports it.
+const KeptBoot* kept_by_boot(const std::vector<KeptBoot>& copies, std::string_view boot_id,
+                             std::string_view instance);
+
 // kept.json of `boot`.
 std::string kept_boot_json(const KeptBoot& boot);
 // A kept.json; EINVAL naming `path` when it is not one. Pure.
