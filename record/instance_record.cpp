@@ -29,15 +29,9 @@ constexpr size_t kBatchBytes = size_t(1) << 20;
 
 // Where ftrace/print's format puts the marker's text:
 //   "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;"
-uint32_t buf_offset(const std::string& format) {
-  unsigned offset = 16;
-  size_t at = format.find(" buf[];");
-  if (at == std::string::npos)
-    return offset;
-  size_t o = format.find("offset:", at);
-  if (o != std::string::npos && std::sscanf(format.c_str() + o, "offset:%u", &offset) != 1)
-    offset = 16;
-  return std::min(offset, 4096u);
+uint32_t buf_offset(std::string_view format) {
+  auto buf = ftrace::find_field(format, "buf[]");
+  return buf && buf->offset <= 4096 ? buf->offset : 16;
 }
 
 struct Event {
