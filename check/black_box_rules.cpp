@@ -21,9 +21,6 @@
 namespace pp::check {
 namespace {
 
-constexpr const char* kBootLine =
-    "memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M";
-
 // The records the instance's buffers hold, without consuming them
 // (per_cpu/cpuN/stats' entries).
 uint64_t entries(const sys::FtraceInstance& instance) {
@@ -45,7 +42,8 @@ void Checker::black_box() {
         std::string("the kernel command line has no boot-mapped ftrace instance, so the records "
                     "of the seconds before a crash die with it; to keep them across a reset "
                     "(Linux 6.12 and later) add '") +
-            kBootLine + "' (perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER)",
+            persistent::kBootMappedCmdline +
+            "' (perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER)",
         cmdline_source);
     add("previous-boot-unkept", CheckStatus::kOk,
         "not applicable: no boot-mapped ftrace instance on the kernel command line",
@@ -63,7 +61,7 @@ void Checker::black_box() {
             "-i -e trace_instance -e \"ring buffer\"')",
         tracefs_.path(relative),
         "boot a kernel of 6.12 or later, and place the memory as the man page says: " +
-            std::string(kBootLine));
+            std::string(persistent::kBootMappedCmdline));
     add("previous-boot-unkept", CheckStatus::kOk,
         "not applicable: no boot-mapped ftrace instance in tracefs", tracefs_.path(relative));
     return;

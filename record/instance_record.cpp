@@ -52,11 +52,6 @@ sys::EventAttr tracepoint_attr(uint64_t id) {
   return a;
 }
 
-constexpr char kBootHelp[] =
-    "a boot-mapped instance is given on the kernel command line, e.g. 'memmap=12M$0x10000000 "
-    "trace_instance=boot_mapped^traceoff@0x10000000:12M' (see BOOT-MAPPED INSTANCES in "
-    "perf-persistent-record(1))";
-
 // --previous-boot: the boot-mapped instance of the kernel command line.
 Result<std::string> previous_boot_instance(const InstanceRequest& request) {
   sys::Tree proc(request.proc_root);
@@ -70,8 +65,10 @@ Result<std::string> previous_boot_instance(const InstanceRequest& request) {
   if (names.empty())
     return not_found_error("the kernel command line (" + proc.path("cmdline") +
                            ") names no boot-mapped ftrace instance, so no previous boot's "
-                           "buffer was kept; " +
-                           kBootHelp);
+                           "buffer was kept; a boot-mapped instance is given on the kernel "
+                           "command line, e.g. '" +
+                           persistent::kBootMappedCmdline +
+                           "' (see BOOT-MAPPED INSTANCES in perf-persistent-record(1))");
   if (!request.instance.empty()) {
     if (std::find(names.begin(), names.end(), request.instance) == names.end())
       return not_found_error("'" + request.instance +
