@@ -71,9 +71,7 @@ Result<std::vector<ConfigEvent>> Broker::read_config() const {
   const std::string& path = config_.config_file;
   if (path.empty())
     return std::vector<ConfigEvent>{};
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
-  auto text = sys::Tree(dir.empty() ? "/" : dir).read(path.substr(slash + 1), 1 << 20);
+  auto text = read_config_file(path);
   if (!text.ok()) {
     if (text.error().code() == ENOENT && !config_.config_required)
       return std::vector<ConfigEvent>{};

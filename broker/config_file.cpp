@@ -9,6 +9,7 @@
 #include "persistent/create.h"
 #include "persistent/limits.h"
 #include "persistent/names.h"
+#include "sys/tree.h"
 
 namespace pp::broker {
 namespace {
@@ -88,6 +89,12 @@ Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string
   if (!events.empty() && events.back().request.event.empty())
     return no_event();
   return events;
+}
+
+Result<std::string> read_config_file(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash);
+  return sys::Tree(dir.empty() ? "/" : dir).read(path.substr(slash + 1), 1 << 20);
 }
 
 }  // namespace pp::broker

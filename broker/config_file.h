@@ -40,4 +40,9 @@ struct ConfigEvent {
 // is wrong.
 Result<std::vector<ConfigEvent>> parse_config(std::string_view text, std::string_view path);
 
+// The config file's text (at most 1 MiB): the error of the read as it is
+// (ENOENT when there is none), for the caller to say whether that matters.
+// The broker reads it for its events, the daemon for [previous boot].
+Result<std::string> read_config_file(const std::string& path);
+
 }  // namespace pp::broker

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
+
 namespace pp::broker {
 namespace {
 
@@ -131,6 +133,17 @@ TEST(ConfigFile, OptionalKeyAndTheConfigKind) {
   EXPECT_NE(bad.error().message().find("f:3: 'optional' is 'yes' or 'no', not 'maybe'"),
             std::string::npos)
       << bad.error().message();
+}
+
+TEST(ConfigFile, ReadConfigFileGivesTheTextOrTheReadError) {
+  pp::testing::TempDir dir;
+  dir.write("perf-persistent.conf", "[previous boot]\nkeep = 2\n");
+  auto text = read_config_file(dir.path("perf-persistent.conf"));
+  ASSERT_TRUE(text.ok()) << text.error().message();
+  EXPECT_EQ(*text, "[previous boot]\nkeep = 2\n");
+  auto none = read_config_file(dir.path("absent.conf"));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code(), ENOENT);
 }
 
 }  // namespace

@@ -225,11 +225,7 @@ Status run_daemon(const DaemonOptions& given, std::ostream& log) {
   if (run_dir == persistent::kDefaultRunDir) {
     BlackBoxConfig box;
     if (!config.config_file.empty()) {
-      const std::string& path = config.config_file;
-      size_t slash = path.rfind('/');
-      std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
-      if (auto text = sys::Tree(folder.empty() ? "/" : folder).read(path.substr(slash + 1));
-          text.ok()) {
+      if (auto text = read_config_file(config.config_file); text.ok()) {
         auto settings = parse_previous_boot_settings(*text, config.config_file);
         if (settings.ok())
           box.settings = std::move(*settings);

@@ -18,13 +18,6 @@
 namespace pp::broker {
 namespace {
 
-// 6.12's last_boot_info (kernel/trace/trace.c, show_last_boot_header()):
-// "# Current" once the instance holds this boot's records, else the
-// previous boot's text offset.
-bool holds_previous(const std::optional<std::string>& info) {
-  return info && info->find("# Current") == std::string::npos;
-}
-
 // "SYSTEM:EVENT" split; nothing for a name that is not one.
 std::optional<std::pair<std::string, std::string>> split_event(std::string_view text) {
   size_t colon = text.find(':');
@@ -98,10 +91,7 @@ Result<std::unique_ptr<BlackBox>> BlackBox::start(BlackBoxConfig config) {
   } else {
     PP_ASSIGN_OR_RETURN(cmdline, proc.read("cmdline"));
   }
-  std::vector<std::string> names;
-  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline))
-    if (b.boot_mapped())
-      names.push_back(b.name);
+  const std::vector<std::string> names = ftrace::boot_mapped_names(cmdline);
   if (names.empty())
     return std::unique_ptr<BlackBox>();
   std::unique_ptr<BlackBox> box(new BlackBox(std::move(config)));
@@ -123,15 +113,12 @@ Result<std::unique_ptr<BlackBox>> BlackBox::start(BlackBoxConfig config) {
     return box;
   }
   box->clock_ = instance->trace_clock().value_or("local");
-  box->report_.held_previous = holds_previous(instance->last_boot_info());
+  std::optional<std::string> info = instance->last_boot_info();
+  box->report_.held_previous = info && ftrace::holds_previous_boot(*info);
 
   auto kept = persistent::list_kept_boots(box->config_.kept_dir);
-  if (kept.ok())
-    box->report_.already_kept =
-        !box->boot_id_.empty() &&
-        std::any_of(kept->begin(), kept->end(), [&](const persistent::KeptBoot& k) {
-          return k.boot_id == box->boot_id_ && k.instance == names.front();
-        });
+  box->report_.already_kept =
+      kept.ok() && persistent::kept_by_boot(*kept, box->boot_id_, names.front()) != nullptr;
   if (box->report_.held_previous && !box->report_.already_kept) {
     if (Status s = box->keep(*instance); !s.ok()) {
       box->report_.keep_error = s.error().message();

@@ -21,21 +21,12 @@
 namespace pp::check {
 namespace {
 
-constexpr const char* kBootLine =
-    "memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M";
-
-// The records a CPU's buffer holds, without consuming them:
-//   per_cpu/cpuN/stats: "entries: 27\noverrun: 0\n..."
-uint64_t entries(const sys::Tree& instance) {
+// The records the instance's buffers hold, without consuming them
+// (per_cpu/cpuN/stats' entries).
+uint64_t entries(const sys::FtraceInstance& instance) {
   uint64_t total = 0;
-  auto cpus = instance.list("per_cpu");
-  if (!cpus.ok())
-    return 0;
-  for (const std::string& cpu : *cpus) {
-    auto stats = instance.read("per_cpu/" + cpu + "/stats", 4096);
-    if (stats.ok())
-      total += sys::parse_cpu_stats(*stats).entries;
-  }
+  for (uint32_t cpu : instance.cpus().value_or(std::vector<uint32_t>{}))
+    total += instance.cpu_stats(cpu).value_or(sys::CpuStats{}).entries;
   return total;
 }
 
@@ -44,18 +35,15 @@ uint64_t entries(const sys::Tree& instance) {
 void Checker::black_box() {
   if (!cmdline_read_)
     return;
-  auto cmdline = proc_.read("cmdline");
-  std::vector<std::string> names;
-  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline.value_or("")))
-    if (b.boot_mapped())
-      names.push_back(b.name);
+  const std::vector<std::string> names = ftrace::boot_mapped_names(cmdline_);
   const std::string cmdline_source = proc_.path("cmdline");
   if (names.empty()) {
     add("boot-mapped-instance", CheckStatus::kOk,
         std::string("the kernel command line has no boot-mapped ftrace instance, so the records "
                     "of the seconds before a crash die with it; to keep them across a reset "
                     "(Linux 6.12 and later) add '") +
-            kBootLine + "' (perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER)",
+            persistent::kBootMappedCmdline +
+            "' (perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER)",
         cmdline_source);
     add("previous-boot-unkept", CheckStatus::kOk,
         "not applicable: no boot-mapped ftrace instance on the kernel command line",
@@ -64,7 +52,8 @@ void Checker::black_box() {
   }
   const std::string& name = names.front();
   const std::string relative = "instances/" + name;
-  if (!tracefs_.is_directory(relative)) {
+  auto opened = sys::FtraceInstance::open(tracefs_, name);
+  if (!opened.ok()) {
     add("boot-mapped-instance", CheckStatus::kWarning,
         "the kernel command line names the boot-mapped ftrace instance '" + name +
             "', but tracefs has no " + tracefs_.path(relative) +
@@ -72,15 +61,15 @@ void Checker::black_box() {
             "-i -e trace_instance -e \"ring buffer\"')",
         tracefs_.path(relative),
         "boot a kernel of 6.12 or later, and place the memory as the man page says: " +
-            std::string(kBootLine));
+            std::string(persistent::kBootMappedCmdline));
     add("previous-boot-unkept", CheckStatus::kOk,
         "not applicable: no boot-mapped ftrace instance in tracefs", tracefs_.path(relative));
     return;
   }
-  sys::Tree instance(tracefs_.path(relative));
+  const sys::Tree& instance = opened->tree();
   std::string events = std::string(trim(instance.read("set_event").value_or("")));
   bool tracing = first_line(instance.read("tracing_on").value_or("0")) == "1";
-  std::string info = first_line(instance.read("last_boot_info").value_or("# Current"));
+  auto info = instance.read("last_boot_info");
   bool armed = tracing && !events.empty();
   if (armed) {
     std::replace(events.begin(), events.end(), '\n', ' ');
@@ -103,11 +92,8 @@ void Checker::black_box() {
   std::string boot_id = first_line(proc_.read("sys/kernel/random/boot_id", 64).value_or(""));
   const std::string kept_dir = in_.kept_dir;
   auto kept = persistent::list_kept_boots(kept_dir);
-  const persistent::KeptBoot* mine = nullptr;
-  if (kept.ok())
-    for (const persistent::KeptBoot& k : *kept)
-      if (!boot_id.empty() && k.boot_id == boot_id && k.instance == name)
-        mine = &k;
+  const persistent::KeptBoot* mine =
+      kept.ok() ? persistent::kept_by_boot(*kept, boot_id, name) : nullptr;
   if (mine) {
     add("previous-boot-unkept", CheckStatus::kOk,
         "the previous boot's buffer of ftrace instance '" + name + "' was kept in this boot (" +
@@ -118,7 +104,7 @@ void Checker::black_box() {
   }
   // 6.12 shows "text delta" until a setting changes, also over an empty
   // buffer: the entries say whether there is anything to keep.
-  uint64_t held = info.find("# Current") == std::string::npos ? entries(instance) : 0;
+  uint64_t held = info.ok() && ftrace::holds_previous_boot(*info) ? entries(*opened) : 0;
   if (held > 0) {
     add("previous-boot-unkept", CheckStatus::kWarning,
         "ftrace instance '" + name + "' still holds " + std::to_string(held) +

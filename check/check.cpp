@@ -135,7 +135,8 @@ void Checker::read_cmdline() {
   if (!text.ok())
     return;
   cmdline_read_ = true;
-  std::string line = first_line(*text);
+  cmdline_ = std::move(*text);
+  std::string line = first_line(cmdline_);
   for (std::string_view word : split(line, ' ')) {
     if (starts_with(word, "mce="))
       for (std::string_view v : split(word.substr(4), ','))

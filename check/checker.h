@@ -107,6 +107,7 @@ class Checker {
   bool systemd_booted_ = false;   // <run>/systemd/system exists (sd_booted())
   std::string osrelease_;
   bool cmdline_read_ = false;
+  std::string cmdline_;  // /proc/cmdline, when read
   bool cec_disabled_ = false;
   std::vector<std::string> mce_options_;
   bool tracefs_mounted_ = false;

@@ -8,6 +8,7 @@
 #include "persistent/event.h"
 #include "persistent/event_json.h"
 #include "persistent/parser_resolver.h"
+#include "persistent/previous_boot.h"
 #include "sys/clock.h"
 
 namespace pp::cmd {
@@ -57,9 +58,9 @@ int cmd_create(int argc, const char** argv) {
   if (parsed->help) {
     std::cout << opts.usage()
               << "\nThe seconds before a crash survive it (Linux 6.12+) with a boot-mapped ftrace\n"
-                 "instance on the kernel command line:\n"
-                 "    memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M\n"
-                 "The broker keeps the previous boot's buffer and arms the instance at start\n"
+                 "instance on the kernel command line:\n    "
+              << persistent::kBootMappedCmdline
+              << "\nThe broker keeps the previous boot's buffer and arms the instance at start\n"
                  "(perf-persistent-daemon(1), THE PREVIOUS BOOT'S BUFFER).\n";
     return kExitOk;
   }

@@ -61,4 +61,16 @@ std::vector<BootInstance> boot_instances(std::string_view cmdline) {
   return out;
 }
 
+std::vector<std::string> boot_mapped_names(std::string_view cmdline) {
+  std::vector<std::string> names;
+  for (BootInstance& b : boot_instances(cmdline))
+    if (b.boot_mapped())
+      names.push_back(std::move(b.name));
+  return names;
+}
+
+bool holds_previous_boot(std::string_view last_boot_info) {
+  return last_boot_info.find("# Current") == std::string_view::npos;
+}
+
 }  // namespace pp::ftrace

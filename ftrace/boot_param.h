@@ -31,4 +31,16 @@ struct BootInstance {
 // not the kernel's.
 std::vector<BootInstance> boot_instances(std::string_view cmdline);
 
+// The names of the boot-mapped ones among them, in order: the instances
+// that can hold a previous boot's buffer.
+std::vector<std::string> boot_mapped_names(std::string_view cmdline);
+
+// Whether a boot-mapped instance's last_boot_info (Linux 6.12+,
+// kernel/trace/trace.c, show_last_boot_header()) says the buffer is the
+// previous boot's, which it stays until a setting of the instance changes:
+//   "text delta:\t-268435456"   the previous boot's (also over a buffer the
+//                               firmware zeroed: the records tell)
+//   "# Current"                 this boot's
+bool holds_previous_boot(std::string_view last_boot_info);
+
 }  // namespace pp::ftrace

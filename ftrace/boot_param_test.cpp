@@ -30,5 +30,17 @@ TEST(BootInstances, NoneOrMalformed) {
   EXPECT_TRUE(boot_instances("xtrace_instance=a@1:2").empty());
 }
 
+TEST(BootInstances, BootMappedNamesLeaveThePlainOnesOut) {
+  EXPECT_EQ(boot_mapped_names("trace_instance=plain,sched:sched_switch "
+                              "trace_instance=bb^traceoff@0x10000000:12M trace_instance=lab@trace"),
+            (std::vector<std::string>{"bb", "lab"}));
+  EXPECT_TRUE(boot_mapped_names("root=/dev/vda trace_instance=plain").empty());
+}
+
+TEST(BootInstances, LastBootInfoSaysWhoseBufferItIs) {
+  EXPECT_TRUE(holds_previous_boot("text delta:\t-268435456\n"));
+  EXPECT_FALSE(holds_previous_boot("# Current\n"));
+}
+
 }  // namespace
 }  // namespace pp::ftrace

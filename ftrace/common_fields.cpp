@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstring>
+#include <string>
 
 namespace pp::ftrace {
 namespace {
@@ -19,18 +20,28 @@ bool number_after(std::string_view line, std::string_view key, uint32_t& out) {
 
 }  // namespace
 
-PidField common_pid_field(std::string_view format) {
-  PidField field;
-  size_t at = format.find(" common_pid;");
+std::optional<FieldPlace> find_field(std::string_view format, std::string_view declarator) {
+  // "\tfield:int common_pid;\toffset:4;": the declarator between a space and ';'.
+  std::string needle = " ";
+  needle += declarator;
+  needle += ';';
+  size_t at = format.find(needle);
   if (at == std::string_view::npos)
-    return field;
+    return std::nullopt;
   size_t end = format.find('\n', at);
   std::string_view line = format.substr(at, end == std::string_view::npos ? end : end - at);
-  uint32_t offset = 0, size = 0;
-  if (number_after(line, "offset:", offset) && number_after(line, "size:", size) && size == 4 &&
-      offset <= 4096) {
-    field.offset = offset;
-    field.size = size;
+  FieldPlace place;
+  if (!number_after(line, "offset:", place.offset) || !number_after(line, "size:", place.size))
+    return std::nullopt;
+  return place;
+}
+
+PidField common_pid_field(std::string_view format) {
+  PidField field;
+  auto place = find_field(format, "common_pid");
+  if (place && place->size == 4 && place->offset <= 4096) {
+    field.offset = place->offset;
+    field.size = place->size;
   }
   return field;
 }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -21,6 +22,17 @@ struct PidField {
   uint32_t offset = 4;  // struct trace_entry's, when the format does not say
   uint32_t size = 4;
 };
+
+// Where a field lies in a record, as its format line says.
+struct FieldPlace {
+  uint32_t offset = 0;
+  uint32_t size = 0;
+};
+
+// The field declared as `declarator` (the words between its type and ';':
+// "common_pid", "buf[]") in a whole format file; nothing when the file has
+// no such line or its offset or size is no number.
+std::optional<FieldPlace> find_field(std::string_view format, std::string_view declarator);
 
 // common_pid's offset and size from a whole format file; the defaults when
 // the file has no such line or an odd one (a size other than 4).

@@ -20,6 +20,22 @@ TEST(CommonFields, PidFieldFromTheFormatAndItsDefaults) {
   EXPECT_EQ(far.offset, 4u);
 }
 
+TEST(CommonFields, FindFieldReadsTheLineOfItsDeclarator) {
+  constexpr char kPrint[] =
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:unsigned long ip;\toffset:8;\tsize:8;\tsigned:0;\n"
+      "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;\n";
+  auto buf = find_field(kPrint, "buf[]");
+  ASSERT_TRUE(buf.has_value());
+  EXPECT_EQ(buf->offset, 16u);
+  EXPECT_EQ(buf->size, 0u);
+  EXPECT_EQ(find_field(kPrint, "ip")->offset, 8u);
+  EXPECT_FALSE(find_field(kPrint, "common_pid").has_value());
+  // The numbers of its own line only, never the next line's.
+  EXPECT_FALSE(
+      find_field("\tfield:char buf[];\n\tfield:int x;\toffset:4;\tsize:4;\n", "buf[]").has_value());
+}
+
 TEST(CommonFields, RecordPidNeverReadsPastTheRecord) {
   std::vector<uint8_t> record(8, 0);
   int32_t pid = 4242;

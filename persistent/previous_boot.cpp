@@ -32,6 +32,16 @@ Result<std::vector<KeptBoot>> list_kept_boots(const std::string& dir) {
   return out;
 }
 
+const KeptBoot* kept_by_boot(const std::vector<KeptBoot>& copies, std::string_view boot_id,
+                             std::string_view instance) {
+  if (boot_id.empty())
+    return nullptr;
+  auto it = std::find_if(copies.begin(), copies.end(), [&](const KeptBoot& k) {
+    return k.boot_id == boot_id && k.instance == instance;
+  });
+  return it == copies.end() ? nullptr : &*it;
+}
+
 std::string kept_boot_json(const KeptBoot& boot) {
   ordered_json doc{{"version", 1},
                    {"instance", boot.instance},

@@ -46,6 +46,12 @@ inline constexpr const char* kDefaultKeptDir = "/var/lib/perf-persistent/previou
 inline constexpr const char* kKeptFile = "kept.json";
 inline constexpr int kMarkerIntervalS = 10;
 inline constexpr const char* kMarkerTag = "perf-persistent clock-marker";
+// What to add to the kernel command line for a boot-mapped instance, as
+// messages and --help say it: a fixed address 16 MiB below the top of RAM
+// and more survives a reset (firmware overwrites the top; reserve_mem= lands
+// there), and ^traceoff keeps tracing in the next boot off its buffer.
+inline constexpr const char* kBootMappedCmdline =
+    "memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@0x10000000:12M";
 
 // One kept copy.
 struct KeptBoot {
@@ -62,6 +68,12 @@ struct KeptBoot {
 // does not exist. A directory without a readable kept.json (a copy cut short)
 // is left out.
 Result<std::vector<KeptBoot>> list_kept_boots(const std::string& dir);
+
+// The copy boot `boot_id` kept of `instance` among `copies`; null when there
+// is none (or `boot_id` is empty: an unknown boot kept nothing of this one).
+// The broker keeps one per boot; check reports it.
+const KeptBoot* kept_by_boot(const std::vector<KeptBoot>& copies, std::string_view boot_id,
+                             std::string_view instance);
 
 // kept.json of `boot`.
 std::string kept_boot_json(const KeptBoot& boot);

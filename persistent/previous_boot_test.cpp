@@ -73,5 +73,18 @@ TEST(KeptBoots, ListedOldestFirstAndHalfWrittenOnesLeftOut) {
             std::string::npos);
 }
 
+TEST(KeptBoots, KeptByBootMatchesTheBootAndTheInstance) {
+  std::vector<KeptBoot> copies(3);
+  copies[0].boot_id = "b1", copies[0].instance = "other";
+  copies[1].boot_id = "b1", copies[1].instance = "bb";
+  copies[2].boot_id = "b2", copies[2].instance = "bb";
+  EXPECT_EQ(kept_by_boot(copies, "b1", "bb"), &copies[1]);
+  EXPECT_EQ(kept_by_boot(copies, "b2", "bb"), &copies[2]);
+  EXPECT_EQ(kept_by_boot(copies, "b2", "other"), nullptr);
+  EXPECT_EQ(kept_by_boot(copies, "b3", "bb"), nullptr);
+  copies[0].boot_id = "";
+  EXPECT_EQ(kept_by_boot(copies, "", "other"), nullptr);  // an unknown boot kept nothing
+}
+
 }  // namespace
 }  // namespace pp::persistent

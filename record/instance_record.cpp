@@ -29,15 +29,9 @@ constexpr size_t kBatchBytes = size_t(1) << 20;
 
 // Where ftrace/print's format puts the marker's text:
 //   "\tfield:char buf[];\toffset:16;\tsize:0;\tsigned:1;"
-uint32_t buf_offset(const std::string& format) {
-  unsigned offset = 16;
-  size_t at = format.find(" buf[];");
-  if (at == std::string::npos)
-    return offset;
-  size_t o = format.find("offset:", at);
-  if (o != std::string::npos && std::sscanf(format.c_str() + o, "offset:%u", &offset) != 1)
-    offset = 16;
-  return std::min(offset, 4096u);
+uint32_t buf_offset(std::string_view format) {
+  auto buf = ftrace::find_field(format, "buf[]");
+  return buf && buf->offset <= 4096 ? buf->offset : 16;
 }
 
 struct Event {
@@ -58,11 +52,6 @@ sys::EventAttr tracepoint_attr(uint64_t id) {
   return a;
 }
 
-constexpr char kBootHelp[] =
-    "a boot-mapped instance is given on the kernel command line, e.g. 'memmap=12M$0x10000000 "
-    "trace_instance=boot_mapped^traceoff@0x10000000:12M' (see BOOT-MAPPED INSTANCES in "
-    "perf-persistent-record(1))";
-
 // --previous-boot: the boot-mapped instance of the kernel command line.
 Result<std::string> previous_boot_instance(const InstanceRequest& request) {
   sys::Tree proc(request.proc_root);
@@ -72,15 +61,14 @@ Result<std::string> previous_boot_instance(const InstanceRequest& request) {
   } else {
     PP_ASSIGN_OR_RETURN(cmdline, proc.read("cmdline"));
   }
-  std::vector<std::string> names;
-  for (const ftrace::BootInstance& b : ftrace::boot_instances(cmdline))
-    if (b.boot_mapped())
-      names.push_back(b.name);
+  const std::vector<std::string> names = ftrace::boot_mapped_names(cmdline);
   if (names.empty())
     return not_found_error("the kernel command line (" + proc.path("cmdline") +
                            ") names no boot-mapped ftrace instance, so no previous boot's "
-                           "buffer was kept; " +
-                           kBootHelp);
+                           "buffer was kept; a boot-mapped instance is given on the kernel "
+                           "command line, e.g. '" +
+                           persistent::kBootMappedCmdline +
+                           "' (see BOOT-MAPPED INSTANCES in perf-persistent-record(1))");
   if (!request.instance.empty()) {
     if (std::find(names.begin(), names.end(), request.instance) == names.end())
       return not_found_error("'" + request.instance +
@@ -178,11 +166,14 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     }
   }
   PP_ASSIGN_OR_RETURN(sys::FtraceInstance instance, sys::FtraceInstance::open(tracefs, name));
+  // A boot-mapped instance says whose data it holds (last_boot_info): the
+  // previous boot's until a setting changes, and that boot's tasks are not
+  // this boot's /proc. "# Current": the previous buffer was invalid, absent,
+  // or already reset.
+  const std::optional<std::string> boot = instance.last_boot_info();
+  const bool previous_boot = boot && ftrace::holds_previous_boot(*boot);
   if (request.previous_boot) {
-    // 6.12's last_boot_info: "# Current" once the instance holds this boot's
-    // records (the previous buffer was invalid, absent, or already reset).
-    std::optional<std::string> boot = instance.last_boot_info();
-    if (!boot || boot->find("# Current") != std::string::npos)
+    if (!previous_boot)
       return not_found_error(
           "ftrace instance '" + name + "' holds no previous boot's buffer, and the broker kept " +
           "none in " + request.kept_dir + " (" +
@@ -207,11 +198,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
   result.output = request.output == "-" ? "standard output" : request.output;
   result.clock = instance.trace_clock().value_or("unknown");
   result.cpus = uint32_t(cpus->size());
-  // A boot-mapped instance says whose data it holds: "# Current" when this
-  // boot's (6.12's last_boot_info), else the previous boot's (until a
-  // setting changes). That boot's tasks are not this boot's /proc.
-  std::optional<std::string> boot = instance.last_boot_info();
-  result.previous_boot = boot && boot->find("# Current") == std::string::npos;
+  result.previous_boot = previous_boot;
   result.pages = read.pages;
   result.missed_events = read.missed_events;
   result.pages_after_loss = read.pages_after_loss;

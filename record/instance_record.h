@@ -62,8 +62,6 @@ struct InstanceResult {
   // A boot-mapped instance holding the previous boot's buffer: the file then
   // names no task (this boot's /proc would name the wrong ones).
   bool previous_boot = false;
-  // The kernel command line; proc_root's cmdline when absent.
-  std::optional<std::string> kernel_cmdline;
   // The broker's copy read (its directory), "" when the instance itself was.
   std::string kept;
   // Wall-clock time from the broker's clock markers (persistent/

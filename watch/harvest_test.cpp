@@ -602,6 +602,8 @@ TEST_F(PreviousBootHarvest, NoCopyIsANote) {
   EXPECT_TRUE(h.records.empty());
   EXPECT_TRUE(has_note(h, "previous-boot: no previous boot's trace buffer kept in"))
       << all_notes(h);
+  EXPECT_TRUE(has_note(h, "e.g. 'memmap=12M$0x10000000 trace_instance=boot_mapped^traceoff@"))
+      << "the note says what to add to the kernel command line: " << all_notes(h);
 }
 
 }  // namespace

@@ -126,7 +126,8 @@ std::vector<WatchRecord> previous_boot_records(const std::string& kept_dir,
   if (copies->empty()) {
     notes.push_back("previous-boot: no previous boot's trace buffer kept in " + kept_dir +
                     " (the broker keeps one when the kernel command line has a boot-mapped "
-                    "ftrace instance)");
+                    "ftrace instance, e.g. '" +
+                    persistent::kBootMappedCmdline + "')");
     return out;
   }
   for (const persistent::KeptBoot& copy : *copies)
