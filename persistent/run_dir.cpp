@@ -53,7 +53,10 @@ Status RunDir::prepare() const {
                                   " to 0700 (run 'chmod 0700 " + root_ + "')");
     PP_ASSIGN_OR_RETURN(info, run_dir_info(root_));
   }
-  return check_run_dir(root_, *info, ::geteuid());
+  PP_RETURN_IF_ERROR(check_run_dir(root_, *info, ::geteuid()));
+  // Whoever may write a directory above it may rename this one away and put
+  // one of theirs, with a registry and socket of theirs, in its place.
+  return check_run_dir_parents(root_, ::geteuid(), ParentsCheckedBy::kBroker);
 }
 
 namespace {
@@ -76,7 +79,10 @@ std::vector<std::string> parents_of(const std::string& path) {
   return parents;
 }
 
-Status check_parent(const std::string& run_dir, const std::string& parent, uid_t self) {
+Status check_parent(const std::string& run_dir, const std::string& parent, uid_t self,
+                    ParentsCheckedBy by) {
+  const char* refused = by == ParentsCheckedBy::kClient ? "so it is not asked"
+                                                        : "so the broker keeps nothing under it";
   auto info = sys::path_info(parent);
   if (!info.ok())
     return ok_status();  // the connect will say what is missing
@@ -84,27 +90,27 @@ Status check_parent(const std::string& run_dir, const std::string& parent, uid_t
     return errorf(EPERM,
                   "%s, above the run directory %s, belongs to uid %u, neither root nor uid %u "
                   "that runs this command; its owner could put a run directory and socket of "
-                  "theirs in place of the broker's, so it is not asked: give a run directory "
+                  "theirs in place of the broker's, %s: give a run directory "
                   "under directories of root's or your own with --run-dir",
-                  parent.c_str(), run_dir.c_str(), unsigned(info->uid), unsigned(self));
+                  parent.c_str(), run_dir.c_str(), unsigned(info->uid), unsigned(self), refused);
   bool sticky_root = (info->mode & S_ISVTX) && info->uid == 0;
   if (!info->is_link && (info->mode & 022) != 0 && !sticky_root)
     return errorf(EPERM,
                   "%s, above the run directory %s, has mode %04o: another user could put a run "
-                  "directory and socket of theirs in place of the broker's, so it is not asked: "
+                  "directory and socket of theirs in place of the broker's, %s: "
                   "'chmod go-w %s', or give another run directory with --run-dir",
-                  parent.c_str(), run_dir.c_str(), unsigned(info->mode), parent.c_str());
+                  parent.c_str(), run_dir.c_str(), unsigned(info->mode), refused, parent.c_str());
   return ok_status();
 }
 
 }  // namespace
 
-Status check_run_dir_parents(const std::string& path, uid_t self) {
+Status check_run_dir_parents(const std::string& path, uid_t self, ParentsCheckedBy by) {
   for (const std::string& parent : parents_of(path))
-    PP_RETURN_IF_ERROR(check_parent(path, parent, self));
+    PP_RETURN_IF_ERROR(check_parent(path, parent, self, by));
   if (auto resolved = sys::real_path(path); resolved.ok() && *resolved != path)
     for (const std::string& parent : parents_of(*resolved))
-      PP_RETURN_IF_ERROR(check_parent(path, parent, self));
+      PP_RETURN_IF_ERROR(check_parent(path, parent, self, by));
   return ok_status();
 }
 

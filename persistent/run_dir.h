@@ -56,7 +56,8 @@ class RunDir {
 
   // Creates the directory 0700 when missing. An existing one must be a real
   // directory (not a symbolic link), belong to this user, and give group and
-  // others no access at all (check_run_dir() below).
+  // others no access at all (check_run_dir() below); and no directory above
+  // it may be another user's or writable by one (check_run_dir_parents()).
   Status prepare() const;
 
   // Removes the temporaries of atomic writes (.<file>.tmp.<pid>, see
@@ -92,8 +93,11 @@ Status check_run_dir(const std::string& path, const sys::PathInfo& info, uid_t o
 // place; checking the run directory alone would not see it. EPERM naming
 // the directory, its owner or mode, and the fix. Reads through
 // sys::path_info() and sys::real_path(); a parent that cannot be looked at
-// is left to the connect.
-Status check_run_dir_parents(const std::string& path, uid_t self);
+// is left to the connect. The broker's prepare() asks the same of the
+// directory it is given (`by` words the refusal for who refuses).
+enum class ParentsCheckedBy { kClient, kBroker };
+Status check_run_dir_parents(const std::string& path, uid_t self,
+                             ParentsCheckedBy by = ParentsCheckedBy::kClient);
 
 struct RegistryState {
   uint64_t next_id = 1;

@@ -284,6 +284,26 @@ TEST(RunDirChecks, AClientRefusesARunDirectoryUnderADirectoryAnotherUserMayWrite
   }
 }
 
+// The broker asks of the directories above its run directory what its
+// clients ask, before it keeps a registry or a socket there.
+TEST(RunDirChecks, TheBrokerRefusesARunDirectoryUnderADirectoryAnotherUserMayWrite) {
+  ::pp::testing::TempDir tmp;
+  std::string shared = tmp.path("shared"), run = tmp.path("shared/run");
+  ASSERT_EQ(::mkdir(shared.c_str(), 0777), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);  // past the umask
+  Status s = RunDir(run).prepare();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), EPERM);
+  EXPECT_EQ(s.error().message(), shared + ", above the run directory " + run +
+                                     ", has mode 0777: another user could put a run directory "
+                                     "and socket of theirs in place of the broker's, so the "
+                                     "broker keeps nothing under it: 'chmod go-w " +
+                                     shared + "', or give another run directory with --run-dir");
+  ASSERT_EQ(::chmod(shared.c_str(), 0755), 0);
+  Status fine = RunDir(run).prepare();
+  EXPECT_TRUE(fine.ok()) << fine.error().message();
+}
+
 TEST(RunDirChecks, AnEventIsPublishedByNameAndByIdAndUnpublishedWhole) {
   ::pp::testing::TempDir tmp;
   RunDir dir(tmp.path("run"));
