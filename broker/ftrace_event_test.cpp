@@ -19,8 +19,7 @@ namespace pp::broker {
 namespace {
 
 std::string fixture(const std::string& relative) {
-  std::ifstream in(pp::testing::fixtures_dir() + "/" + relative, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return pp::testing::read_fixture(relative);
 }
 
 TEST(FtraceEventHelpers, CpumaskIsHexWordsOf32CpusHighestFirst) {

@@ -20,24 +20,15 @@ namespace pp::broker {
 namespace {
 
 using ftrace::testing::PageBuilder;
+using ftrace::testing::sched_switch_6_18;
 
 std::string fixture(const std::string& relative) {
-  std::ifstream in(pp::testing::fixtures_dir() + "/tracefs-6.18/" + relative, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return pp::testing::read_fixture("tracefs-6.18/" + relative);
 }
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// A sched_switch record of the 6.18 fixture (id 372, 64 bytes).
-std::vector<uint8_t> sched_switch(int32_t pid) {
-  std::vector<uint8_t> r(64, 0);
-  uint16_t id = 372;
-  std::memcpy(r.data(), &id, 2);
-  std::memcpy(r.data() + 4, &pid, 4);
-  return r;
 }
 
 constexpr char kCmdline[] =
@@ -67,16 +58,12 @@ class BlackBoxUnit : public ::testing::Test {
         ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
     ASSERT_TRUE(layout.ok());
     PageBuilder cpu0(*layout, 1000);
-    cpu0.record(0, sched_switch(4242));
+    cpu0.record(0, sched_switch_6_18(4242));
     PageBuilder cpu1(*layout, 2000);
-    cpu1.record(0, sched_switch(17));
-    auto bytes = [](PageBuilder& b) {
-      const std::vector<uint8_t>& v = b.bytes();
-      return std::string(v.begin(), v.end());
-    };
-    pages0_ = bytes(cpu0);
+    cpu1.record(0, sched_switch_6_18(17));
+    pages0_ = cpu0.text();
     dir_.write("tracefs/instances/bb/per_cpu/cpu0/trace_pipe_raw", pages0_);
-    dir_.write("tracefs/instances/bb/per_cpu/cpu1/trace_pipe_raw", bytes(cpu1));
+    dir_.write("tracefs/instances/bb/per_cpu/cpu1/trace_pipe_raw", cpu1.text());
     dir_.write("proc/cmdline", kCmdline);
     dir_.write("proc/sys/kernel/random/boot_id", std::string(kBootId) + "\n");
     dir_.write("proc/sys/kernel/osrelease", "6.12.118+deb12-amd64\n");
@@ -86,6 +73,19 @@ class BlackBoxUnit : public ::testing::Test {
     config_.realtime_ns = [] { return uint64_t(1796285030123456789); };
     config_.unix_seconds = [this] { return now_++; };
     config_.log = [this](const std::string& line) { log_ += line + "\n"; };
+  }
+
+  // Starts a black box that finds no previous boot's buffer to keep: it
+  // arms the instance all the same, and the kept directory stays empty.
+  void expect_armed_and_nothing_kept() {
+    auto box = BlackBox::start(config_);
+    ASSERT_TRUE(box.ok()) << box.error().message();
+    EXPECT_FALSE((*box)->report().held_previous);
+    EXPECT_EQ((*box)->report().kept, "");
+    EXPECT_TRUE((*box)->report().armed);
+    auto kept = persistent::list_kept_boots(config_.kept_dir);
+    ASSERT_TRUE(kept.ok()) << kept.error().message();
+    EXPECT_TRUE(kept->empty());
   }
 
   std::string instance_file(const std::string& name) const {
@@ -169,28 +169,14 @@ TEST_F(BlackBoxUnit, ARestartedBrokerDoesNotKeepTheSameBootTwice) {
 
 TEST_F(BlackBoxUnit, AnInstanceOfThisBootIsArmedAndNothingKept) {
   dir_.write("tracefs/instances/bb/last_boot_info", "# Current\n");
-  auto box = BlackBox::start(config_);
-  ASSERT_TRUE(box.ok());
-  EXPECT_FALSE((*box)->report().held_previous);
-  EXPECT_EQ((*box)->report().kept, "");
-  EXPECT_TRUE((*box)->report().armed);
-  auto kept = persistent::list_kept_boots(config_.kept_dir);
-  ASSERT_TRUE(kept.ok());
-  EXPECT_TRUE(kept->empty());
+  expect_armed_and_nothing_kept();
 }
 
 TEST_F(BlackBoxUnit, AnEmptyBufferAfterAColdBootIsNotKept) {
   // 6.12 says "text delta" until a setting changes, also over zeroed memory.
   dir_.write("tracefs/instances/bb/per_cpu/cpu0/trace_pipe_raw", "");
   dir_.write("tracefs/instances/bb/per_cpu/cpu1/trace_pipe_raw", "");
-  auto box = BlackBox::start(config_);
-  ASSERT_TRUE(box.ok());
-  EXPECT_FALSE((*box)->report().held_previous);
-  EXPECT_EQ((*box)->report().kept, "");
-  EXPECT_TRUE((*box)->report().armed);
-  auto kept = persistent::list_kept_boots(config_.kept_dir);
-  ASSERT_TRUE(kept.ok());
-  EXPECT_TRUE(kept->empty());
+  expect_armed_and_nothing_kept();
 }
 
 TEST_F(BlackBoxUnit, ACopyThatCannotBeWrittenLeavesTheInstanceUnarmed) {

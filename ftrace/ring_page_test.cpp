@@ -17,8 +17,7 @@ using testing::PageBuilder;
 
 // A file under tests/fixtures, whole; empty when missing.
 std::string fixture(const std::string& relative) {
-  std::ifstream in(pp::testing::fixtures_dir() + "/" + relative, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return pp::testing::read_fixture(relative);
 }
 
 RingLayout fixture_layout(const std::string& tree) {

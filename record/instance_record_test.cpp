@@ -18,20 +18,10 @@ namespace pp::record {
 namespace {
 
 using ftrace::testing::PageBuilder;
+using ftrace::testing::sched_switch_6_18;
 
 std::string fixture(const std::string& relative) {
-  std::ifstream in(pp::testing::fixtures_dir() + "/tracefs-6.18/" + relative, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-// A sched_switch record (Linux 6.18's format: 64 bytes, common_type 372 at
-// 0, common_pid at 4).
-std::vector<uint8_t> sched_switch(int32_t pid) {
-  std::vector<uint8_t> r(64, 0);
-  uint16_t id = 372;
-  std::memcpy(r.data(), &id, 2);
-  std::memcpy(r.data() + 4, &pid, 4);
-  return r;
+  return pp::testing::read_fixture("tracefs-6.18/" + relative);
 }
 
 // A tracefs tree holding instance "bb" with sched:sched_switch enabled and
@@ -51,17 +41,13 @@ class RecordInstanceUnit : public ::testing::Test {
         ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
     ASSERT_TRUE(layout.ok());
     PageBuilder cpu0(*layout, 1000);
-    cpu0.record(0, sched_switch(4242));  // at 1000
-    cpu0.record(50, sched_switch(17));   // at 1050
+    cpu0.record(0, sched_switch_6_18(4242));  // at 1000
+    cpu0.record(50, sched_switch_6_18(17));   // at 1050
     PageBuilder cpu1(*layout, 1020);
-    cpu1.record(0, sched_switch(99));  // at 1020
+    cpu1.record(0, sched_switch_6_18(99));  // at 1020
     cpu1.missed(7);
-    auto bytes = [](PageBuilder& b) {
-      const std::vector<uint8_t>& v = b.bytes();
-      return std::string(v.begin(), v.end());
-    };
-    dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", bytes(cpu0));
-    dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", bytes(cpu1));
+    dir_.write("instances/bb/per_cpu/cpu0/trace_pipe_raw", cpu0.text());
+    dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", cpu1.text());
     request_.instance = "bb";
     request_.output = dir_.path("bb.data");
     request_.tracefs_root = dir_.path();
@@ -170,12 +156,12 @@ TEST_F(RecordInstanceUnit, RecordsOfAnEventWithoutFormatAreLeftOutAndCounted) {
       ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
   ASSERT_TRUE(layout.ok());
   PageBuilder b(*layout, 5000);
-  std::vector<uint8_t> unknown = sched_switch(1);
+  std::vector<uint8_t> unknown = sched_switch_6_18(1);
   uint16_t id = 9999;
   std::memcpy(unknown.data(), &id, 2);
   b.record(0, unknown);
   b.record(1, unknown);
-  b.record(1, sched_switch(2));
+  b.record(1, sched_switch_6_18(2));
   const std::vector<uint8_t>& page = b.bytes();
   dir_.write("instances/bb/per_cpu/cpu1/trace_pipe_raw", std::string(page.begin(), page.end()));
   auto result = record_instance(request_);
@@ -269,20 +255,16 @@ TEST_F(RecordInstanceUnit, PreviousBootReadsTheBrokersCopyWithWallClockFromItsMa
       ftrace::parse_ring_layout(fixture("events/header_page"), fixture("events/header_event"));
   ASSERT_TRUE(layout.ok());
   PageBuilder cpu0(*layout, 900);
-  cpu0.record(0, sched_switch(1));  // at 900: before any marker
+  cpu0.record(0, sched_switch_6_18(1));  // at 900: before any marker
   cpu0.record(100, print_record("perf-persistent clock-marker clock=local "
                                 "realtime_ns=1796285000000000000 boot_id=aaaa\n"));  // at 1000
-  cpu0.record(500, sched_switch(2));                                                 // at 1500
+  cpu0.record(500, sched_switch_6_18(2));                                            // at 1500
   PageBuilder cpu1(*layout, 2000);
   cpu1.record(0, print_record("perf-persistent clock-marker clock=local "
                               "realtime_ns=1796285010000000000 boot_id=aaaa\n"));  // at 2000
-  cpu1.record(7, sched_switch(3));                                                 // at 2007
-  auto bytes = [](PageBuilder& b) {
-    const std::vector<uint8_t>& v = b.bytes();
-    return std::string(v.begin(), v.end());
-  };
-  dir_.write(copy + "instances/bb/per_cpu/cpu0/trace_pipe_raw", bytes(cpu0));
-  dir_.write(copy + "instances/bb/per_cpu/cpu1/trace_pipe_raw", bytes(cpu1));
+  cpu1.record(7, sched_switch_6_18(3));                                            // at 2007
+  dir_.write(copy + "instances/bb/per_cpu/cpu0/trace_pipe_raw", cpu0.text());
+  dir_.write(copy + "instances/bb/per_cpu/cpu1/trace_pipe_raw", cpu1.text());
   request_.instance.clear();
   request_.previous_boot = true;
   request_.kernel_cmdline = "root=/dev/vda1";  // the copy needs no command line

@@ -28,10 +28,7 @@ using pp::testing::TempDir;
 // `mce -b 0 1 0xbe00000000000150 0x5 0x1234000 0x86` in ramoops, and the
 // next boot's /dev/kmsg, which logs the kept banks again.
 std::string fixture(const std::string& name) {
-  std::ifstream in(pp::testing::fixtures_dir() + "/pstore/" + name, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return pp::testing::read_fixture("pstore/" + name);
 }
 
 constexpr char kPanicKey[] =

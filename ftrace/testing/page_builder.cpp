@@ -87,4 +87,12 @@ const std::vector<uint8_t>& PageBuilder::bytes() {
   return page_;
 }
 
+std::vector<uint8_t> sched_switch_6_18(int32_t pid) {
+  std::vector<uint8_t> r(64, 0);
+  const uint16_t id = 372;
+  std::memcpy(r.data(), &id, 2);
+  std::memcpy(r.data() + 4, &pid, 4);
+  return r;
+}
+
 }  // namespace pp::ftrace::testing

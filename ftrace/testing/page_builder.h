@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ftrace/ring_page.h"
@@ -44,8 +45,13 @@ class PageBuilder {
   void set_length(uint32_t length) { length_override_ = length; }
   void set_flags(uint32_t flags) { flags_ = flags; }
 
-  // The page, layout.page_size() bytes.
+  // The page, layout.page_size() bytes; text() the same as a string, as a
+  // fake trace_pipe_raw file is written.
   const std::vector<uint8_t>& bytes();
+  std::string text() {
+    const std::vector<uint8_t>& b = bytes();
+    return {b.begin(), b.end()};
+  }
   uint32_t length() const { return uint32_t(data_.size()); }
 
  private:
@@ -60,5 +66,9 @@ class PageBuilder {
   uint32_t flags_ = 0;
   std::vector<uint8_t> page_;
 };
+
+// A sched:sched_switch payload of the tests/fixtures/tracefs-6.18 format
+// (64 bytes, common_type 372 at 0, common_pid at 4), zero otherwise.
+std::vector<uint8_t> sched_switch_6_18(int32_t pid);
 
 }  // namespace pp::ftrace::testing

@@ -1,6 +1,9 @@
 #include "tests/support/test_env.h"
 
 #include <cstdlib>
+#include <fstream>
+#include <gtest/gtest.h>
+#include <iterator>
 
 namespace pp::testing {
 namespace {
@@ -26,6 +29,15 @@ std::string perf_program() {
 }
 std::string fixtures_dir() {
   return source_dir() + "/tests/fixtures";
+}
+std::string read_fixture(const std::string& relative) {
+  std::string path = fixtures_dir() + "/" + relative;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    ADD_FAILURE() << "cannot read the fixture " << path;
+    return "";
+  }
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
 }  // namespace pp::testing

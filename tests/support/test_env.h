@@ -10,6 +10,9 @@ namespace pp::testing {
 std::string binary_path();   // the perf-persistent under test
 std::string source_dir();    // the repository root
 std::string fixtures_dir();  // tests/fixtures: kernel ABI data (tracefs snapshots)
+// The bytes of fixtures_dir()/`relative`; a missing or unreadable one fails
+// the calling test, naming it, and gives "".
+std::string read_fixture(const std::string& relative);
 std::string build_dir();
 std::string perf_program();  // the real perf: $PP_PERF, else "perf" from PATH
 
