@@ -2,7 +2,7 @@
 // instance per event, owned by the broker, which is its only consumer.
 //
 // An ftrace instance has one consume position per CPU, shared by every
-// reader of trace_pipe_raw (DESIGN.md 12): two readers would split the
+// reader of trace_pipe_raw: two readers would split the
 // records. So the broker alone reads each CPU's
 // instances/perf-persistent.NAME/per_cpu/cpuN/trace_pipe_raw (non-blocking,
 // whole pages, until EAGAIN), walks the pages with ftrace/ring_page, and

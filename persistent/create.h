@@ -1,4 +1,4 @@
-// The one create path (DESIGN.md 3): every rule a `create -e EVENT` request
+// The one create path (Documentation/architecture.txt): every rule a `create -e EVENT` request
 // must pass and every choice made for it, whichever backend then makes the
 // event. Each backend calls plan_create() and only does its own mechanics
 // with the plan: the broker opens and maps the event on each CPU and

@@ -1,5 +1,5 @@
 // The one model of a persistent event that everything above persistent/ sees,
-// whichever backend holds it (DESIGN.md section 3): the kernel's seed ABI, or
+// whichever backend holds it (Documentation/architecture.txt): the kernel's seed ABI, or
 // the broker daemon on mainline kernels.
 #pragma once
 

@@ -17,7 +17,7 @@
 // "error" appears only when state is "failed"; "cpu_ids" only for the kernel
 // backend; "counts" and "readers" only from a verbose list ("readers" is null
 // where the backend cannot count readers). "attr" holds the 17 u64 words of
-// struct perf_event_attr (the N of DESIGN.md's attrN); a reader takes numbers
+// struct perf_event_attr (the N of a sysfs format's attrN); a reader takes numbers
 // too, as state files written before the words became strings hold them.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The kernel backend: persistent events of a kernel with the seed patch
-// set's ABI (DESIGN.md section 2), used where
+// set's ABI (sys/perf_attr.h), used where
 // <sysfs>/bus/event_source/devices/persistent exists.
 //
 //   list    <sysfs>/bus/event_source/devices/persistent/events/<entry>, each

@@ -1,6 +1,6 @@
 // struct perf_event_attr, seen both as the kernel's named fields and as the
 // u64 words that sysfs `attr<index>:<bits>` formats address (see the seed
-// patch set, 08/12, and DESIGN.md section 2):
+// patch set, 08/12):
 //
 //   word 0 type+size   1 config         2 sample_period/freq  3 sample_type
 //        4 read_format 5 flags          6 wakeup_events+bp_type

@@ -17,7 +17,7 @@
 // from fd 3 on, each with its name; their order is not stable), and
 // WATCHDOG_USEC / WATCHDOG_PID.
 //
-// Measured on systemd 252 (DESIGN.md 8): a stored perf fd must carry
+// Measured on systemd 252: a stored perf fd must carry
 // FDPOLL=0, else systemd polls it, sees EPOLLHUP and closes it within
 // milliseconds; an fd whose file is already in the store is ignored as a
 // duplicate (systemd compares the open file, not the number).

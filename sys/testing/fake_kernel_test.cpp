@@ -59,7 +59,7 @@ TEST(FakeKernel, PublishesThePersistentPmu) {
   EXPECT_FALSE(sysfs.tree.exists(std::string(kPmu) + "/events"));
 }
 
-// DESIGN.md 2: the type is read from sysfs, never assumed to be the seed's 6.
+// The type is read from sysfs, never assumed to be the seed's 6.
 TEST(FakeKernel, PersistentTypeIsWhatSysfsSays) {
   Sysfs sysfs;
   FakeKernel kernel({.sysfs_root = sysfs.dir.path(), .persistent_type = 42});
@@ -319,7 +319,7 @@ TEST(FakeKernel, PersistentFlagOnANewEventIsNotSupported) {
   EXPECT_EQ(fd.error().code(), EOPNOTSUPP);
 }
 
-// DESIGN.md 2: a mainline kernel has no persistent PMU and answers the
+// A mainline kernel has no persistent PMU and answers the
 // seed's _IO('$', 8/9) with ENOTTY; bit 23 is mmap2 there.
 TEST(FakeKernel, MainlineKernelHasNoPersistentAbi) {
   Sysfs sysfs;

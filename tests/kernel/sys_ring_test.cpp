@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(Sys, RealRing, ::testing::Values(false, true), [](const
   return std::string(param.param ? "Backward" : "Forward");
 });
 
-// DESIGN.md 3: exactly 1000 samples for 1000 syscalls, read from a
+// Exactly 1000 samples for 1000 syscalls, read from a
 // read-only mapping; the reader writes nothing into it.
 TEST_P(RealRing, ReaderYieldsExactlyTheChildsCalls) {
   constexpr long kCalls = 1000;
