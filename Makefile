@@ -544,9 +544,10 @@ check-pstore: $(BIN)
 # The black box across a crash (root; downloads Debian 12's 6.12 kernel
 # into /var/cache/perf-persistent/qemu/ on its first run): boot 1's broker
 # arms a boot-mapped ftrace instance, corrected machine checks and markers
-# on both CPUs, sysrq-c; boot 2's broker keeps the buffer, record
-# --previous-boot writes it and the real perf script reads it, watch stores
-# the machine checks once with origin previous-boot.
+# on both CPUs, then a fatal machine check that ramoops keeps in pstore;
+# boot 2's broker keeps the buffer, record --previous-boot writes it and the
+# real perf script reads it, watch stores the corrected machine checks once
+# with origin previous-boot beside pstore's fatal one.
 check-previous-boot: $(BIN)
 	$(quiet) TEST "the previous boot's trace buffer across a crash, under QEMU"
 	$(Q)PP_BINARY=$(abspath $(BIN)) tests/qemu/previous-boot-test

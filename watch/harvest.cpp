@@ -548,24 +548,57 @@ void read_systemd_archive(const HarvestOptions& options, Harvest& h) {
   }
 }
 
-// Records that share a key are one error seen in several places (ERST, the
-// panic text in pstore or in systemd-pstore's archive, the next boot's
-// relog): the first is kept, with every origin that saw it in its fields'
-// "origins", in the order seen.
+// Which of several records of one error is kept: the one whose registers
+// are the most whole. ERST's struct mce and a previous boot's mce_record
+// hold every register; the kernel log's text (pstore's, then this boot's)
+// only those it prints (no MCG_CAP, IPID, SYND, PPIN).
+int completeness_rank(Origin origin) {
+  switch (origin) {
+    case Origin::kErst:
+      return 0;
+    case Origin::kPreviousBoot:
+      return 1;
+    case Origin::kPstore:
+      return 2;
+    case Origin::kKmsg:
+      return 3;
+    case Origin::kLive:
+      return 4;
+  }
+  return 5;
+}
+
+// Records that share a key are one error seen in several places (ERST, a
+// previous boot's trace buffer, the panic text in pstore or in
+// systemd-pstore's archive, the next boot's relog): one is kept, at the
+// place of the first, the most whole of them (completeness_rank), with
+// every origin that saw it in its fields' "origins", its own first, then
+// the others in the order seen.
 void merge_by_key(Harvest& h) {
   std::vector<WatchRecord> kept;
+  std::vector<std::vector<std::string>> seen;
   std::map<std::string, size_t> at;
   for (WatchRecord& r : h.records) {
     auto [it, fresh] = at.emplace(r.key, kept.size());
     std::string origin(origin_name(r.origin));
     if (fresh) {
-      r.fields["origins"] = nlohmann::ordered_json::array({origin});
+      seen.push_back({origin});
       kept.push_back(std::move(r));
       continue;
     }
-    nlohmann::ordered_json& origins = kept[it->second].fields["origins"];
+    std::vector<std::string>& origins = seen[it->second];
     if (std::find(origins.begin(), origins.end(), origin) == origins.end())
       origins.push_back(origin);
+    if (completeness_rank(r.origin) < completeness_rank(kept[it->second].origin))
+      kept[it->second] = std::move(r);
+  }
+  for (size_t i = 0; i < kept.size(); i++) {
+    std::string own(origin_name(kept[i].origin));
+    nlohmann::ordered_json origins = nlohmann::ordered_json::array({own});
+    for (const std::string& o : seen[i])
+      if (o != own)
+        origins.push_back(o);
+    kept[i].fields["origins"] = std::move(origins);
   }
   h.records = std::move(kept);
 }

@@ -35,10 +35,13 @@
 //   each of its directories (<id>/dmesg-erst-..., <id>/dmesg.txt, which it
 //   joins from a record's parts), "pstore_file" being
 //   "systemd-pstore/<id>/<name>". Storage=journal or none: a note.
-// Records with the same key (one error from ERST, from the panic text and
-// from the next boot's relog) are one record: the first (ERST's before the
-// text's, pstore's before kmsg's), its fields' "origins" listing every
-// origin that saw it: ["erst", "pstore", "kmsg"].
+// Records with the same key (one error from ERST, from a previous boot's
+// trace buffer, from the panic text and from the next boot's relog) are
+// one record, at the place of the first: the one whose registers are the
+// most whole (ERST's, then the previous boot's mce_record, then pstore's
+// text, then kmsg's), its fields' "origins" listing every origin that saw
+// it, its own first: ["erst", "pstore", "kmsg"], ["previous-boot",
+// "pstore"].
 // Only what the kernel's machine-check code wrote is parsed: a kmsg record
 // of the kernel's facility (pri >> 3 == 0, which no write to /dev/kmsg can
 // claim) whose text begins "mce: [Hardware Error]: ", and in pstore a line

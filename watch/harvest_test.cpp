@@ -592,6 +592,33 @@ TEST_F(PreviousBootHarvest, TheNextBootsRelogOfTheSameBankIsTheSameRecord) {
       << all_notes(h);
 }
 
+TEST_F(PreviousBootHarvest, ThePanicTextsCopyOfTheSameErrorKeepsTheTracepointsRecord) {
+  // The kernel printed the corrected error before the panic, so pstore's
+  // copy of the log holds it too, read before the kept buffer: one record,
+  // the kept buffer's (every register), pstore named among its origins.
+  dir_.write("pstore/dmesg-ramoops-0",
+             "Panic#1 Part1\n"
+             "<6>[   18.77] mce: [Hardware Error]: Machine check events logged\n"
+             "<0>[   18.78] mce: [Hardware Error]: CPU 1: Machine Check: 0 Bank 2: "
+             "9400000000000000\n"
+             "<0>[   18.78] mce: [Hardware Error]: TSC 0 ADDR 5678000 \n"
+             "<0>[   18.78] mce: [Hardware Error]: PROCESSOR 0:50654 TIME 1796285030 SOCKET 0 APIC "
+             "1 microcode 1\n");
+  HarvestOptions o = options(false);
+  o.pstore = dir_.path("pstore");
+  Harvest h = must_harvest(o);
+  ASSERT_EQ(h.records.size(), 1u) << all_notes(h);
+  const WatchRecord& r = h.records[0];
+  EXPECT_EQ(r.origin, Origin::kPreviousBoot);
+  EXPECT_EQ(r.key, "mce:cpu=1:bank=2:status=9400000000000000:addr=5678000:time=1796285030");
+  EXPECT_EQ(dump_json(r.fields["origins"]), R"(["previous-boot","pstore"])");
+  EXPECT_EQ(r.fields.value("kept_copy", ""), "1796285100-boot2");
+  EXPECT_FALSE(r.fields.contains("pstore_file")) << "the kept record is the tracepoint's";
+  EXPECT_TRUE(
+      has_note(h, "pstore: read " + dir_.path("pstore/dmesg-ramoops-0") + ": 1 machine check(s)"))
+      << all_notes(h);
+}
+
 TEST_F(PreviousBootHarvest, NoCopyIsANote) {
   HarvestOptions o = options(false);
   o.kept_dir = dir_.path("none");
