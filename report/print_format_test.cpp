@@ -361,5 +361,67 @@ TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
   }
 }
 
+// libtraceevent prints a __get_str() with strlen(): a crafted record whose
+// __data_loc string has no NUL before its end made it read past the record
+// (the next one, or past the end of the file's mapping). Such a record
+// prints its fields raw (each string cut at its length); a NUL anywhere
+// before the record's end keeps libtraceevent's rendering, as the compiled
+// format's. The records below are exactly their size: under ASan a read
+// past one fails the test.
+TEST(PrintFormat, AStringWithNoNulBeforeTheRecordsEndPrintsRaw) {
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  // A plugin-free format that libtraceevent prints (the '*' precision is
+  // no compiled format's) and one the compiled format prints.
+  TracingData::System system{"test", {}};
+  system.formats.push_back("name: lib\nID: 100\nformat:\n" + std::string(testing::kCaseFields) +
+                           "print fmt: \"%.*s|%s\", REC->si, REC->name, __get_str(str)\n");
+  system.formats.push_back("name: compiled\nID: 101\nformat:\n" +
+                           std::string(testing::kCaseFields) +
+                           "print fmt: \"%s\", __get_str(str)\n");
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  const TraceEvent* lib = (*d)->event(100);
+  const TraceEvent* compiled = (*d)->event(101);
+  ASSERT_NE(lib, nullptr);
+  ASSERT_NE(compiled, nullptr);
+  ASSERT_TRUE(lib->print_ok) << lib->print_note;
+  ASSERT_FALSE(lib->print_format) << "libtraceevent must print it";
+  ASSERT_TRUE(compiled->print_format) << compiled->print_note;
+  // The string "abc" at the end of the record: with its NUL, without it.
+  auto record_of = [](const TraceEvent& e, bool nul) {
+    Bytes record(testing::kCaseFixedSize + (nul ? 4 : 3), 0);
+    record[0] = uint8_t(e.id);
+    record[12] = 1;  // si: the precision of name
+    record[32] = 'n';
+    uint32_t loc =
+        uint32_t(record.size() - testing::kCaseFixedSize) << 16 | uint32_t(testing::kCaseFixedSize);
+    std::memcpy(record.data() + 48, &loc, 4);
+    std::memcpy(record.data() + testing::kCaseFixedSize, "abc", 3);
+    return record;
+  };
+  for (bool nul : {true, false}) {
+    SCOPED_TRACE(nul ? "terminated" : "no NUL");
+    Bytes record = record_of(*lib, nul);
+    ASSERT_TRUE((*d)->check(*lib, record).ok());
+    std::string out;
+    (*d)->print_fmt(*lib, record, 0, out);
+    if (nul) {
+      EXPECT_EQ(out, "n|abc");
+    } else {
+      EXPECT_EQ(out.rfind("sc=0 us=0 si=1 ", 0), 0u) << out;
+      EXPECT_NE(out.find(" str=abc "), std::string::npos) << out;
+    }
+    // The compiled format reads up to the record's end on its own.
+    Bytes other = record_of(*compiled, nul);
+    out.clear();
+    (*d)->print_fmt(*compiled, other, 0, out);
+    EXPECT_EQ(out, "abc");
+  }
+}
+
 }  // namespace
 }  // namespace pp::report
