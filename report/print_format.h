@@ -164,7 +164,9 @@ Status check_print_widths(const tep_event& event);
 // wherever that is. check() wants a NUL before the record's end (the kernel
 // writes it inside the string's own length; one after, still in the
 // record, prints the bytes between, as the compiled formats do, which read
-// no further than the record).
+// no further than the record). TraceDecoder::print_fmt() holds the
+// compiled formats to check() too, though they could print such a record:
+// whichever printer an event has, a record prints the same.
 //
 //   print fmt: "%s", __get_str(name)
 //   check(record whose name is "abc" at its very end, with no NUL)

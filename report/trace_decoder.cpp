@@ -407,7 +407,19 @@ std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event, std::span<
 void TraceDecoder::print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                              std::string& out) const {
   if (event.print_format && event.pure_print) {
-    event.print_format->render(raw, out);
+    // One decision for both printers: the compiled format renders what
+    // libtraceevent renders, so a record libtraceevent must not print (a
+    // __get_str() with no NUL before the record's end: the only bound a
+    // compiled format can have, as it refuses the array helpers) prints its
+    // fields raw here too, though the compiled format alone would stop at
+    // the record's end. The kernel writes a __get_str() string with its NUL
+    // inside its __data_loc length (__string() reserves strlen() + 1,
+    // include/trace/stages/stage5_get_offsets.h): such a record is not as
+    // the kernel wrote it, and its string has no end to print up to.
+    if (event.array_bounds.empty() || event.array_bounds.check(raw).ok())
+      event.print_format->render(raw, out);
+    else
+      append_raw_fields(event, raw, out);
     return;
   }
   print_fmt_libtraceevent(event, raw, cpu, out);

@@ -145,8 +145,9 @@ class TraceDecoder {
   // print format is one libtraceevent could not parse, or when
   // libtraceevent would read past the record (an array printed by a count
   // past its end, a __data_loc string with no NUL before the record's
-  // end). The compiled format when there is one, else libtraceevent's
-  // printer.
+  // end, whichever branch of the print format prints it). The compiled
+  // format when there is one, else libtraceevent's printer: both make the
+  // same decision on every record.
   void print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                  std::string& out) const;
   // The same, always through libtraceevent: what the compiled formats are
