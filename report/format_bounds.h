@@ -26,8 +26,8 @@ inline constexpr size_t kMaxPrintFormatBytes = size_t(64) * 1024;
 inline constexpr size_t kMaxPrintFormatOperators = 1024;
 
 // OK when the format's "print fmt:" part (the whole text when it has none)
-// nests (), [] and {} at most kMaxFormatNesting deep and closes each it
-// opens, outside string and
+// is ASCII, nests (), [] and {} at most kMaxFormatNesting deep and closes
+// each it opens, outside string and
 // character literals ("(", '('), is at most kMaxPrintFormatBytes long and
 // holds at most kMaxPrintFormatOperators operator characters outside them
 // ("->" is no operator);
@@ -53,18 +53,6 @@ Status check_format_fields(std::string_view format);
 // file. Real kernels divide only by literals and sizeof() (6.1 to 6.18:
 // "/ 1000L", "% 64", "/ sizeof(u64)"). Pure.
 Status check_format_divisors(std::string_view format);
-
-// `format` with the unary operators of its "print fmt:" part (outside
-// string and character literals: '!' but not "!=", '~', and '-' or '+'
-// where no operand ends before them) turned into spaces; `format` itself
-// when it has none. libtraceevent 1.7 leaks a token whenever what follows
-// a unary operator fails to parse ("!x ~1", "!x ? 1", "a - -"): the
-// decoder first parses this probe, on a handle of its own, and refuses the
-// format when the probe fails, so the format that would leak is never
-// parsed. A probe parses exactly when the format does (an operand is an
-// operand with or without its sign), and a probe has no unary operator to
-// leak through. Pure.
-std::string without_unary_operators(std::string_view format);
 
 // OK unless, in the "print fmt:" part, a subscript ("[0]") or the last
 // operand of a ?: (what follows its ':': a name, REC->name, a number, a

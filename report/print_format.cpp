@@ -1166,6 +1166,19 @@ Result<ArrayBounds> ArrayBounds::compile(const tep_event& event) {
       case TEP_PRINT_FUNC:
         push(arg->func.args);
         continue;
+      case TEP_PRINT_STRING: {
+        // As libtraceevent finds it when it prints.
+        const tep_format_field* f =
+            arg->string.field ? arg->string.field
+            : arg->string.string
+                ? tep_find_any_field(const_cast<tep_event*>(&event), arg->string.string)
+                : nullptr;
+        if (f)
+          bounds.strings_.push_back({f->name, uint32_t(f->offset), uint32_t(f->size),
+                                     bool(f->flags & TEP_FIELD_IS_DYNAMIC),
+                                     bool(f->flags & TEP_FIELD_IS_RELATIVE)});
+        continue;
+      }
       default:
         continue;
     }
@@ -1237,6 +1250,23 @@ Status ArrayBounds::check(std::span<const uint8_t> raw) const {
         EINVAL, "%s of '%s' would print %llu elements of %llu bytes, its array holds %llu bytes",
         a.helper, a.name, static_cast<unsigned long long>(*count),
         static_cast<unsigned long long>(*el_size), static_cast<unsigned long long>(holds));
+  }
+  for (const String& str : strings_) {
+    // Where libtraceevent starts reading, and the length it checks for 0
+    // (it prints nothing then).
+    uint64_t start = str.offset, length = str.size;
+    if (str.dynamic) {
+      if (size_t(str.offset) + 4 > raw.size())
+        return errorf(EINVAL, "the record ends before the __data_loc of '%s'", str.name);
+      uint64_t loc = tep_read_number(event_->tep, raw.data() + str.offset, 4);
+      start = (loc & 0xffff) + (str.relative ? str.offset + 4 : 0);
+      length = loc >> 16;
+    }
+    if (length == 0)
+      continue;
+    if (start >= raw.size() || !std::memchr(raw.data() + start, 0, raw.size() - start))
+      return errorf(EINVAL, "__get_str() of '%s' has no NUL before the end of the record",
+                    str.name);
   }
   return ok_status();
 }

@@ -158,6 +158,19 @@ Status check_print_widths(const tep_event& event);
 //   check(record whose len is 4096 and buf 16 bytes)
 //     -> EINVAL "__print_hex() of 'buf' would print 4096 bytes, its array holds 16"
 //   "%s", __print_array(REC->tlp_header, 4, 4): 16 bytes of a 16-byte field, always OK
+//
+// Also the strings it prints with __get_str() (and __get_rel_str()): libtraceevent
+// reads one from where its __data_loc points up to its NUL, with strlen(),
+// wherever that is. check() wants a NUL before the record's end (the kernel
+// writes it inside the string's own length; one after, still in the
+// record, prints the bytes between, as the compiled formats do, which read
+// no further than the record). TraceDecoder::print_fmt() holds the
+// compiled formats to check() too, though they could print such a record:
+// whichever printer an event has, a record prints the same.
+//
+//   print fmt: "%s", __get_str(name)
+//   check(record whose name is "abc" at its very end, with no NUL)
+//     -> EINVAL "__get_str() of 'name' has no NUL before the end of the record"
 class ArrayBounds {
  public:
   static Result<ArrayBounds> compile(const tep_event& event);
@@ -167,7 +180,7 @@ class ArrayBounds {
   // (TraceDecoder::check()); else EINVAL saying which and by how much.
   Status check(std::span<const uint8_t> raw) const;
 
-  bool empty() const { return arrays_.empty(); }
+  bool empty() const { return arrays_.empty() && strings_.empty(); }
 
  private:
   struct Array {
@@ -178,8 +191,14 @@ class ArrayBounds {
     uint32_t offset = 0, size = 0;           // the field (of a __data_loc: its loc)
     bool dynamic = false, relative = false;  // __data_loc, __rel_loc
   };
+  struct String {
+    const char* name = "";
+    uint32_t offset = 0, size = 0;           // the field (of a __data_loc: its loc)
+    bool dynamic = false, relative = false;  // __data_loc, __rel_loc
+  };
   const tep_event* event_ = nullptr;
   std::vector<Array> arrays_;
+  std::vector<String> strings_;
 };
 
 }  // namespace pp::report

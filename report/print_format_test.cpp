@@ -51,12 +51,10 @@ size_t compare_with_libtraceevent(const TraceDecoder& d, int records) {
     for (int i = 0; i < records; i++) {
       Bytes raw = testing::synthetic_payload(uint64_t(event->id) * 100003 + uint64_t(i), *event,
                                              int32_t(i));
-      // libtraceevent reads a __get_str() to its NUL, past the record if
-      // need be; the compiled format stops at the record's end. A NUL
-      // after the record makes both stop at the same place.
-      Bytes padded = raw;
-      padded.push_back(0);
-      std::span<const uint8_t> view(padded.data(), raw.size());
+      // Exactly the record's bytes (a copy is allocated to its size):
+      // under ASan, a printer that reads past the record fails here.
+      Bytes exact = raw;
+      std::span<const uint8_t> view(exact);
       EXPECT_TRUE(d.check(*event, view).ok()) << event->name;
       std::string compiled, reference;
       d.print_fmt(*event, view, 1, compiled);
@@ -358,6 +356,140 @@ TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
     std::string out;
     (*d)->print_fmt(*e, record, 0, out);
     EXPECT_EQ(out.rfind("sc=0 us=0 si=1073741823 ", 0), 0u) << out.substr(0, 80);
+  }
+}
+
+// libtraceevent prints a __get_str() with strlen(): a crafted record whose
+// __data_loc string has no NUL before its end made it read past the record
+// (the next one, or past the end of the file's mapping). Such a record
+// prints its fields raw (each string cut at its length), through either
+// printer; a NUL anywhere before the record's end keeps the print format's
+// rendering. The records below are exactly their size: under ASan a read
+// past one fails the test.
+TEST(PrintFormat, AStringWithNoNulBeforeTheRecordsEndPrintsRaw) {
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  // A plugin-free format that libtraceevent prints (the '*' precision is
+  // no compiled format's) and one the compiled format prints.
+  TracingData::System system{"test", {}};
+  system.formats.push_back("name: lib\nID: 100\nformat:\n" + std::string(testing::kCaseFields) +
+                           "print fmt: \"%.*s|%s\", REC->si, REC->name, __get_str(str)\n");
+  system.formats.push_back("name: compiled\nID: 101\nformat:\n" +
+                           std::string(testing::kCaseFields) +
+                           "print fmt: \"%s\", __get_str(str)\n");
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  const TraceEvent* lib = (*d)->event(100);
+  const TraceEvent* compiled = (*d)->event(101);
+  ASSERT_NE(lib, nullptr);
+  ASSERT_NE(compiled, nullptr);
+  ASSERT_TRUE(lib->print_ok) << lib->print_note;
+  ASSERT_FALSE(lib->print_format) << "libtraceevent must print it";
+  ASSERT_TRUE(compiled->print_format) << compiled->print_note;
+  // The string "abc" at the end of the record: with its NUL, without it.
+  auto record_of = [](const TraceEvent& e, bool nul) {
+    Bytes record(testing::kCaseFixedSize + (nul ? 4 : 3), 0);
+    record[0] = uint8_t(e.id);
+    record[12] = 1;  // si: the precision of name
+    record[32] = 'n';
+    uint32_t loc =
+        uint32_t(record.size() - testing::kCaseFixedSize) << 16 | uint32_t(testing::kCaseFixedSize);
+    std::memcpy(record.data() + 48, &loc, 4);
+    std::memcpy(record.data() + testing::kCaseFixedSize, "abc", 3);
+    return record;
+  };
+  for (bool nul : {true, false}) {
+    SCOPED_TRACE(nul ? "terminated" : "no NUL");
+    Bytes record = record_of(*lib, nul);
+    ASSERT_TRUE((*d)->check(*lib, record).ok());
+    std::string out;
+    (*d)->print_fmt(*lib, record, 0, out);
+    if (nul) {
+      EXPECT_EQ(out, "n|abc");
+    } else {
+      EXPECT_EQ(out.rfind("sc=0 us=0 si=1 ", 0), 0u) << out;
+      EXPECT_NE(out.find(" str=abc "), std::string::npos) << out;
+    }
+    // The compiled format would stop at the record's end on its own; it
+    // makes libtraceevent's decision all the same.
+    Bytes other = record_of(*compiled, nul);
+    out.clear();
+    (*d)->print_fmt(*compiled, other, 0, out);
+    if (nul) {
+      EXPECT_EQ(out, "abc");
+    } else {
+      EXPECT_EQ(out.rfind("sc=0 us=0 si=1 ", 0), 0u) << out;
+      EXPECT_NE(out.find(" str=abc "), std::string::npos) << out;
+    }
+    std::string reference;
+    (*d)->print_fmt_libtraceevent(*compiled, other, 0, reference);
+    EXPECT_EQ(out, reference);
+  }
+}
+
+// print_format_fuzzer's finding (tests/fuzz/corpus/print_format_fuzzer/
+// regress-mismatch-string-no-nul): a compiled format that prints a
+// __get_str() in one branch of a ?:, on a record whose string has no NUL
+// before its end. The compiled format printed the bytes up to the record's
+// end ("yes \xe3\xe3..."), libtraceevent's path its fields raw, as it must
+// not read past the record. Both now print the fields raw, in either
+// branch: the decision is the record's, made before either printer reads
+// it, as libtraceevent's path cannot know the branch beforehand.
+TEST(PrintFormat, BothPrintersRefuseAStringWithNoNulAlike) {
+  TracingData data;
+  data.version = "0.6";
+  data.long_size = 8;
+  data.page_size = 4096;
+  TracingData::System system{"test", {}};
+  system.formats.push_back("name: cond\nID: 100\nformat:\n" + std::string(kCaseFields) +
+                           "print fmt: " + kCaseFormats[7] + "\n");
+  ASSERT_NE(std::string(kCaseFormats[7]).find("? __get_str(str) :"), std::string::npos);
+  data.systems.push_back(system);
+  auto d = TraceDecoder::create(data, /*plugins=*/false);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  const TraceEvent* e = (*d)->event(100);
+  ASSERT_NE(e, nullptr);
+  ASSERT_TRUE(e->print_format) << e->print_note;
+  // si 1 ("yes"), sc as given (> 3: __get_str(str), else REC->name "n"),
+  // str the rest of the record, as long as its __data_loc says: "abcd"
+  // and its NUL, as the kernel writes it, or "abcd" alone.
+  auto record_of = [&](int8_t sc, bool nul) {
+    uint32_t length = nul ? 5 : 4;
+    Bytes record(testing::kCaseFixedSize + length, 0);
+    record[0] = uint8_t(e->id);
+    record[8] = uint8_t(sc);
+    record[12] = 1;
+    record[32] = 'n';
+    uint32_t loc = length << 16 | uint32_t(testing::kCaseFixedSize);
+    std::memcpy(record.data() + 48, &loc, 4);
+    std::memcpy(record.data() + testing::kCaseFixedSize, "abcd", 4);
+    return record;
+  };
+  struct Case {
+    int8_t sc;
+    bool nul;
+    const char* want;  // the output, or the start of the raw fields
+  } cases[] = {
+      {5, true, "yes abcd"},
+      {0, true, "yes n"},
+      {5, false, "sc=5 us=0 si=1 "},
+      {0, false, "sc=0 us=0 si=1 "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string("sc=") + std::to_string(c.sc) + (c.nul ? " NUL" : " no NUL"));
+    Bytes record = record_of(c.sc, c.nul);
+    ASSERT_TRUE((*d)->check(*e, record).ok());
+    std::string compiled, reference;
+    (*d)->print_fmt(*e, record, 0, compiled);
+    (*d)->print_fmt_libtraceevent(*e, record, 0, reference);
+    EXPECT_EQ(compiled, reference);
+    if (c.nul)
+      EXPECT_EQ(compiled, c.want);
+    else
+      EXPECT_EQ(compiled.rfind(c.want, 0), 0u) << compiled;
   }
 }
 

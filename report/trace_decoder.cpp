@@ -11,6 +11,7 @@
 #include "mce/ras_events.h"
 #include "report/bytes.h"
 #include "report/format_bounds.h"
+#include "report/format_probe.h"
 
 namespace pp::report {
 namespace {
@@ -116,72 +117,121 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
   if (plugins)
     d->plugins_ = tep_load_plugins(d->tep_);
 
-  // The handle that parses probes (without_unary_operators()), freed
-  // with what it parsed once every format is read.
-  std::unique_ptr<tep_handle, decltype(&tep_free)> scratch(nullptr, &tep_free);
-  auto add = [&](const std::string& system, const std::string& format) {
+  // Each format, as the checks before parsing left it.
+  struct Candidate {
+    std::string system;  // "ftrace" is no string of `data`
+    const std::string* format = nullptr;
+    Status refused;           // by report/format_bounds.h: its print format is not parsed
+    bool unparsable = false;  // libtraceevent fails on it: not parsed whole
+    std::string fields_only;  // the format under an empty print format; "" when it has none
+  };
+  std::vector<Candidate> candidates;
+  auto check = [&](const std::string& system, const std::string& format) {
+    Candidate c{system, &format, ok_status(), false, {}};
     // libtraceevent's parser recurses on the print format, dereferences the
     // fields it names and divides without a check: a crafted one never
-    // reaches it (report/format_bounds.h). Its fields still parse, under an
-    // empty print format, and print raw with the reason as the print note.
-    Status refused = check_format_bounds(format);
-    if (refused.ok())
-      refused = check_format_fields(format);
-    if (refused.ok())
-      refused = check_format_divisors(format);
-    // libtraceevent leaks a token when what follows a unary operator does
-    // not parse: the format without them is parsed first, on a handle of
-    // its own; when that fails, so would the format, and it is not given
-    // to libtraceevent (the event is as one libtraceevent failed on).
-    bool unparsable = refused.ok() && has_foreign_operator(format);
-    if (refused.ok() && !unparsable)
-      refused = check_format_conditionals(format);
-    if (refused.ok() && !unparsable) {
-      std::string probe = without_unary_operators(format);
-      // The probe is a format of its own, checked as the format was.
-      if (probe != format && !check_format_conditionals(probe).ok()) {
-        unparsable = true;
-      } else if (probe != format) {
-        if (!scratch) {
-          scratch.reset(tep_alloc());
-          if (scratch)
-            tep_set_long_size(scratch.get(), data.long_size ? data.long_size : int(sizeof(long)));
+    // reaches it (report/format_bounds.h), and the checks say why.
+    c.refused = check_format_bounds(format);
+    if (c.refused.ok())
+      c.refused = check_format_fields(format);
+    if (c.refused.ok())
+      c.refused = check_format_divisors(format);
+    c.unparsable = c.refused.ok() && has_foreign_operator(format);
+    if (c.refused.ok() && !c.unparsable)
+      c.refused = check_format_conditionals(format);
+    // Its fields still parse, under an empty print format, and print raw.
+    size_t at = format.find("print fmt:");
+    if (at != std::string::npos)
+      c.fields_only = format.substr(0, at) + "print fmt: \"\"\n";
+    candidates.push_back(std::move(c));
+  };
+  for (const std::string& format : data.ftrace_formats)
+    check("ftrace", format);
+  for (const TracingData::System& system : data.systems)
+    for (const std::string& format : system.formats)
+      check(system.name, format);
+
+  // What libtraceevent makes of each, learnt in a throwaway child
+  // (report/format_probe.h): this handle then parses only what parsed
+  // there with no error, so that nothing in a file can crash it or take one
+  // of its error paths (which leak).
+  std::vector<FormatToProbe> to_probe;
+  to_probe.reserve(candidates.size());
+  for (const Candidate& c : candidates)
+    to_probe.push_back({c.system, c.refused.ok() && !c.unparsable ? *c.format : std::string_view(),
+                        c.fields_only});
+  std::optional<FormatProbe> probe;
+  if (auto probed = probe_formats(d->tep_, to_probe); probed.ok()) {
+    probe = std::move(*probed);
+    if (!probe->stopped.empty())
+      d->warnings_.push_back(probe->stopped);
+  } else {
+    d->warnings_.push_back(probed.error().message() +
+                           "; the formats are parsed in this process, unprobed");
+  }
+
+  for (size_t index = 0; index < candidates.size(); index++) {
+    const Candidate& c = candidates[index];
+    const std::string& system = c.system;
+    const std::string& format = *c.format;
+    Status refused = c.refused;
+    // Which text this handle parses: the format when it parsed whole in the
+    // child; else its fields alone, when they parsed there.
+    const std::string* text = refused.ok() && !c.unparsable ? &format : &c.fields_only;
+    std::string why_not;  // when neither is parsed: why
+    if (probe) {
+      const FormatProbeResult& r = probe->results[index];
+      if (text == &format && r.whole != ProbeOutcome::kParsed) {
+        text = &c.fields_only;
+        // kFailed: the event is as one libtraceevent cannot parse.
+        if (r.whole == ProbeOutcome::kDied)
+          refused = Error(EINVAL, r.death);
+        else if (r.whole == ProbeOutcome::kNotTried)
+          refused = Error(EINVAL, "it was not parsed: " + probe->stopped);
+      }
+      if (text == &c.fields_only && r.fields_only != ProbeOutcome::kParsed) {
+        if (r.fields_only == ProbeOutcome::kDied) {
+          why_not = r.death;
+        } else if (r.fields_only == ProbeOutcome::kFailed && r.error) {
+          char why[128];
+          tep_strerror(d->tep_, tep_errno(r.error), why, sizeof(why));
+          why_not = why;
+        } else if (r.fields_only == ProbeOutcome::kFailed || c.fields_only.empty()) {
+          why_not = c.refused.ok() ? "libtraceevent cannot parse it" : c.refused.error().message();
+        } else {
+          why_not = "it was not parsed: " + probe->stopped;
         }
-        tep_event* probed = nullptr;
-        if (scratch)
-          tep_parse_format(scratch.get(), &probed, probe.data(), probe.size(), system.c_str());
-        unparsable = !scratch || !probed || (probed->flags & TEP_EVENT_FL_FAILED);
+        text = nullptr;
       }
+    } else if (text->empty()) {  // not to be parsed whole, and no print fmt to empty
+      why_not = refused.ok() ? "libtraceevent cannot parse it" : refused.error().message();
+      text = nullptr;
     }
-    std::string text;
-    if (!refused.ok() || unparsable) {
-      size_t at = format.find("print fmt:");
-      std::string first = format.substr(0, std::min<size_t>(format.find('\n'), 128));
-      if (at == std::string::npos) {  // refused: unparsable formats have a print fmt
-        d->warnings_.push_back("the format of " + system + " (" + first +
-                               ") is not parsed: " + refused.error().message() +
-                               "; its records will be reported as undecodable");
-        return;
-      }
-      text = format.substr(0, at) + "print fmt: \"\"\n";
-    }
-    const std::string& parsed = text.empty() ? format : text;
     tep_event* event = nullptr;
-    enum tep_errno err =
-        tep_parse_format(d->tep_, &event, parsed.data(), parsed.size(), system.c_str());
+    if (text) {
+      enum tep_errno err =
+          tep_parse_format(d->tep_, &event, text->data(), text->size(), system.c_str());
+      if (!event) {  // unprobed only: the probe saw this parse succeed
+        char why[128];
+        tep_strerror(d->tep_, err, why, sizeof(why));
+        why_not = why;
+      }
+    }
     if (!event) {
-      char why[128];
-      tep_strerror(d->tep_, err, why, sizeof(why));
-      std::string first = format.substr(0, format.find('\n'));
-      d->warnings_.push_back("cannot parse the format of " + system + " (" + first + "): " + why +
-                             "; its records will be reported as undecodable");
-      return;
+      std::string warning = "the format of ";
+      warning.append(system).append(" (");
+      warning.append(format, 0, std::min<size_t>(format.find('\n'), 128));
+      warning.append(") is not parsed: ").append(why_not);
+      warning.append("; its records will be reported as undecodable");
+      d->warnings_.push_back(std::move(warning));
+      continue;
     }
     auto te = std::make_unique<TraceEvent>();
     te->tep = event;
     te->id = event->id;
     te->name = system + ":" + (event->name ? event->name : "?");
-    te->print_ok = !unparsable && !(event->flags & TEP_EVENT_FL_FAILED);
+    // FL_FAILED only unprobed: the probe saw this parse succeed.
+    te->print_ok = text == &format && !(event->flags & TEP_EVENT_FL_FAILED);
     te->pure_print = event->handler == nullptr;
     uint32_t end = 0;
     for (tep_format_field* f = event->format.common_fields; f; f = f->next) {
@@ -232,8 +282,10 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
     if (!unsafe.ok()) {
       te->print_ok = false;
       te->print_note = unsafe.error().message();
-      d->warnings_.push_back("the print format of " + te->name + " is not used: " + te->print_note +
-                             "; its records will print their fields raw");
+      std::string warning = "the print format of ";
+      warning.append(te->name).append(" is not used: ").append(te->print_note);
+      warning.append("; its records will print their fields raw");
+      d->warnings_.push_back(std::move(warning));
     } else if (!te->print_ok) {
       te->print_note = "libtraceevent could not parse its print format";
     } else if (data.big_endian != bool(tep_is_bigendian())) {
@@ -252,12 +304,7 @@ Result<std::unique_ptr<TraceDecoder>> TraceDecoder::create(const TracingData& da
       d->by_id_[size_t(event->id)] = te.get();
     }
     d->events_.push_back(std::move(te));
-  };
-  for (const std::string& format : data.ftrace_formats)
-    add("ftrace", format);
-  for (const TracingData::System& system : data.systems)
-    for (const std::string& format : system.formats)
-      add(system.name, format);
+  }
 
   d->cmdlines_ = parse_cmdlines(data.saved_cmdlines);
   d->seq_ = new trace_seq;
@@ -360,7 +407,19 @@ std::optional<uint64_t> TraceDecoder::number(const TraceEvent& event, std::span<
 void TraceDecoder::print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                              std::string& out) const {
   if (event.print_format && event.pure_print) {
-    event.print_format->render(raw, out);
+    // One decision for both printers: the compiled format renders what
+    // libtraceevent renders, so a record libtraceevent must not print (a
+    // __get_str() with no NUL before the record's end: the only bound a
+    // compiled format can have, as it refuses the array helpers) prints its
+    // fields raw here too, though the compiled format alone would stop at
+    // the record's end. The kernel writes a __get_str() string with its NUL
+    // inside its __data_loc length (__string() reserves strlen() + 1,
+    // include/trace/stages/stage5_get_offsets.h): such a record is not as
+    // the kernel wrote it, and its string has no end to print up to.
+    if (event.array_bounds.empty() || event.array_bounds.check(raw).ok())
+      event.print_format->render(raw, out);
+    else
+      append_raw_fields(event, raw, out);
     return;
   }
   print_fmt_libtraceevent(event, raw, cpu, out);

@@ -106,7 +106,17 @@ class TraceDecoder {
   // format the decoder does not trust libtraceevent with (report/
   // format_bounds.h, check_print_subscripts(), ArrayBounds) is not used:
   // the event's records print their fields raw, with its reason as the
-  // print note and a line in warnings().
+  // print note and a line in warnings(). Before this decoder's handle
+  // parses any format, a throwaway child parses them all
+  // (report/format_probe.h), and the handle parses only what parsed there
+  // with no error: a print format libtraceevent crashed on (or did not
+  // finish within its time) is refused the same way, the reason saying how
+  // it died; one it failed on is parsed without its print format, as one
+  // libtraceevent cannot parse. The formats of the running kernel (top,
+  // watch, report -e) are probed as a file's are: libtraceevent's bugs on
+  // a newer kernel's formats are no less fatal than a crafted file. When no
+  // child can be forked, the formats are parsed here, unprobed, with a
+  // line in warnings().
   static Result<std::unique_ptr<TraceDecoder>> create(const TracingData& data, bool plugins = true);
   ~TraceDecoder();
   TraceDecoder(const TraceDecoder&) = delete;
@@ -132,8 +142,12 @@ class TraceDecoder {
 
   // Appends the print-format rendering of a record check() accepted to
   // `out`, as perf script shows it; "name=value" for each field when the
-  // print format is one libtraceevent could not parse. The compiled format
-  // when there is one, else libtraceevent's printer.
+  // print format is one libtraceevent could not parse, or when
+  // libtraceevent would read past the record (an array printed by a count
+  // past its end, a __data_loc string with no NUL before the record's
+  // end, whichever branch of the print format prints it). The compiled
+  // format when there is one, else libtraceevent's printer: both make the
+  // same decision on every record.
   void print_fmt(const TraceEvent& event, std::span<const uint8_t> raw, int cpu,
                  std::string& out) const;
   // The same, always through libtraceevent: what the compiled formats are
