@@ -384,7 +384,8 @@ constexpr const char* kReadBatch = "SELECT count, entries, json FROM batches WHE
 uint64_t say_damaged_batch(std::ostream& err, const std::string& path, int64_t id, int64_t count) {
   err << "batch " << id << " of " << path
       << " cannot be read back (its count, entries and lines disagree: the file was damaged or "
-         "written by hand); its records skipped\n";
+         "written by hand); its records skipped. `sqlite3 "
+      << path << " 'PRAGMA integrity_check'` says whether the file is damaged\n";
   return count > 0 && count <= int64_t(kBatchRecords) ? uint64_t(count) : 1;
 }
 

@@ -313,6 +313,8 @@ TEST(HistoryGolden, ADamagedBatchIsSkippedAndSaid) {
       << err.str();
   EXPECT_NE(err.str().find("batch 2 of " + path + " cannot be read back"), std::string::npos)
       << err.str();
+  EXPECT_NE(err.str().find("`sqlite3 " + path + " 'PRAGMA integrity_check'`"), std::string::npos)
+      << err.str();
   EXPECT_EQ(stats->bad, 1 + second);  // a count past a batch's size counts as one
   EXPECT_EQ(stats->printed, total - first - second);
   std::string listing = out.str();
