@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <set>
 #include <vector>
 
@@ -389,13 +390,36 @@ Result<std::string> JsonFields::str_or(std::string_view key, std::string fallbac
 
 namespace pp {
 
+namespace {
+
+// Whether one of the eight bytes of `w` is one append_json_string() does not
+// copy as it is: below 0x20, '"', '\\' or 0x80 and above (UTF-8's lead and
+// continuation bytes). The bit tricks are exact for "any": a byte below n
+// (n <= 0x80) sets its high bit in (w - n * ones) & ~w unless a lower byte
+// borrowed, and one that borrowed was below n itself.
+bool any_special_byte(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHighs = kOnes * 0x80;
+  auto below = [](uint64_t v, uint64_t n) { return (v - kOnes * n) & ~v & kHighs; };
+  return ((w & kHighs) | below(w, 0x20) | below(w ^ (kOnes * '"'), 1) |
+          below(w ^ (kOnes * '\\'), 1)) != 0;
+}
+
+}  // namespace
+
 void append_json_string(std::string& out, std::string_view text) {
   static constexpr char kHex[] = "0123456789abcdef";
   out += '"';
   size_t i = 0;
   while (i < text.size()) {
-    // The common run of plain ASCII in one append.
+    // The common run of plain ASCII in one append, found eight bytes at a
+    // time (byte by byte, this loop was a twelfth of watch --db's CPU).
     size_t start = i;
+    for (uint64_t w; i + sizeof(w) <= text.size(); i += sizeof(w)) {
+      std::memcpy(&w, text.data() + i, sizeof(w));
+      if (any_special_byte(w))
+        break;
+    }
     while (i < text.size()) {
       auto c = uint8_t(text[i]);
       if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)

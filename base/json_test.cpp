@@ -191,5 +191,27 @@ TEST(JsonWriter, CompactDumpIsTheCopyAndDumpOfBefore) {
   EXPECT_EQ(dump_json(json(std::numeric_limits<double>::quiet_NaN())), "null");
 }
 
+// append_json_string() reads eight bytes at a time while none needs care:
+// every byte value, at every place around and across those words, and
+// two-byte UTF-8 split by a word's end, come out as nlohmann's copy says.
+TEST(JsonWriter, EveryByteAtEveryPlaceOfTheWordScan) {
+  for (size_t length : {1u, 7u, 8u, 9u, 16u, 19u}) {
+    for (size_t at = 0; at < length; at++) {
+      for (int byte = 0; byte < 256; byte++) {
+        std::string text(length, 'a');
+        text[at] = char(byte);
+        std::string out;
+        append_json_string(out, text);
+        ASSERT_EQ(out, reference_copy(json(text)).dump()) << length << " " << at << " " << byte;
+      }
+      std::string text(length, 'b');
+      text.insert(at, "\xc3\xa9");  // é, from `at` on
+      std::string out;
+      append_json_string(out, text);
+      ASSERT_EQ(out, reference_copy(json(text)).dump()) << length << " " << at;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pp

@@ -75,6 +75,12 @@ Result<uint64_t> to_ns(int64_t seconds, uint64_t fraction_ns, std::string_view w
 }  // namespace
 
 std::string format_wall_time(uint64_t wall_ns) {
+  std::string out;
+  append_wall_time(out, wall_ns);
+  return out;
+}
+
+void append_wall_time(std::string& text, uint64_t wall_ns) {
   // The civil date by <chrono>'s calendar (proleptic Gregorian, as gmtime),
   // the digits written here: no gmtime_r (which takes the time zone's lock),
   // strftime or snprintf for a text every live record carries.
@@ -82,7 +88,7 @@ std::string format_wall_time(uint64_t wall_ns) {
   uint64_t fraction = wall_ns % kNsPerSecond;
   std::chrono::year_month_day date{std::chrono::sys_days{std::chrono::days{int64_t(secs / 86400)}}};
   uint64_t of_day = secs % 86400;
-  std::string out(30, '0');  // "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ"
+  char out[30];  // "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ"
   auto put = [&out](size_t at, size_t width, uint64_t value) {
     for (size_t i = at + width; i > at; value /= 10)
       out[--i] = char('0' + value % 10);
@@ -101,7 +107,7 @@ std::string format_wall_time(uint64_t wall_ns) {
   out[19] = '.';
   put(20, 9, fraction);
   out[29] = 'Z';
-  return out;
+  text.append(out, sizeof(out));
 }
 
 Result<uint64_t> parse_wall_date(std::string_view text) {

@@ -18,6 +18,9 @@ namespace pp {
 
 // "2026-12-03T14:05:00.123456789Z": UTC, always nine digits of fraction.
 std::string format_wall_time(uint64_t wall_ns);
+// The same 30 characters appended to `out` (a record's JSON text writes
+// them in place: no string of their own). None is one JSON escapes.
+void append_wall_time(std::string& out, uint64_t wall_ns);
 
 // An ISO 8601 time, "YYYY-MM-DDTHH:MM:SS", then an optional fraction
 // (".5", ".123456789"; digits past the ninth are dropped), then "Z", an

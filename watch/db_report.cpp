@@ -376,11 +376,50 @@ ListKey list_key(int64_t wall_ns, int64_t seq) {
   return {wall_ns == 0 ? INT64_MIN : wall_ns, seq};
 }
 
+// What read_batch() steps, bound to a batch's id.
+constexpr const char* kReadBatch = "SELECT count, entries, json FROM batches WHERE id = ?1";
+
+// Says that batch `id` cannot be read back; returns its records, as far as
+// a count that may be damaged says (a count past kBatchRecords: one).
+uint64_t say_damaged_batch(std::ostream& err, const std::string& path, int64_t id, int64_t count) {
+  err << "batch " << id << " of " << path
+      << " cannot be read back (its count, entries and lines disagree: the file was damaged or "
+         "written by hand); its records skipped. `sqlite3 "
+      << path << " 'PRAGMA integrity_check'` says whether the file is damaged\n";
+  return count > 0 && count <= int64_t(kBatchRecords) ? uint64_t(count) : 1;
+}
+
+// Reads batch `id` with `fetch` (kReadBatch): its JSON lines into `json`,
+// the entries `f` takes appended to `entries` (they view `json`). A batch
+// whose count, entries and lines disagree is said (say_damaged_batch()),
+// its records added to `bad`, and nothing appended.
+Status read_batch(sqlite3* db, sqlite3_stmt* fetch, int64_t id, const Filters& f,
+                  const std::string& path, std::ostream& err, uint64_t& bad, std::string& json,
+                  std::vector<BatchEntry>& entries) {
+  sqlite3_bind_int64(fetch, 1, id);
+  if (sqlite3_step(fetch) != SQLITE_ROW) {
+    Error e = sqlite_error(db, "reading a batch of records of", path);
+    sqlite3_reset(fetch);
+    return e;
+  }
+  int64_t count = sqlite3_column_int64(fetch, 0);
+  const void* blob = sqlite3_column_blob(fetch, 1);
+  int blob_bytes = sqlite3_column_bytes(fetch, 1);
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(fetch, 2));
+  json.assign(text ? text : "", size_t(sqlite3_column_bytes(fetch, 2)));
+  bool ok = split_batch(blob, blob_bytes, json, count, f, entries);
+  sqlite3_reset(fetch);
+  if (!ok)
+    bad += say_damaged_batch(err, path, id, count);
+  return ok_status();
+}
+
 // The summary's data, gathered with one GROUP BY each; the machine checks'
 // counts per severity, bank, CPU, socket and error class in the tally every
 // summary of them shares.
 struct Summary {
   int64_t records = 0, distinct_pages = 0;
+  uint64_t bad = 0;  // records of batches that cannot be read back (said, skipped)
   SqlValue first, last;
   std::vector<SqlRow> events, origins, days, ranges, pages, lost;
   mce::MceTally machine_checks;
@@ -414,17 +453,20 @@ SqlValue null_or_text(const std::optional<std::string>& v) {
 // when its wall range lies inside --since/--until, else entry by entry.
 // They are live records of ordinary tracepoints: counted per event, under
 // "live", never machine checks. The rows keep SQLite's order (NULL first,
-// then bytes), which std::optional<std::string>'s is.
-Status add_batches(sqlite3* db, const Filters& f, const std::string& path, Summary& s) {
+// then bytes), which std::optional<std::string>'s is. A batch whose count
+// disagrees with its entries (length(), read without the blob), or whose
+// entries are read and disagree with its lines, is said on `err` and
+// skipped, as the listing skips it.
+Status add_batches(sqlite3* db, const Filters& f, const std::string& path, std::ostream& err,
+                   Summary& s) {
   PP_ASSIGN_OR_RETURN(SqliteStmt q,
                       sqlite_prepare(db,
                                      "SELECT event, tracepoint, count, min_wall_ns, max_wall_ns, "
-                                     "walls_unknown, id FROM batches WHERE " +
+                                     "walls_unknown, id, length(entries) FROM batches WHERE " +
                                          f.batches.sql,
                                      path));
   bind_all(q.get(), f.batches.params);
-  PP_ASSIGN_OR_RETURN(SqliteStmt entries,
-                      sqlite_prepare(db, "SELECT entries, json FROM batches WHERE id = ?1", path));
+  PP_ASSIGN_OR_RETURN(SqliteStmt fetch, sqlite_prepare(db, kReadBatch, path));
   using Name = std::optional<std::string>;
   std::map<std::pair<Name, Name>, int64_t> events;
   for (const SqlRow& r : s.events)
@@ -435,11 +477,16 @@ Status add_batches(sqlite3* db, const Filters& f, const std::string& path, Summa
     first = first ? std::min(*first, wall) : wall;
     last = last ? std::max(*last, wall) : wall;
   };
+  std::string json;
   std::vector<BatchEntry> taken;
   int rc;
   while ((rc = sqlite3_step(q.get())) == SQLITE_ROW) {
     sqlite3_stmt* r = q.get();
-    int64_t count = sqlite3_column_int64(r, 2);
+    int64_t count = sqlite3_column_int64(r, 2), id = sqlite3_column_int64(r, 6);
+    if (count <= 0 || count > int64_t(kBatchRecords) || sqlite3_column_int64(r, 7) != 16 * count) {
+      s.bad += say_damaged_batch(err, path, id, count);
+      continue;
+    }
     bool walls = sqlite3_column_type(r, 3) != SQLITE_NULL;
     int64_t min_wall = sqlite3_column_int64(r, 3), max_wall = sqlite3_column_int64(r, 4);
     bool whole = (!f.since && !f.until) ||
@@ -453,20 +500,11 @@ Status add_batches(sqlite3* db, const Filters& f, const std::string& path, Summa
         seen(max_wall);
       }
     } else {
-      sqlite3_bind_int64(entries.get(), 1, sqlite3_column_int64(r, 6));
-      if (sqlite3_step(entries.get()) == SQLITE_ROW) {
-        taken.clear();
-        const auto* json = reinterpret_cast<const char*>(sqlite3_column_text(entries.get(), 1));
-        int json_bytes = sqlite3_column_bytes(entries.get(), 1);
-        if (split_batch(sqlite3_column_blob(entries.get(), 0),
-                        sqlite3_column_bytes(entries.get(), 0),
-                        std::string_view(json ? json : "", size_t(json_bytes)), count, f, taken)) {
-          n = int64_t(taken.size());
-          for (const BatchEntry& e : taken)
-            seen(e.wall_ns);
-        }
-      }
-      sqlite3_reset(entries.get());
+      taken.clear();
+      PP_RETURN_IF_ERROR(read_batch(db, fetch.get(), id, f, path, err, s.bad, json, taken));
+      n = int64_t(taken.size());
+      for (const BatchEntry& e : taken)
+        seen(e.wall_ns);
     }
     if (n == 0)
       continue;
@@ -499,7 +537,7 @@ Status add_batches(sqlite3* db, const Filters& f, const std::string& path, Summa
   return ok_status();
 }
 
-Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
+Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path, std::ostream& err) {
   Summary s;
   const std::string from = " FROM records WHERE " + f.records.sql;
   const std::string mce = from + " AND severity IS NOT NULL";
@@ -566,7 +604,7 @@ Result<Summary> gather(sqlite3* db, const Filters& f, const std::string& path) {
                                        " GROUP BY event, cpu ORDER BY event, cpu",
                                    f.lost));
   if (f.has_batches)
-    PP_RETURN_IF_ERROR(add_batches(db, f, path, s));
+    PP_RETURN_IF_ERROR(add_batches(db, f, path, err, s));
   return s;
 }
 
@@ -860,38 +898,17 @@ class Listing {
     }
     if (rc != SQLITE_DONE)
       return sqlite_error(db_, "reading the batches of", path_);
-    PP_ASSIGN_OR_RETURN(fetch_, sqlite_prepare(db_,
-                                               "SELECT count, entries, json FROM batches WHERE "
-                                               "id = ?1",
-                                               path_));
+    PP_ASSIGN_OR_RETURN(fetch_, sqlite_prepare(db_, kReadBatch, path_));
     return ok_status();
   }
 
   Status open_batch(int64_t id) {
-    sqlite3_stmt* q = fetch_.get();
-    sqlite3_bind_int64(q, 1, id);
-    int rc = sqlite3_step(q);
-    if (rc != SQLITE_ROW) {
-      sqlite3_reset(q);
-      return sqlite_error(db_, "reading a batch of records of", path_);
-    }
     auto b = std::make_unique<Open>();
-    int64_t count = sqlite3_column_int64(q, 0);
-    const void* blob = sqlite3_column_blob(q, 1);
-    int blob_bytes = sqlite3_column_bytes(q, 1);
-    const auto* json = reinterpret_cast<const char*>(sqlite3_column_text(q, 2));
-    b->json.assign(json ? json : "", size_t(sqlite3_column_bytes(q, 2)));
-    bool ok = split_batch(blob, blob_bytes, b->json, count, f_, b->entries);
-    sqlite3_reset(q);
-    if (!ok) {
-      // Its records, as far as a count that may be damaged says.
-      uint64_t lost = count > 0 && count <= kBatchRecords ? uint64_t(count) : 1;
-      stats_.records += lost;
-      stats_.bad += lost;
-      err_ << "batch " << id << " of " << path_
-           << " cannot be read back (its entries do not match its count); its records skipped\n";
-      return ok_status();
-    }
+    uint64_t bad = 0;
+    PP_RETURN_IF_ERROR(
+        read_batch(db_, fetch_.get(), id, f_, path_, err_, bad, b->json, b->entries));
+    stats_.records += bad;
+    stats_.bad += bad;
     if (b->entries.empty())
       return ok_status();
     std::stable_sort(b->entries.begin(), b->entries.end(), [](const auto& x, const auto& y) {
@@ -994,8 +1011,9 @@ Result<report::ReportStats> report_db(const std::string& path, const DbReportOpt
   }
   std::string buffer;
   if (options.summary) {
-    PP_ASSIGN_OR_RETURN(Summary s, gather(raw, filters, path));
+    PP_ASSIGN_OR_RETURN(Summary s, gather(raw, filters, path, err));
     stats.records = uint64_t(s.records);
+    stats.bad = s.bad;
     buffer = options.json ? summary_json(s) : summary_text(s, path);
     PP_RETURN_IF_ERROR(write_out(out, buffer));
     out.flush();

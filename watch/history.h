@@ -170,14 +170,17 @@ class StreamPosition {
   explicit StreamPosition(ResumePoint fed) : fed_(fed) {}
 
   // The sample of `time`'s point when it is new; nullopt when it was fed
-  // before. A sample without a time (0) is always new.
+  // before. A sample without a time (0) is always new and leaves `fed`
+  // where it was (it has no place to resume after).
   std::optional<ResumePoint> next(uint64_t time) {
     ResumePoint point{time, 0};
     if (any_read_ && read_.time == time)
       point.ordinal = read_.ordinal + 1;
     read_ = point;
     any_read_ = true;
-    if (time && point <= fed_)
+    if (time == 0)
+      return point;
+    if (point <= fed_)
       return std::nullopt;
     fed_ = point;
     return point;

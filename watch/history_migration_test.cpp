@@ -189,6 +189,20 @@ HistoryOptions options(std::string boot) {
   return o;
 }
 
+// A live sched_switch record of boot-a's ctxsw buffer on CPU 0 at `time`,
+// keyed as the watcher keys it; `wall_ns` 0: unknown.
+WatchRecord ctxsw_record(uint64_t time, uint64_t wall_ns = 0) {
+  WatchRecord r;
+  r.origin = Origin::kLive;
+  r.event = "ctxsw";
+  r.tracepoint = "sched:sched_switch";
+  r.cpu = 0;
+  r.time = time;
+  r.wall_ns = wall_ns;
+  r.key = "live:boot-a:ctxsw:0:" + std::to_string(time);
+  return r;
+}
+
 TEST(HistoryMigrationTest, Version1FileIsMigratedInPlaceKeepingEveryRow) {
   TempDir dir;
   std::string path = dir.path("h.db");
@@ -222,17 +236,10 @@ TEST(HistoryMigrationTest, Version1FileIsMigratedInPlaceKeepingEveryRow) {
   // stored is still a duplicate, and the resume point moves on.
   auto h = History::open(path, options("boot-a"));
   ASSERT_TRUE(h.ok()) << h.error().message();
-  WatchRecord again;
-  again.origin = Origin::kLive;
-  again.event = "ctxsw";
-  again.tracepoint = "sched:sched_switch";
-  again.time = 300;
-  again.cpu = 0;
-  again.key = "live:boot-a:ctxsw:0:300";
+  WatchRecord again = ctxsw_record(300);
   ASSERT_TRUE((*h)->record(again, record_json(again)).ok());
   EXPECT_EQ((*h)->counters().duplicates, 1u);
-  again.time = 400;
-  again.key = "live:boot-a:ctxsw:0:400";
+  again = ctxsw_record(400);
   ASSERT_TRUE((*h)->record(again, record_json(again)).ok());
   EXPECT_EQ((*h)->counters().stored, 1u);
   ASSERT_TRUE((*h)->tick(0, true).ok());
@@ -287,15 +294,8 @@ TEST(HistoryMigrationTest, Version2FileIsMigratedInPlaceItsRowsStayingRows) {
   // them with the old rows by wall time, after the ones before them.
   auto h = History::open(path, options("boot-a"));
   ASSERT_TRUE(h.ok()) << h.error().message();
-  WatchRecord r;
-  r.origin = Origin::kLive;
-  r.event = "ctxsw";
-  r.tracepoint = "sched:sched_switch";
-  r.cpu = 0;
   for (uint64_t time : {300, 400}) {
-    r.time = time;
-    r.wall_ns = 1796356800000000000ull + time;
-    r.key = "live:boot-a:ctxsw:0:" + std::to_string(time);
+    WatchRecord r = ctxsw_record(time, 1796356800000000000ull + time);
     ASSERT_TRUE((*h)->record(r, record_json(r)).ok());
   }
   ASSERT_TRUE((*h)->tick(0, true).ok());

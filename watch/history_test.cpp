@@ -416,6 +416,20 @@ TEST(HistoryTest, RecordsOfOneTimeAreToldApartByTheirOrdinalAcrossARestart) {
   EXPECT_EQ(db.text("SELECT time || ':' || ordinal FROM stream_times WHERE event = 'ev'"), "30:0");
 }
 
+// A sample without a time is new, and moves no resume point: the samples
+// after it that were fed before stay fed (a point of time 0 would have
+// fed them again, to every sink, triggers included).
+TEST(HistoryTest, ASampleWithoutATimeLeavesTheStreamPositionWhereItWas) {
+  StreamPosition at(ResumePoint{20, 1});
+  EXPECT_EQ(at.next(20), std::nullopt);
+  EXPECT_EQ(at.next(0), (ResumePoint{0, 0}));
+  EXPECT_EQ(at.next(0), (ResumePoint{0, 1}));
+  EXPECT_EQ(at.fed(), (ResumePoint{20, 1}));
+  EXPECT_EQ(at.next(10), std::nullopt);
+  EXPECT_EQ(at.next(30), (ResumePoint{30, 0}));
+  EXPECT_EQ(at.fed(), (ResumePoint{30, 0}));
+}
+
 TEST(HistoryTest, RetentionByAgeDeletesOldRecordsAndLostRows) {
   TempDir dir;
   std::string path = dir.path("h.db");

@@ -109,8 +109,9 @@ const std::string& RecordJson::text() const {
     append_number(out, r.time);
   }
   if (r.wall_ns) {
-    out += R"(,"wall_time":)";
-    append_json_string(out, format_wall_time(r.wall_ns));
+    out += R"(,"wall_time":")";  // the time's characters need no escape
+    append_wall_time(out, r.wall_ns);
+    out += '"';
   }
   if (r.cpu >= 0) {
     out += R"(,"cpu":)";

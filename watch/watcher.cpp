@@ -24,6 +24,7 @@
 #include "sys/kernel.h"
 #include "sys/page_offline.h"
 #include "sys/perf_abi_records.h"
+#include "sys/perf_abi_sample.h"
 #include "sys/process.h"
 #include "sys/tree.h"
 #include "watch/journal.h"
@@ -168,6 +169,9 @@ class Watcher {
   std::unique_ptr<JournalWriter> offline_journal_;
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<record::ResolvedEvent> events_;
+  // Per event of events_: its samples' layout, worked out once at attach
+  // (a tracepoint's fields are at fixed offsets: no walk per sample).
+  std::vector<sys::SampleLayout> layouts_;
   std::vector<record::Stream> streams_;
   // Per buffer of streams_, by its event's index and CPU: where its records
   // were fed to, and the ordinal of the next (history.h).
@@ -181,6 +185,7 @@ class Watcher {
   std::optional<sys::ClockPair> wall_;
   std::map<int32_t, std::string> comms_;  // comm_of()'s, cleared every second
   uint64_t comms_ms_ = 0;
+  uint32_t comm_lookups_ = 0;        // comm_of()'s in this drain pass
   std::set<std::string> mce_keys_;   // machine checks fed in this run
   std::vector<WatchRecord> pstore_;  // what the harvest found in pstore (the relog rule)
   // The names of the events the broker lists as unavailable, waited for.
@@ -674,6 +679,9 @@ Status Watcher::attach(bool required) {
   streams_ = std::move(*streams);
   fed_until_ = std::move(fed_until);
   events_ = std::move(*events);
+  layouts_.clear();
+  for (const record::ResolvedEvent& e : events_)
+    layouts_.emplace_back(e.info.attr.attr);
   decoder_ = std::move(*decoder);
   attached_ = true;
   last_attach_error_.clear();
@@ -690,40 +698,42 @@ Status Watcher::attach(bool required) {
 
 Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> bytes) {
   const record::ResolvedEvent& event = events_[stream.event];
-  auto sample = sys::decode_sample(event.info.attr.attr, bytes);
-  if (!sample.ok()) {
+  // decode_sample()'s result, errors included, without its walk of the
+  // sample_type per record (sys/perf_abi_sample.h).
+  sys::Sample sample;
+  if (Status read = layouts_[stream.event].decode(bytes, sample); !read.ok()) {
     if (bad_++ < 10)
       log_ << "watch: " << stream_name(stream)
-           << ": a record cannot be read: " << sample.error().message() << '\n';
+           << ": a record cannot be read: " << read.error().message() << '\n';
     return ok_status();
   }
   // The sample's place among those of its time on this buffer: a clock
   // coarser than a record gives several one time, told apart by it.
-  std::optional<ResumePoint> point = fed_until_[{stream.event, stream.cpu}].next(sample->time);
+  std::optional<ResumePoint> point = fed_until_[{stream.event, stream.cpu}].next(sample.time);
   if (!point)
     return ok_status();  // fed before a restart
-  const report::TraceEvent* te = decoder_->event_of(sample->raw);
-  if (!te || !decoder_->check(*te, sample->raw).ok()) {
+  const report::TraceEvent* te = decoder_->event_of(sample.raw);
+  if (!te || !decoder_->check(*te, sample.raw).ok()) {
     if (bad_++ < 10)
       log_ << "watch: " << stream_name(stream)
            << ": a record does not match its tracepoint's format; skipped\n";
     return ok_status();
   }
-  sys::fill_missing(*sample, event.info.attr.attr.sample_type,
+  sys::fill_missing(sample, event.info.attr.attr.sample_type,
                     sys::sample_fill(event.info.attr.attr, stream.cpu, stream.id));
   WatchRecord r;
   r.origin = Origin::kLive;
   r.event = event.info.name;
   r.tracepoint = te->name;
-  r.time = sample->time;
+  r.time = sample.time;
   r.ordinal = point->ordinal;
-  r.wall_ns = wall_ ? wall_->to_wall(sample->time) : 0;
-  r.cpu = int32_t(sample->cpu);
-  r.pid = int32_t(sample->pid);
-  r.tid = int32_t(sample->tid);
+  r.wall_ns = wall_ ? wall_->to_wall(sample.time) : 0;
+  r.cpu = int32_t(sample.cpu);
+  r.pid = int32_t(sample.pid);
+  r.tid = int32_t(sample.tid);
   r.comm = comm_of(r.tid >= 0 ? r.tid : r.pid);
   if (te->name == kMceTracepoint) {
-    mce::MceRegisters regs = report::mce_registers(*te, sample->raw);
+    mce::MceRegisters regs = report::mce_registers(*te, sample.raw);
     r.mce = mce::decode_mce(regs, mce::CpuVendor::kUnknown, mce::MceOrigin::kTracepoint);
     if (regs.walltime && *regs.walltime)
       r.wall_ns = *regs.walltime * 1000000000ULL;
@@ -750,19 +760,27 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
       append_decimal(key, r.ordinal);
     }
     if (te->is_ras)
-      r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample->raw));
+      r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample.raw));
   }
   // The fields are written from the payload when a sink asks (r.fields
   // stays empty): most records need their text alone.
-  return feed(r, RecordJson(r, *te, sample->raw));
+  return feed(r, RecordJson(r, *te, sample.raw));
 }
 
 const std::string& Watcher::comm_of(int32_t tid) {
-  uint64_t now = sys::monotonic_ms();
-  if (now - comms_ms_ >= 1000 || comms_.size() > 4096) {
-    comms_.clear();
-    comms_ms_ = now;
+  // The clock read at a drain pass's first lookup and every 64th after,
+  // not at every record (a clock_gettime was a fiftieth of watch --db's
+  // CPU): the records of one pass are in memory already, 64 of them a
+  // fraction of a millisecond, so a name is still kept about a second.
+  if (comm_lookups_++ % 64 == 0) {
+    uint64_t now = sys::monotonic_ms();
+    if (now - comms_ms_ >= 1000) {
+      comms_.clear();
+      comms_ms_ = now;
+    }
   }
+  if (comms_.size() > 4096)
+    comms_.clear();
   auto [it, added] = comms_.try_emplace(tid);
   if (!added)
     return it->second;
@@ -794,6 +812,7 @@ Status Watcher::lost(const record::Stream& stream, uint64_t records) {
 Status Watcher::drain() {
   if (!attached_)
     return ok_status();
+  comm_lookups_ = 0;  // comm_of() reads the clock at this pass's first
   uint64_t now = sys::monotonic_ms();
   if (now - last_wall_ms_ >= kWallClockMs) {
     wall_ = record::wall_clock_for(events_);
