@@ -10,12 +10,10 @@
 #include "base/strings.h"
 #include "sys/perf_abi_sample.h"
 #include "sys/ring.h"
+#include "sys/tracepoint_sample.h"
 
 namespace pp::broker {
 namespace {
-
-constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
 // buffer_percent: the broker's poll of trace_pipe_raw wakes once a CPU's
 // buffer is this full, well before it overwrites (the 100 ms drain tick
@@ -102,13 +100,7 @@ std::string cpumask_text(const std::vector<int>& cpus) {
 }
 
 sys::EventAttr shared_ring_attr(uint64_t tracepoint_id, int clockid) {
-  sys::EventAttr a;
-  a.attr.type = PERF_TYPE_TRACEPOINT;
-  a.attr.size = sys::kAttrSizeVer7;
-  a.attr.config = tracepoint_id;
-  a.attr.sample_period = 1;
-  a.attr.sample_type = kSampleType;
-  a.attr.sample_id_all = 1;
+  sys::EventAttr a = sys::tracepoint_sample_attr(tracepoint_id);
   a.attr.write_backward = 1;
   a.attr.use_clockid = 1;
   a.attr.clockid = clockid;
@@ -173,6 +165,7 @@ Status FtraceEvent::open_cpus() {
     Cpu c;
     c.cpu = cpu;
     PP_ASSIGN_OR_RETURN(c.pipe, instance_.open_pipe_raw(uint32_t(cpu)));
+    c.pipe_path = instance_.tree().path("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
     PP_ASSIGN_OR_RETURN(c.ring, sys::SharedRing::create("perf-persistent:" + spec_.instance +
                                                             "/cpu" + std::to_string(cpu),
                                                         size_t(ring_bytes)));
@@ -281,7 +274,7 @@ void FtraceEvent::publish_lost(Cpu& cpu, uint64_t lost, uint64_t time) {
   record_.clear();
   perf_event_header header{};
   header.type = PERF_RECORD_LOST;
-  header.size = uint16_t(sizeof(header) + 16 + sys::sample_id_size(kSampleType));
+  header.size = uint16_t(sizeof(header) + 16 + sys::sample_id_size(sys::kTracepointSampleType));
   record_.resize(sizeof(header) + 16);
   std::memcpy(record_.data(), &header, sizeof(header));
   std::memcpy(record_.data() + sizeof(header), &cpu.sample_id, 8);
@@ -290,7 +283,7 @@ void FtraceEvent::publish_lost(Cpu& cpu, uint64_t lost, uint64_t time) {
   id.time = time;
   id.id = cpu.sample_id;
   id.cpu = uint32_t(cpu.cpu);
-  sys::encode_sample_id(kSampleType, id, record_);
+  sys::encode_sample_id(sys::kTracepointSampleType, id, record_);
   cpu.writer.stage(record_);
 }
 
@@ -308,8 +301,7 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
       size_t filled = 0;
       while (filled + page_size <= pages_.size() && taken < kMaxDrainPages) {
         auto n = sys::FtraceInstance::read_page(
-            c.pipe.get(), std::span<uint8_t>(pages_.data() + filled, page_size),
-            instance_.tree().path("per_cpu/cpu" + std::to_string(c.cpu) + "/trace_pipe_raw"));
+            c.pipe.get(), std::span<uint8_t>(pages_.data() + filled, page_size), c.pipe_path);
         if (!n.ok())
           return n.error();
         if (*n == 0) {
@@ -340,17 +332,20 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
           total.foreign++;
           continue;
         }
-        sys::Sample sample;
-        sample.identifier = c.sample_id;
         int32_t pid = ftrace::record_pid(r.payload, pid_);
-        sample.pid = sample.tid = pid >= 0 ? uint32_t(pid) : 0;
-        sample.time = r.timestamp;
-        sample.cpu = uint32_t(c.cpu);
-        sample.period = 1;
-        std::vector<uint8_t> raw = sys::pad_raw(r.payload);
-        sample.raw = raw;
         record_.clear();
-        sys::encode_sample(attr_.attr, sample, PERF_RECORD_MISC_KERNEL, record_);
+        if (!sys::append_tracepoint_sample({.identifier = c.sample_id,
+                                            .pid = pid >= 0 ? uint32_t(pid) : 0,
+                                            .time = r.timestamp,
+                                            .cpu = uint32_t(c.cpu),
+                                            .record = r.payload},
+                                           record_)) {
+          // Over a u16 record size (a sub-buffer over 64 KiB): readers
+          // learn of it as a loss.
+          publish_lost(c, 1, r.timestamp);
+          total.lost++;
+          continue;
+        }
         c.writer.stage(record_);
         c.published++;
         total.records++;

@@ -146,7 +146,8 @@ class FtraceEvent {
  private:
   struct Cpu {
     int cpu = 0;
-    sys::Fd pipe;  // trace_pipe_raw, O_NONBLOCK
+    sys::Fd pipe;           // trace_pipe_raw, O_NONBLOCK
+    std::string pipe_path;  // its path, for messages
     sys::SharedRing ring;
     sys::RingWriter writer;
     uint64_t sample_id = 0;
