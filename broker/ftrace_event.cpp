@@ -159,6 +159,7 @@ Status FtraceEvent::open_cpus() {
   attr_ = shared_ring_attr(spec_.tracepoint_id, spec_.clockid);
   uint64_t ring_bytes =
       next_power_of_two(std::max<uint64_t>(spec_.buffer_kb * 1024 * kSharedRingFactor, 4096));
+  PP_ASSIGN_OR_RETURN(hangup_, sys::HangupPipe::create());
   cpus_.clear();
   cpus_.reserve(spec_.cpus.size());
   for (int cpu : spec_.cpus) {
@@ -236,7 +237,8 @@ Result<std::unique_ptr<FtraceEvent>> FtraceEvent::adopt(const sys::Tree& tracefs
 
 Status FtraceEvent::remove() {
   (void)instance_.write_setting("tracing_on", "0");
-  cpus_.clear();  // the pipes close: rmdir fails with EBUSY while one is open
+  cpus_.clear();                // the pipes close: rmdir fails with EBUSY while one is open
+  hangup_ = sys::HangupPipe();  // readers see POLLHUP
   return sys::FtraceInstance::remove(sys::Tree(tracefs_root_), spec_.instance);
 }
 

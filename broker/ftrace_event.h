@@ -139,6 +139,10 @@ class FtraceEvent {
   uint64_t sample_id(int cpu) const;
   // Records published on `cpu` since the broker took the instance.
   uint64_t published(int cpu) const;
+  // A descriptor for each reader to poll in place of the ring's: POLLHUP
+  // once this event is gone (killed, or its broker exited), as a perf
+  // event's fd says; nothing before.
+  Result<sys::Fd> hangup_fd() const { return hangup_.reader_fd(); }
   // The descriptors the broker polls: POLLIN when a CPU's buffer reaches
   // buffer_percent full. `cpu_of` maps them back.
   std::vector<std::pair<int, int>> poll_fds() const;  // (fd, cpu)
@@ -174,6 +178,7 @@ class FtraceEvent {
   ftrace::RingLayout layout_;
   ftrace::PidField pid_;
   std::vector<Cpu> cpus_;
+  sys::HangupPipe hangup_;  // closes with the event
   // What each setting read back as once applied: the baseline check()
   // compares with (the kernel may write a setting back differently).
   std::vector<Setting> baseline_;

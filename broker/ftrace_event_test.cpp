@@ -1,6 +1,7 @@
 #include "broker/ftrace_event.h"
 
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -190,6 +191,34 @@ TEST_F(FakeInstance, AdoptPutsBackWhatChangedWhileNoBrokerRanAndCheckUndoesForei
   EXPECT_NE(found[1].find("filter was 'common_pid == 1'"), std::string::npos) << found[1];
   EXPECT_EQ(setting("tracing_cpumask"), "1\n");
   EXPECT_EQ(setting("events/syscalls/sys_enter_getppid/filter"), "0\n");
+}
+
+// A reader polls the hangup pipe in place of its ring: nothing while the
+// event lives, POLLHUP once the broker's event is gone (destroyed, as at
+// the broker's exit) or removed (killed).
+TEST_F(FakeInstance, TheHangupPipeHangsUpWhenTheEventIsGoneOrRemoved) {
+  auto poll_now = [](int fd) {
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_GE(::poll(&p, 1, 0), 0);
+    return p.revents;
+  };
+  write_pages({});
+  auto event = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(event.ok()) << event.error().message();
+  auto held = (*event)->hangup_fd();
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  EXPECT_EQ(poll_now(held->get()), 0) << "the event lives";
+  event->reset();
+  EXPECT_TRUE(poll_now(held->get()) & POLLHUP) << "the broker's event gone";
+
+  auto again = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  auto before = (*again)->hangup_fd();
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  EXPECT_EQ(poll_now(before->get()), 0) << "adopted anew";
+  (void)(*again)->remove();  // rmdir of the fake instance fails: not the point
+  EXPECT_TRUE(poll_now(before->get()) & POLLHUP) << "killed";
+  EXPECT_FALSE((*again)->hangup_fd().ok()) << "a removed event hands out no pipe";
 }
 
 TEST_F(FakeInstance, AnInstanceThatIsGoneIsNotFound) {
