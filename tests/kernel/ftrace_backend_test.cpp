@@ -222,6 +222,45 @@ TEST_F(FtraceBackend, AFollowingRecordEndsWhenEveryEventItFollowsIsGone) {
   EXPECT_EQ(perf_script_count(file, caller.pid(), &script_err), 600) << script_err;
 }
 
+// The keeper holds perf buffers mapped across a broker restart; an
+// ftrace-backend event's records outlive the broker in its instance and its
+// shared rings die with the broker, so the keeper leaves it alone: it maps
+// none of its rings, and list does not call it kept. About 3 s.
+TEST_F(FtraceBackend, TheKeeperLeavesFtraceBackendEventsAlone) {
+  std::string log = tmp_.path("keeper.log");
+  auto keeper =
+      sys::Child::spawn({"sh", "-c",
+                         "exec '" + binary_path() + "' daemon --keeper --foreground --run-dir='" +
+                             run_dir_ + "' 2>'" + log + "'"});
+  ASSERT_TRUE(keeper.ok()) << keeper.error().message();
+  background_.push_back(std::move(keeper).value());
+  std::string ftrace = name("keepf"), perf = name("keepp");
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", ftrace, "--backend",
+                "ftrace", "-m", "16", "-C", "0"})
+                .status,
+            0);
+  // Created after it: the keeper has synced past the ftrace event by the
+  // time it keeps this one.
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", perf, "-C", "0"}).status,
+            0);
+  auto kept = [&](const std::string& event) {
+    json doc = json::parse(pp({"list", "-v", "--json"}).out, nullptr, false);
+    for (const json& e : doc.value("events", json::array()))
+      if (e.value("name", "") == event)
+        return e.value("kept", false);
+    return false;
+  };
+  bool perf_kept = false;
+  for (int i = 0; i < 300 && !perf_kept; i++) {
+    perf_kept = kept(perf);
+    if (!perf_kept)
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(perf_kept) << "the keeper keeps a perf-backend event: " << slurp(log);
+  EXPECT_FALSE(kept(ftrace)) << slurp(log);
+  EXPECT_EQ(slurp(log).find("'" + ftrace + "'"), std::string::npos) << slurp(log);
+}
+
 // Nobody reads while a burst overflows the shared ring: a snapshot then
 // holds the newest records (all of a later caller's, some of the first
 // one's) and says the older ones were lost.
