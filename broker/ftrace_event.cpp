@@ -173,6 +173,9 @@ Status FtraceEvent::open_cpus() {
     c.writer = sys::RingWriter(c.ring.memory(), c.ring.data_offset(), c.ring.data_size(),
                                sys::RingLayout::kBackward, true);
     c.sample_id = kSharedRingIdBase | (spec_.event_id << 12) | uint64_t(cpu);
+    // Drops from before the broker took the instance are no reader's.
+    if (auto stats = instance_.cpu_stats(uint32_t(cpu)); stats.ok())
+      c.commit_overrun = stats->commit_overrun;
     cpus_.push_back(std::move(c));
   }
   pages_.resize(size_t(layout_.page_size()) * 64);
@@ -321,10 +324,13 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
       if (!walked.ok() && !bad)
         bad = walked.error();
       total.pages += read.pages;
-      // Losses before the first record of this batch (the kernel's count
-      // stored after a page, or at least one for a page flagged without
-      // room for the count).
-      uint64_t lost = read.missed_events + (read.pages_after_loss && !read.missed_events ? 1 : 0);
+      // Losses before the records of this batch: the counts the kernel
+      // stored after a page's data, and at least one for each page flagged
+      // without room for its count (kernel/trace/ring_buffer.c,
+      // ring_buffer_read_page(): RB_MISSED_EVENTS alone). Overwritten
+      // events all reach some page's flag: the count is the CPU's overrun
+      // since the reader last took a page (rb_get_reader_page()).
+      uint64_t lost = read.missed_events + read.losses_uncounted;
       if (lost) {
         publish_lost(c, lost, read.records.empty() ? 0 : read.records.front().timestamp);
         total.lost += lost;
@@ -350,14 +356,39 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
         }
         c.writer.stage(record_);
         c.published++;
+        c.last_time = r.timestamp;
         total.records++;
       }
       c.writer.publish();
       if (bad)
         return *bad;
     }
+    // Only where pages came: a nested write fills a buffer only while it
+    // is written hard, and the stats file costs a read per CPU.
+    if (taken > 0)
+      publish_commit_overrun(c, total);
   }
   return total;
+}
+
+void FtraceEvent::publish_commit_overrun(Cpu& cpu, Drained& total) {
+  // "commit overrun: N" (kernel/trace/trace.c, tracing_stats_read()): events
+  // dropped because a write nested in another filled the whole buffer up to
+  // the page being committed (rb_move_tail()); counted apart from "overrun"
+  // and never flagged on a page. A buffer reset (a new buffer_size_kb)
+  // starts the count again.
+  auto stats = instance_.cpu_stats(uint32_t(cpu.cpu));
+  if (!stats.ok())
+    return;
+  if (stats->commit_overrun < cpu.commit_overrun)
+    cpu.commit_overrun = 0;
+  uint64_t dropped = stats->commit_overrun - cpu.commit_overrun;
+  if (dropped == 0)
+    return;
+  cpu.commit_overrun = stats->commit_overrun;
+  publish_lost(cpu, dropped, cpu.last_time);
+  cpu.writer.publish();
+  total.lost += dropped;
 }
 
 std::vector<std::string> FtraceEvent::check() {

@@ -156,7 +156,13 @@ class FtraceEvent {
     sys::RingWriter writer;
     uint64_t sample_id = 0;
     uint64_t published = 0;
+    uint64_t last_time = 0;  // of the last record published
+    // per_cpu/cpuN/stats' "commit overrun" published as lost so far.
+    uint64_t commit_overrun = 0;
   };
+  // Publishes as lost the events a nested write dropped since the last
+  // call: the kernel counts them in the CPU's stats, no page says so.
+  void publish_commit_overrun(Cpu& cpu, Drained& total);
   FtraceEvent(sys::FtraceInstance instance, FtraceSpec spec)
       : instance_(std::move(instance)), spec_(std::move(spec)) {}
 

@@ -170,6 +170,67 @@ TEST_F(FakeInstance, DrainRepublishesEachRecordAsPerfRecordsTracepointSampleAndL
   EXPECT_GE((*event)->sample_id(0), kSharedRingIdBase);
 }
 
+// Every loss the kernel knows reaches the readers once: a count stored
+// after a page, at least one for a page flagged without room for its
+// count, and the "commit overrun" of the CPU's stats (drops no page
+// flags) since the broker took the instance, not before.
+TEST_F(FakeInstance, LossesAreThePagesCountsAndTheStatsCommitOverrunSinceTheTake) {
+  const std::string stats = "instances/perf-persistent.gp/per_cpu/cpu0/stats";
+  dir_.write(stats, "entries: 3\noverrun: 50\ncommit overrun: 3\n");
+  ftrace::testing::PageBuilder stored(layout_, 1'000'000);
+  stored.missed(5);
+  stored.record(0, getppid_record(42));
+  ftrace::testing::PageBuilder flagged(layout_, 2'000'000);
+  flagged.missed(std::nullopt);
+  flagged.record(0, getppid_record(43));
+  ftrace::testing::PageBuilder another(layout_, 3'000'000);
+  another.missed(std::nullopt);
+  another.record(0, getppid_record(44));
+  write_pages({stored.bytes(), flagged.bytes(), another.bytes()});
+  auto event = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(event.ok()) << event.error().message();
+  dir_.write(stats, "entries: 3\noverrun: 57\ncommit overrun: 10\n");
+  auto drained = (*event)->drain();
+  ASSERT_TRUE(drained.ok()) << drained.error().message();
+  EXPECT_EQ(drained->records, 3u);
+  EXPECT_EQ(drained->lost, 5u + 1 + 1 + 7) << "stored, two flagged, commit overrun 3 to 10";
+
+  auto again = (*event)->drain();
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->lost, 0u) << "nothing counted twice";
+  // Read where pages came only; a buffer reset starts the kernel's count
+  // again.
+  dir_.write(stats, "entries: 0\noverrun: 0\ncommit overrun: 2\n");
+  auto idle = (*event)->drain();
+  ASSERT_TRUE(idle.ok()) << idle.error().message();
+  EXPECT_EQ(idle->lost, 0u) << "no page, no stats read";
+  ftrace::testing::PageBuilder later(layout_, 4'000'000);
+  later.record(0, getppid_record(45));
+  {
+    std::ofstream out(dir_.path("instances/perf-persistent.gp/per_cpu/cpu0/trace_pipe_raw"),
+                      std::ios::binary | std::ios::app);
+    out.write(reinterpret_cast<const char*>(later.bytes().data()),
+              std::streamsize(later.bytes().size()));
+  }
+  auto reset = (*event)->drain();
+  ASSERT_TRUE(reset.ok()) << reset.error().message();
+  EXPECT_EQ(reset->records, 1u);
+  EXPECT_EQ(reset->lost, 2u);
+
+  // What a reader of the ring sees: the same total as PERF_RECORD_LOST.
+  const sys::SharedRing* ring = (*event)->ring(0);
+  ASSERT_NE(ring, nullptr);
+  auto reader = sys::RingReader::create(
+      {ring->memory().data(), ring->memory().size()},
+      {.layout = sys::RingLayout::kBackward, .start = sys::RingStart::kOldest, .settle_us = 0});
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  uint64_t lost = 0;
+  for (std::span<const uint8_t> record : reader->read())
+    if (sys::record_header_at(record.data()).type == PERF_RECORD_LOST)
+      lost += sys::u64_at(record.data() + 16);
+  EXPECT_EQ(lost, 16u);
+}
+
 TEST_F(FakeInstance, AdoptPutsBackWhatChangedWhileNoBrokerRanAndCheckUndoesForeignChanges) {
   write_pages({});
   dir_.write("instances/perf-persistent.gp/tracing_on", "0\n");
