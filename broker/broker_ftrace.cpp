@@ -142,6 +142,12 @@ Result<Broker::Answer> Broker::open_shared_ring(Client& client, LiveEvent& event
                                                     " on CPU " + std::to_string(request.cpu) +
                                                     ": " + drained.error().message());
   PP_ASSIGN_OR_RETURN(sys::Fd copy, ring->reader_fd());
+  // The hangup pipe only to a client that asks for it: a client before it
+  // takes exactly one descriptor.
+  sys::Fd hangup;
+  if (request.hangup) {
+    PP_ASSIGN_OR_RETURN(hangup, event.ftrace->hangup_fd());
+  }
   client.opened.insert(event.info.id);
   Answer answer{.body = {{"id", event.info.id},
                          {"cpu", request.cpu},
@@ -150,6 +156,10 @@ Result<Broker::Answer> Broker::open_shared_ring(Client& client, LiveEvent& event
                          {"sample_id", event.ftrace->sample_id(request.cpu)},
                          {"pollable", false}}};
   answer.fds.push_back(std::move(copy));
+  if (hangup) {
+    answer.body["hangup"] = true;
+    answer.fds.push_back(std::move(hangup));
+  }
   return answer;
 }
 

@@ -10,12 +10,10 @@
 #include "base/strings.h"
 #include "sys/perf_abi_sample.h"
 #include "sys/ring.h"
+#include "sys/tracepoint_sample.h"
 
 namespace pp::broker {
 namespace {
-
-constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 
 // buffer_percent: the broker's poll of trace_pipe_raw wakes once a CPU's
 // buffer is this full, well before it overwrites (the 100 ms drain tick
@@ -102,13 +100,7 @@ std::string cpumask_text(const std::vector<int>& cpus) {
 }
 
 sys::EventAttr shared_ring_attr(uint64_t tracepoint_id, int clockid) {
-  sys::EventAttr a;
-  a.attr.type = PERF_TYPE_TRACEPOINT;
-  a.attr.size = sys::kAttrSizeVer7;
-  a.attr.config = tracepoint_id;
-  a.attr.sample_period = 1;
-  a.attr.sample_type = kSampleType;
-  a.attr.sample_id_all = 1;
+  sys::EventAttr a = sys::tracepoint_sample_attr(tracepoint_id);
   a.attr.write_backward = 1;
   a.attr.use_clockid = 1;
   a.attr.clockid = clockid;
@@ -167,18 +159,23 @@ Status FtraceEvent::open_cpus() {
   attr_ = shared_ring_attr(spec_.tracepoint_id, spec_.clockid);
   uint64_t ring_bytes =
       next_power_of_two(std::max<uint64_t>(spec_.buffer_kb * 1024 * kSharedRingFactor, 4096));
+  PP_ASSIGN_OR_RETURN(hangup_, sys::HangupPipe::create());
   cpus_.clear();
   cpus_.reserve(spec_.cpus.size());
   for (int cpu : spec_.cpus) {
     Cpu c;
     c.cpu = cpu;
     PP_ASSIGN_OR_RETURN(c.pipe, instance_.open_pipe_raw(uint32_t(cpu)));
+    c.pipe_path = instance_.tree().path("per_cpu/cpu" + std::to_string(cpu) + "/trace_pipe_raw");
     PP_ASSIGN_OR_RETURN(c.ring, sys::SharedRing::create("perf-persistent:" + spec_.instance +
                                                             "/cpu" + std::to_string(cpu),
                                                         size_t(ring_bytes)));
     c.writer = sys::RingWriter(c.ring.memory(), c.ring.data_offset(), c.ring.data_size(),
                                sys::RingLayout::kBackward, true);
     c.sample_id = kSharedRingIdBase | (spec_.event_id << 12) | uint64_t(cpu);
+    // Drops from before the broker took the instance are no reader's.
+    if (auto stats = instance_.cpu_stats(uint32_t(cpu)); stats.ok())
+      c.commit_overrun = stats->commit_overrun;
     cpus_.push_back(std::move(c));
   }
   pages_.resize(size_t(layout_.page_size()) * 64);
@@ -243,7 +240,8 @@ Result<std::unique_ptr<FtraceEvent>> FtraceEvent::adopt(const sys::Tree& tracefs
 
 Status FtraceEvent::remove() {
   (void)instance_.write_setting("tracing_on", "0");
-  cpus_.clear();  // the pipes close: rmdir fails with EBUSY while one is open
+  cpus_.clear();                // the pipes close: rmdir fails with EBUSY while one is open
+  hangup_ = sys::HangupPipe();  // readers see POLLHUP
   return sys::FtraceInstance::remove(sys::Tree(tracefs_root_), spec_.instance);
 }
 
@@ -281,7 +279,7 @@ void FtraceEvent::publish_lost(Cpu& cpu, uint64_t lost, uint64_t time) {
   record_.clear();
   perf_event_header header{};
   header.type = PERF_RECORD_LOST;
-  header.size = uint16_t(sizeof(header) + 16 + sys::sample_id_size(kSampleType));
+  header.size = uint16_t(sizeof(header) + 16 + sys::sample_id_size(sys::kTracepointSampleType));
   record_.resize(sizeof(header) + 16);
   std::memcpy(record_.data(), &header, sizeof(header));
   std::memcpy(record_.data() + sizeof(header), &cpu.sample_id, 8);
@@ -290,7 +288,7 @@ void FtraceEvent::publish_lost(Cpu& cpu, uint64_t lost, uint64_t time) {
   id.time = time;
   id.id = cpu.sample_id;
   id.cpu = uint32_t(cpu.cpu);
-  sys::encode_sample_id(kSampleType, id, record_);
+  sys::encode_sample_id(sys::kTracepointSampleType, id, record_);
   cpu.writer.stage(record_);
 }
 
@@ -308,8 +306,7 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
       size_t filled = 0;
       while (filled + page_size <= pages_.size() && taken < kMaxDrainPages) {
         auto n = sys::FtraceInstance::read_page(
-            c.pipe.get(), std::span<uint8_t>(pages_.data() + filled, page_size),
-            instance_.tree().path("per_cpu/cpu" + std::to_string(c.cpu) + "/trace_pipe_raw"));
+            c.pipe.get(), std::span<uint8_t>(pages_.data() + filled, page_size), c.pipe_path);
         if (!n.ok())
           return n.error();
         if (*n == 0) {
@@ -327,10 +324,13 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
       if (!walked.ok() && !bad)
         bad = walked.error();
       total.pages += read.pages;
-      // Losses before the first record of this batch (the kernel's count
-      // stored after a page, or at least one for a page flagged without
-      // room for the count).
-      uint64_t lost = read.missed_events + (read.pages_after_loss && !read.missed_events ? 1 : 0);
+      // Losses before the records of this batch: the counts the kernel
+      // stored after a page's data, and at least one for each page flagged
+      // without room for its count (kernel/trace/ring_buffer.c,
+      // ring_buffer_read_page(): RB_MISSED_EVENTS alone). Overwritten
+      // events all reach some page's flag: the count is the CPU's overrun
+      // since the reader last took a page (rb_get_reader_page()).
+      uint64_t lost = read.missed_events + read.losses_uncounted;
       if (lost) {
         publish_lost(c, lost, read.records.empty() ? 0 : read.records.front().timestamp);
         total.lost += lost;
@@ -340,27 +340,55 @@ Result<FtraceEvent::Drained> FtraceEvent::drain(int only) {
           total.foreign++;
           continue;
         }
-        sys::Sample sample;
-        sample.identifier = c.sample_id;
         int32_t pid = ftrace::record_pid(r.payload, pid_);
-        sample.pid = sample.tid = pid >= 0 ? uint32_t(pid) : 0;
-        sample.time = r.timestamp;
-        sample.cpu = uint32_t(c.cpu);
-        sample.period = 1;
-        std::vector<uint8_t> raw = sys::pad_raw(r.payload);
-        sample.raw = raw;
         record_.clear();
-        sys::encode_sample(attr_.attr, sample, PERF_RECORD_MISC_KERNEL, record_);
+        if (!sys::append_tracepoint_sample({.identifier = c.sample_id,
+                                            .pid = pid >= 0 ? uint32_t(pid) : 0,
+                                            .time = r.timestamp,
+                                            .cpu = uint32_t(c.cpu),
+                                            .record = r.payload},
+                                           record_)) {
+          // Over a u16 record size (a sub-buffer over 64 KiB): readers
+          // learn of it as a loss.
+          publish_lost(c, 1, r.timestamp);
+          total.lost++;
+          continue;
+        }
         c.writer.stage(record_);
         c.published++;
+        c.last_time = r.timestamp;
         total.records++;
       }
       c.writer.publish();
       if (bad)
         return *bad;
     }
+    // Only where pages came: a nested write fills a buffer only while it
+    // is written hard, and the stats file costs a read per CPU.
+    if (taken > 0)
+      publish_commit_overrun(c, total);
   }
   return total;
+}
+
+void FtraceEvent::publish_commit_overrun(Cpu& cpu, Drained& total) {
+  // "commit overrun: N" (kernel/trace/trace.c, tracing_stats_read()): events
+  // dropped because a write nested in another filled the whole buffer up to
+  // the page being committed (rb_move_tail()); counted apart from "overrun"
+  // and never flagged on a page. A buffer reset (a new buffer_size_kb)
+  // starts the count again.
+  auto stats = instance_.cpu_stats(uint32_t(cpu.cpu));
+  if (!stats.ok())
+    return;
+  if (stats->commit_overrun < cpu.commit_overrun)
+    cpu.commit_overrun = 0;
+  uint64_t dropped = stats->commit_overrun - cpu.commit_overrun;
+  if (dropped == 0)
+    return;
+  cpu.commit_overrun = stats->commit_overrun;
+  publish_lost(cpu, dropped, cpu.last_time);
+  cpu.writer.publish();
+  total.lost += dropped;
 }
 
 std::vector<std::string> FtraceEvent::check() {

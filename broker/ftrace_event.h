@@ -139,6 +139,10 @@ class FtraceEvent {
   uint64_t sample_id(int cpu) const;
   // Records published on `cpu` since the broker took the instance.
   uint64_t published(int cpu) const;
+  // A descriptor for each reader to poll in place of the ring's: POLLHUP
+  // once this event is gone (killed, or its broker exited), as a perf
+  // event's fd says; nothing before.
+  Result<sys::Fd> hangup_fd() const { return hangup_.reader_fd(); }
   // The descriptors the broker polls: POLLIN when a CPU's buffer reaches
   // buffer_percent full. `cpu_of` maps them back.
   std::vector<std::pair<int, int>> poll_fds() const;  // (fd, cpu)
@@ -146,12 +150,19 @@ class FtraceEvent {
  private:
   struct Cpu {
     int cpu = 0;
-    sys::Fd pipe;  // trace_pipe_raw, O_NONBLOCK
+    sys::Fd pipe;           // trace_pipe_raw, O_NONBLOCK
+    std::string pipe_path;  // its path, for messages
     sys::SharedRing ring;
     sys::RingWriter writer;
     uint64_t sample_id = 0;
     uint64_t published = 0;
+    uint64_t last_time = 0;  // of the last record published
+    // per_cpu/cpuN/stats' "commit overrun" published as lost so far.
+    uint64_t commit_overrun = 0;
   };
+  // Publishes as lost the events a nested write dropped since the last
+  // call: the kernel counts them in the CPU's stats, no page says so.
+  void publish_commit_overrun(Cpu& cpu, Drained& total);
   FtraceEvent(sys::FtraceInstance instance, FtraceSpec spec)
       : instance_(std::move(instance)), spec_(std::move(spec)) {}
 
@@ -173,6 +184,7 @@ class FtraceEvent {
   ftrace::RingLayout layout_;
   ftrace::PidField pid_;
   std::vector<Cpu> cpus_;
+  sys::HangupPipe hangup_;  // closes with the event
   // What each setting read back as once applied: the baseline check()
   // compares with (the kernel may write a setting back differently).
   std::vector<Setting> baseline_;

@@ -1,6 +1,7 @@
 #include "broker/ftrace_event.h"
 
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -168,6 +169,67 @@ TEST_F(FakeInstance, DrainRepublishesEachRecordAsPerfRecordsTracepointSampleAndL
   EXPECT_GE((*event)->sample_id(0), kSharedRingIdBase);
 }
 
+// Every loss the kernel knows reaches the readers once: a count stored
+// after a page, at least one for a page flagged without room for its
+// count, and the "commit overrun" of the CPU's stats (drops no page
+// flags) since the broker took the instance, not before.
+TEST_F(FakeInstance, LossesAreThePagesCountsAndTheStatsCommitOverrunSinceTheTake) {
+  const std::string stats = "instances/perf-persistent.gp/per_cpu/cpu0/stats";
+  dir_.write(stats, "entries: 3\noverrun: 50\ncommit overrun: 3\n");
+  ftrace::testing::PageBuilder stored(layout_, 1'000'000);
+  stored.missed(5);
+  stored.record(0, getppid_record(42));
+  ftrace::testing::PageBuilder flagged(layout_, 2'000'000);
+  flagged.missed(std::nullopt);
+  flagged.record(0, getppid_record(43));
+  ftrace::testing::PageBuilder another(layout_, 3'000'000);
+  another.missed(std::nullopt);
+  another.record(0, getppid_record(44));
+  write_pages({stored.bytes(), flagged.bytes(), another.bytes()});
+  auto event = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(event.ok()) << event.error().message();
+  dir_.write(stats, "entries: 3\noverrun: 57\ncommit overrun: 10\n");
+  auto drained = (*event)->drain();
+  ASSERT_TRUE(drained.ok()) << drained.error().message();
+  EXPECT_EQ(drained->records, 3u);
+  EXPECT_EQ(drained->lost, 5u + 1 + 1 + 7) << "stored, two flagged, commit overrun 3 to 10";
+
+  auto again = (*event)->drain();
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  EXPECT_EQ(again->lost, 0u) << "nothing counted twice";
+  // Read where pages came only; a buffer reset starts the kernel's count
+  // again.
+  dir_.write(stats, "entries: 0\noverrun: 0\ncommit overrun: 2\n");
+  auto idle = (*event)->drain();
+  ASSERT_TRUE(idle.ok()) << idle.error().message();
+  EXPECT_EQ(idle->lost, 0u) << "no page, no stats read";
+  ftrace::testing::PageBuilder later(layout_, 4'000'000);
+  later.record(0, getppid_record(45));
+  {
+    std::ofstream out(dir_.path("instances/perf-persistent.gp/per_cpu/cpu0/trace_pipe_raw"),
+                      std::ios::binary | std::ios::app);
+    out.write(reinterpret_cast<const char*>(later.bytes().data()),
+              std::streamsize(later.bytes().size()));
+  }
+  auto reset = (*event)->drain();
+  ASSERT_TRUE(reset.ok()) << reset.error().message();
+  EXPECT_EQ(reset->records, 1u);
+  EXPECT_EQ(reset->lost, 2u);
+
+  // What a reader of the ring sees: the same total as PERF_RECORD_LOST.
+  const sys::SharedRing* ring = (*event)->ring(0);
+  ASSERT_NE(ring, nullptr);
+  auto reader = sys::RingReader::create(
+      {ring->memory().data(), ring->memory().size()},
+      {.layout = sys::RingLayout::kBackward, .start = sys::RingStart::kOldest, .settle_us = 0});
+  ASSERT_TRUE(reader.ok()) << reader.error().message();
+  uint64_t lost = 0;
+  for (std::span<const uint8_t> record : reader->read())
+    if (sys::record_header_at(record.data()).type == PERF_RECORD_LOST)
+      lost += sys::u64_at(record.data() + 16);
+  EXPECT_EQ(lost, 16u);
+}
+
 TEST_F(FakeInstance, AdoptPutsBackWhatChangedWhileNoBrokerRanAndCheckUndoesForeignChanges) {
   write_pages({});
   dir_.write("instances/perf-persistent.gp/tracing_on", "0\n");
@@ -189,6 +251,34 @@ TEST_F(FakeInstance, AdoptPutsBackWhatChangedWhileNoBrokerRanAndCheckUndoesForei
   EXPECT_NE(found[1].find("filter was 'common_pid == 1'"), std::string::npos) << found[1];
   EXPECT_EQ(setting("tracing_cpumask"), "1\n");
   EXPECT_EQ(setting("events/syscalls/sys_enter_getppid/filter"), "0\n");
+}
+
+// A reader polls the hangup pipe in place of its ring: nothing while the
+// event lives, POLLHUP once the broker's event is gone (destroyed, as at
+// the broker's exit) or removed (killed).
+TEST_F(FakeInstance, TheHangupPipeHangsUpWhenTheEventIsGoneOrRemoved) {
+  auto poll_now = [](int fd) {
+    pollfd p{fd, POLLIN, 0};
+    EXPECT_GE(::poll(&p, 1, 0), 0);
+    return p.revents;
+  };
+  write_pages({});
+  auto event = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(event.ok()) << event.error().message();
+  auto held = (*event)->hangup_fd();
+  ASSERT_TRUE(held.ok()) << held.error().message();
+  EXPECT_EQ(poll_now(held->get()), 0) << "the event lives";
+  event->reset();
+  EXPECT_TRUE(poll_now(held->get()) & POLLHUP) << "the broker's event gone";
+
+  auto again = FtraceEvent::adopt(sys::Tree(dir_.path("")), spec_, nullptr);
+  ASSERT_TRUE(again.ok()) << again.error().message();
+  auto before = (*again)->hangup_fd();
+  ASSERT_TRUE(before.ok()) << before.error().message();
+  EXPECT_EQ(poll_now(before->get()), 0) << "adopted anew";
+  (void)(*again)->remove();  // rmdir of the fake instance fails: not the point
+  EXPECT_TRUE(poll_now(before->get()) & POLLHUP) << "killed";
+  EXPECT_FALSE((*again)->hangup_fd().ok()) << "a removed event hands out no pipe";
 }
 
 TEST_F(FakeInstance, AnInstanceThatIsGoneIsNotFound) {

@@ -141,8 +141,12 @@ Status Keeper::sync_once(bool* lost) {
     return listed.error();
   }
   std::map<uint64_t, const persistent::EventInfo*> running;
+  // An ftrace-backend event is none of the keeper's: its records outlive
+  // the broker in its ftrace instance, and its shared rings die with the
+  // broker that writes them (the next one writes new ones), so a mapping
+  // of one keeps nothing.
   for (const persistent::EventInfo& e : *listed)
-    if (e.state == "running" && !e.cpus.empty())
+    if (e.state == "running" && !e.cpus.empty() && e.ring != persistent::kRingFtrace)
       running[e.id] = &e;
   for (auto it = kept_.begin(); it != kept_.end();) {
     if (running.count(it->first)) {

@@ -15,7 +15,10 @@
 // then shows the event kept and counts the keeper as no reader), maps each
 // read-only at the size the broker maps it, and holds them. An event that
 // is gone from the list (killed) or came back as another kernel event
-// (PERF_EVENT_IOC_ID changed: re-created) loses its old mappings. A broker
+// (PERF_EVENT_IOC_ID changed: re-created) loses its old mappings. An
+// ftrace-backend event is left alone: its records outlive the broker in its
+// ftrace instance, its shared rings do not (the next broker writes new
+// ones), and a memfd has no PERF_EVENT_IOC_ID to tell it unchanged. A broker
 // that does not answer changes nothing: whatever is held stays held, and the
 // keeper tries again (100 ms, doubling to 5 s) until one answers. It serves
 // nothing, reads nothing from the buffers, writes nothing but its log.

@@ -197,6 +197,8 @@ class PageWalker {
                                              std::to_string(layout_.data_size));
     if (commit & kMissedEvents)
       ++out_.pages_after_loss;
+    if ((commit & kMissedEvents) && !(commit & kMissedStored))
+      ++out_.losses_uncounted;
     if (commit & kMissedStored) {
       if (!(commit & kMissedEvents))
         return fail(layout_.commit_offset, "a lost-event count is flagged without a loss");

@@ -101,6 +101,9 @@ struct RingRead {
   // Pages the kernel flagged as following a loss; a loss whose count was not
   // stored (no room after the data) counts here only.
   uint64_t pages_after_loss = 0;
+  // Of those, the pages whose count the kernel could not store: at least
+  // one event lost before each, how many more no page says.
+  uint64_t losses_uncounted = 0;
 };
 
 // Parses `pages` (whole pages of layout.page_size() bytes, as read from

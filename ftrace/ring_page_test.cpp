@@ -213,6 +213,7 @@ TEST_F(RingPages, LossesAreCountedStoredOrNot) {
   EXPECT_EQ(read.records[1].timestamp, 21U);
   EXPECT_EQ(read.missed_events, 42U);
   EXPECT_EQ(read.pages_after_loss, 2U);
+  EXPECT_EQ(read.losses_uncounted, 1U) << "the flagged page's count was not stored";
 }
 
 TEST_F(RingPages, AnEmptyPageHoldsNothing) {

@@ -329,12 +329,20 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   request.id = id;
   request.cpu = cpu;
   request.keep = options_.keep;
+  request.hangup = !options_.keep;  // a reader wants it; the keeper reads nothing
   std::vector<sys::Fd> fds;
   PP_ASSIGN_OR_RETURN(json body, conn->call(request, &fds));
-  if (fds.size() != 1)
-    return errorf(EPROTO, "the broker's open reply carried %zu descriptors instead of 1",
-                  fds.size());
   JsonFields f(body, "the broker's open reply");
+  // An ftrace-backend event's shared ring (Documentation/protocol.txt)
+  // comes with the hangup pipe's reader end when the reply says so; a
+  // broker before it passes the ring alone, which reads as well and never
+  // hangs up.
+  PP_ASSIGN_OR_RETURN(bool pollable, f.boolean_or("pollable", true));
+  PP_ASSIGN_OR_RETURN(bool hangup, f.boolean_or("hangup", false));
+  const size_t want = hangup && !pollable ? 2 : 1;
+  if (fds.size() != want)
+    return errorf(EPROTO, "the broker's open reply carried %zu descriptors instead of %zu",
+                  fds.size(), want);
   PP_ASSIGN_OR_RETURN(uint64_t length, f.u64("mmap_bytes"));
   PP_ASSIGN_OR_RETURN(std::string layout, f.str("layout"));
   if (length < 2 * sys::page_size() || length % sys::page_size() != 0)
@@ -346,9 +354,10 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   buffer.cpu = cpu;
   buffer.mmap_length = size_t(length);
   buffer.layout = layout == "forward" ? Layout::kForward : Layout::kBackward;
-  // An ftrace-backend event's shared ring (Documentation/protocol.txt).
   PP_ASSIGN_OR_RETURN(buffer.sample_id, f.u64_or("sample_id", 0));
-  PP_ASSIGN_OR_RETURN(buffer.pollable, f.boolean_or("pollable", true));
+  buffer.pollable = pollable;
+  if (want == 2)
+    buffer.hangup = std::move(fds[1]);
   return buffer;
 }
 

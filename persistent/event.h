@@ -175,9 +175,11 @@ struct Buffer {
   // A shared ring the broker writes (an ftrace-backend event): the sample
   // id its records carry, which no PERF_EVENT_IOC_ID can tell; and the fd
   // is a memory file, always readable to poll(2), so a reader wakes itself
-  // by time instead of polling it.
+  // by time instead of polling it, and polls `hangup` instead: POLLHUP once
+  // the ring is written no more (the event killed, the broker gone).
   uint64_t sample_id = 0;
   bool pollable = true;
+  sys::Fd hangup;
 };
 
 }  // namespace pp::persistent

@@ -148,6 +148,8 @@ std::string encode_request(const Request& r) {
       j["cpu"] = r.cpu;
       if (r.keep)
         j["keep"] = true;
+      if (r.hangup)  // a broker before it ignores it and passes one fd
+        j["hangup"] = true;
       break;
     case Op::kReload:
     case Op::kHandoverDone:
@@ -208,6 +210,7 @@ Result<Request> decode_request_fields(std::string_view payload) {
                     (unsigned long long)cpu, kMaxCpu - 1);
     r.cpu = int(cpu);
     PP_ASSIGN_OR_RETURN(r.keep, o.boolean_or("keep", false));
+    PP_ASSIGN_OR_RETURN(r.hangup, o.boolean_or("hangup", false));
   } else if (op == "reload") {
     r.op = Op::kReload;
   } else if (op == "handover") {

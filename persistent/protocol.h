@@ -15,9 +15,12 @@
 //            {"op": "create", "event": "sched:sched_switch", "name": "ctxsw",
 //             "pages": 128, "cpus": "0-3", "filter": ""}
 //            {"op": "kill", "ref": "ctxsw"}
-//            {"op": "open", "id": 7, "cpu": 0, "keep": false}
+//            {"op": "open", "id": 7, "cpu": 0, "keep": false, "hangup": true}
 //                 ("keep": true: the keeper's, which holds buffers mapped
-//                 across broker restarts and is no reader)
+//                 across broker restarts and is no reader; "hangup": true:
+//                 with an ftrace-backend event's shared ring, pass the
+//                 reader end of a pipe that hangs up when the ring is
+//                 written no more, and say "hangup": true in the reply)
 //            {"op": "reload"}
 //            {"op": "handover", "after": 0, "token": "<hex>"}
 //                 (daemon --replace, page by page; the token is the run
@@ -116,6 +119,7 @@ struct Request {
   uint64_t id = 0;          // open
   int cpu = 0;              // open
   bool keep = false;        // open: the keeper's (no reader)
+  bool hangup = false;      // open: a shared ring comes with a hangup pipe
   std::string token;        // handover: the run directory's handover.token
 };
 

@@ -120,6 +120,7 @@ TEST(Protocol, RequestsRoundTrip) {
   open.op = Op::kOpen;
   open.id = 7;
   open.cpu = 1;
+  open.hangup = true;
   for (const Request& r : {Request{}, list, create, kill, open}) {
     auto back = decode_request(encode_request(r));
     ASSERT_TRUE(back.ok()) << back.error().message();
@@ -134,7 +135,13 @@ TEST(Protocol, RequestsRoundTrip) {
     EXPECT_EQ(back->reference, r.reference);
     EXPECT_EQ(back->id, r.id);
     EXPECT_EQ(back->cpu, r.cpu);
+    EXPECT_EQ(back->hangup, r.hangup);
   }
+  // Sent only when asked for: an open without it is what a broker before
+  // the hangup pipe has always read.
+  Request plain = open;
+  plain.hangup = false;
+  EXPECT_EQ(encode_request(plain).find("hangup"), std::string::npos);
 }
 
 TEST(Protocol, MalformedRequestsNameTheProblem) {
@@ -157,6 +164,8 @@ TEST(Protocol, MalformedRequestsNameTheProblem) {
       {"{\"op\": \"open\", \"id\": 1, \"cpu\": 100000}", "not a CPU number"},
       {"{\"op\": \"open\", \"id\": \"1\", \"cpu\": 0}", "\"id\" must be a non-negative integer"},
       {"{\"op\": \"list\", \"verbose\": 1}", "\"verbose\" must be true or false"},
+      {"{\"op\": \"open\", \"id\": 1, \"cpu\": 0, \"hangup\": 1}",
+       "\"hangup\" must be true or false"},
       {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nests deeper"},
   };
   for (const Case& c : cases) {

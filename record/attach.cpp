@@ -73,6 +73,7 @@ Result<std::vector<Stream>> attach_events(persistent::Backend& backend,
       s.fd = std::move(buffer.fd);
       s.id = buffer.sample_id;
       s.pollable = buffer.pollable;
+      s.hangup = std::move(buffer.hangup);
       PP_ASSIGN_OR_RETURN(Stream mapped,
                           map_stream(std::move(s), buffer.mmap_length, ring_layout(buffer.layout),
                                      r.info.attr, r.text, options));

@@ -39,11 +39,13 @@ struct Stream {
   std::optional<sys::RingReader> reader;
   bool read_once = false;  // the reader has read once (the first read takes a snapshot)
   // False for a shared ring the broker writes (an ftrace-backend event):
-  // its fd is always readable, so the reader wakes by time, not by poll.
+  // its fd is always readable, so the reader wakes by time, not by poll;
+  // `hangup` says POLLHUP once the ring is written no more.
   bool pollable = true;
-  // What to put in a pollfd for this buffer: -1 (poll skips it) when it
-  // cannot say when there is something new.
-  int poll_fd() const { return pollable ? fd.get() : -1; }
+  sys::Fd hangup;
+  // What to put in a pollfd for this buffer: its fd, or for a shared ring
+  // the hangup pipe, which polls only POLLHUP (the event is gone).
+  int poll_fd() const { return pollable ? fd.get() : hangup.get(); }
 };
 
 struct AttachOptions {

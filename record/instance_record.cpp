@@ -17,14 +17,12 @@
 #include "report/perf_data_writer.h"
 #include "report/tracing_data.h"
 #include "sys/ftrace_instance.h"
-#include "sys/perf_abi_sample.h"
 #include "sys/perf_attr.h"
+#include "sys/tracepoint_sample.h"
 
 namespace pp::record {
 namespace {
 
-constexpr uint64_t kSampleType = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
 constexpr size_t kBatchBytes = size_t(1) << 20;
 
 // Where ftrace/print's format puts the marker's text:
@@ -40,17 +38,6 @@ struct Event {
   ftrace::PidField pid;
   std::map<uint32_t, uint64_t> sample_ids;  // CPU to sample id
 };
-
-sys::EventAttr tracepoint_attr(uint64_t id) {
-  sys::EventAttr a;
-  a.attr.type = PERF_TYPE_TRACEPOINT;
-  a.attr.size = sys::kAttrSizeVer7;
-  a.attr.config = id;
-  a.attr.sample_period = 1;
-  a.attr.sample_type = kSampleType;
-  a.attr.sample_id_all = 1;
-  return a;
-}
 
 // --previous-boot: the boot-mapped instance of the kernel command line.
 Result<std::string> previous_boot_instance(const InstanceRequest& request) {
@@ -272,7 +259,7 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     std::vector<uint64_t> ids;
     for (const auto& [cpu, id] : e.sample_ids)
       ids.push_back(id);
-    sys::EventAttr attr = tracepoint_attr(e.id);
+    sys::EventAttr attr = sys::tracepoint_sample_attr(e.id);
     if (with_clock) {
       attr.attr.use_clockid = 1;
       attr.attr.clockid = CLOCK_MONOTONIC;
@@ -293,7 +280,6 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     order.push_back(&r);
   std::stable_sort(order.begin(), order.end(),
                    [](const auto* a, const auto* b) { return a->timestamp < b->timestamp; });
-  const sys::EventAttr any_attr = tracepoint_attr(0);
   std::vector<uint8_t> batch;
   for (const ftrace::RingRecord* r : order) {
     auto it = by_id.find(r->event_id);
@@ -309,16 +295,16 @@ Result<InstanceResult> record_instance(const InstanceRequest& request) {
     } else {
       result.unmarked_records++;
     }
-    sys::Sample sample;
-    sample.identifier = e.sample_ids.at(r->cpu);
-    if (int32_t pid = ftrace::record_pid(r->payload, e.pid); pid >= 0)
-      sample.pid = sample.tid = uint32_t(pid);
-    sample.time = r->timestamp;
-    sample.cpu = r->cpu;
-    sample.period = 1;
-    std::vector<uint8_t> raw = sys::pad_raw(r->payload);
-    sample.raw = raw;
-    sys::encode_sample(any_attr.attr, sample, PERF_RECORD_MISC_KERNEL, batch);
+    int32_t pid = ftrace::record_pid(r->payload, e.pid);
+    if (!sys::append_tracepoint_sample({.identifier = e.sample_ids.at(r->cpu),
+                                        .pid = pid >= 0 ? uint32_t(pid) : 0,
+                                        .time = r->timestamp,
+                                        .cpu = r->cpu,
+                                        .record = r->payload},
+                                       batch)) {
+      result.unknown_records++;  // over a u16 record size (a sub-buffer over 64 KiB)
+      continue;
+    }
     result.samples++;
     if (batch.size() >= kBatchBytes) {
       PP_RETURN_IF_ERROR((*writer)->append(batch));

@@ -115,6 +115,7 @@ class Session {
   std::unique_ptr<persistent::Backend> backend_;
   std::vector<ResolvedEvent> events_;
   std::vector<Stream> streams_;  // the events' buffers, then the tracking event's
+  size_t named_events_ = 0;      // events_ named by -e; their context streams follow
   std::optional<sys::EventAttr> tracking_;
   std::unique_ptr<report::PerfDataWriter> writer_;
   std::optional<WriterSink> sink_;  // into writer_
@@ -163,6 +164,7 @@ Status Session::attach() {
   options.explain = {request_.backend.proc_root, request_.roots.sysfs};
   // The events' context streams are read as events of their own, after them.
   PP_ASSIGN_OR_RETURN(auto contexts, context_events(events_, *backend_, notes_));
+  named_events_ = events_.size();
   bool covered = contexts_cover(events_, contexts);
   for (ResolvedEvent& c : contexts)
     events_.push_back(std::move(c));
@@ -335,6 +337,18 @@ Status Session::follow() {
     pacer.observe(written, sys::monotonic_ns());
   };
   observe();
+  std::vector<char> hung(streams_.size());
+  auto every_event_hung = [&] {
+    bool any = false;
+    for (size_t i = 0; i < streams_.size(); i++) {
+      if (streams_[i].event >= named_events_)
+        continue;  // a context stream, the tracking event: no event of the user's
+      if (!hung[i])
+        return false;
+      any = true;
+    }
+    return any;
+  };
   for (;;) {
     int timeout = pacer.timeout_ms();
     if (sw.mode == SwitchOutput::Mode::kTime) {
@@ -383,10 +397,21 @@ Status Session::follow() {
       // What the command caused is in the buffers by now: take it.
       return drain_all();
     }
-    // A buffer whose event went away (POLLHUP) no longer wakes anyone.
+    // A buffer whose event went away (POLLHUP) no longer wakes anyone;
+    // once every buffer of the events named has, nothing more can come:
+    // stop, as perf record does when all its fds hang up.
     for (size_t i = kFirstBuffer; i < fds.size(); i++)
-      if (fds[i].revents & (POLLHUP | POLLERR))
+      if (fds[i].revents & (POLLHUP | POLLERR)) {
         fds[i].fd = -1;
+        hung[i - kFirstBuffer] = 1;
+      }
+    if (every_event_hung()) {
+      result_.events_gone = true;
+      notes_ << "[ perf persistent record: every event followed is gone (killed, or its "
+                "broker stopped), stopping session ]\n";
+      stop_command();
+      return drain_all();
+    }
   }
 }
 
@@ -498,6 +523,8 @@ std::string exit_reason(const RecordResult& result) {
     return "error";
   if (result.max_size_reached)
     return "max-size";
+  if (result.events_gone)
+    return "events-gone";
   if (result.signal)
     return "signal";
   if (result.command_status)

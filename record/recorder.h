@@ -102,6 +102,7 @@ struct RecordResult {
                                        // buffers; the file holds everything up to the
                                        // last complete record
   bool max_size_reached = false;       // --max-size stopped it
+  bool events_gone = false;            // every event's buffer hung up (POLLHUP)
   std::vector<std::string> files;      // --switch-output: every file written, in order
                                        // (the last is the one the recording ended in)
   std::vector<std::string> removed;    // of those, removed by --switch-max-files
@@ -109,16 +110,16 @@ struct RecordResult {
 };
 
 // Why a recording ended, for the JSON summary: "command" (COMMAND exited),
-// "signal", "max-size", "snapshot" (--no-follow wrote what the buffers
-// held), "error" (stopped_error), "command-error" (COMMAND could not start).
+// "signal", "max-size", "events-gone" (every event's buffer hung up),
+// "snapshot" (--no-follow wrote what the buffers held), "error"
+// (stopped_error), "command-error" (COMMAND could not start).
 std::string exit_reason(const RecordResult& result);
 
-// Records until COMMAND exits, a signal arrives, or (follow = false) the
-// snapshot is written. Errors before anything is written (a bad event, an
-// event that is not persistent, a CPU it does not cover, a refused open) are
-// returned as errors; a failure once writing has started is in
-// RecordResult::stopped_error, with the file left valid. `notes` gets the
-// lines for the user that are not errors.
+// Records until COMMAND exits, a signal arrives, every event's buffer hangs
+// up, or (follow = false) the snapshot is written. Errors before anything is written (a bad event,
+// an event that is not persistent, a CPU it does not cover, a refused open) are returned as errors;
+// a failure once writing has started is in RecordResult::stopped_error, with the file left valid.
+// `notes` gets the lines for the user that are not errors.
 Result<RecordResult> record(const RecordRequest& request, std::ostream& notes);
 
 // perf's summary lines for stderr:

@@ -84,4 +84,25 @@ Result<Fd> SharedRing::reader_fd() const {
   return copy;
 }
 
+Result<HangupPipe> HangupPipe::create() {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0)
+    return error_from_errno(errno,
+                            "cannot make the pipe that tells a shared ring's readers it "
+                            "is gone (pipe2)");
+  HangupPipe pipe;
+  pipe.read_ = Fd(ends[0]);
+  pipe.write_ = Fd(ends[1]);
+  return pipe;
+}
+
+Result<Fd> HangupPipe::reader_fd() const {
+  if (!read_)
+    return Error(EBADF, "the hangup pipe is closed");
+  Fd copy(::fcntl(read_.get(), F_DUPFD_CLOEXEC, 3));
+  if (!copy)
+    return error_from_errno(errno, "cannot duplicate the hangup pipe's reader end");
+  return copy;
+}
+
 }  // namespace pp::sys

@@ -18,7 +18,8 @@
 //
 // Unlike a perf event's fd, the descriptor never polls "nothing new": a
 // regular file is always readable. Readers pace themselves by time instead
-// (persistent::Buffer::pollable).
+// (persistent::Buffer::pollable), and poll a HangupPipe's reader end to
+// learn that the ring is written no more.
 //
 //   PP_ASSIGN_OR_RETURN(SharedRing ring, SharedRing::create("perf-persistent:mce/cpu0", 1 << 20));
 //   RingWriter writer(ring.memory(), ring.data_offset(), ring.data_size(),
@@ -68,6 +69,23 @@ class SharedRing {
   size_t bytes_ = 0;
   size_t data_offset_ = 0;
   bool sealed_for_writes_ = false;  // F_SEAL_FUTURE_WRITE took
+};
+
+// A pipe nobody writes to. Its reader ends, handed out with a shared ring,
+// poll(2) nothing while the HangupPipe lives and POLLHUP once it is
+// destroyed, or its holder exits however it does: what a perf event's fd
+// says when its event is gone, for a ring no kernel event stands behind.
+class HangupPipe {
+ public:
+  HangupPipe() = default;
+  // EMFILE, ENFILE as the kernel says.
+  static Result<HangupPipe> create();
+  // A new reader end: POLLHUP once this pipe is gone.
+  Result<Fd> reader_fd() const;
+
+ private:
+  Fd read_;
+  Fd write_;
 };
 
 }  // namespace pp::sys

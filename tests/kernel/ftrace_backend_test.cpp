@@ -12,7 +12,9 @@
 #include <deque>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "sys/child.h"
@@ -28,6 +30,11 @@ namespace {
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
 
 class FtraceBackend : public PrivateBrokerTest {
  protected:
@@ -159,6 +166,99 @@ TEST_F(FtraceBackend, ThreeConcurrentReadersEachGetEverySampleOfABurst) {
     EXPECT_FALSE(sys::Tree(tracefs_).exists("instances/perf-persistent." + event))
         << "kill removes the instance";
   }
+}
+
+// A perf-backend event's kill only disables it (its followers keep their
+// fd and see nothing more: PersistentBroker.KilledEventStopsWritingForItsReader);
+// an ftrace-backend event's ring hangs up instead, as a perf fd does when
+// its event has exited. A record following two such events goes on when
+// one is killed and ends once the other's broker stops, with everything
+// written before in its file. About a second.
+TEST_F(FtraceBackend, AFollowingRecordEndsWhenEveryEventItFollowsIsGone) {
+  GetppidCaller caller(300);
+  ASSERT_GT(caller.pid(), 0);
+  std::string killed = name("hupk"), stopped = name("hups");
+  for (const std::string& event : {killed, stopped}) {
+    CommandResult created =
+        pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event, "--backend", "ftrace",
+            "-m", "64", "-C", "0", "--filter", caller.filter()});
+    ASSERT_EQ(created.status, 0) << created.err;
+  }
+  std::string file = tmp_.path("hup.data"), err = file + ".err", summary = file + ".json";
+  std::string cmd = "exec '" + binary_path() + "' record -e persistent/" + killed +
+                    "/ -e persistent/" + stopped + "/ -o '" + file + "' --json='" + summary +
+                    "' --run-dir='" + run_dir_ + "' 2>'" + err + "'";
+  auto spawned = sys::Child::spawn({"sh", "-c", cmd});
+  ASSERT_TRUE(spawned.ok()) << spawned.error().message();
+  background_.push_back(std::move(spawned).value());
+  sys::Child& rec = background_.back();
+  ASSERT_TRUE(wait_for_start(file)) << slurp(err);
+  ASSERT_TRUE(caller.run());
+  for (const std::string& event : {killed, stopped})
+    ASSERT_TRUE(wait_for_count(event, 300)) << "the broker republished " << count(event);
+
+  // Ends by itself within `ms`, or not.
+  auto ended_within = [&](int ms) -> std::optional<sys::ExitStatus> {
+    for (int waited = 0; waited <= ms; waited += 20) {
+      auto done = rec.try_wait();
+      if (!done.ok() || *done)
+        return done.ok() ? *done : std::nullopt;
+      std::this_thread::sleep_for(20ms);
+    }
+    return std::nullopt;
+  };
+  ASSERT_EQ(pp({"kill", killed}).status, 0);
+  EXPECT_FALSE(ended_within(500)) << "one event is left to follow: " << slurp(err);
+  ASSERT_EQ(pp({"daemon", "--stop"}).status, 0);
+  std::optional<sys::ExitStatus> ended = ended_within(3000);
+  ASSERT_TRUE(ended) << "record still follows rings nobody writes: " << slurp(err);
+  EXPECT_TRUE(ended->success()) << ended->describe() << ": " << slurp(err);
+  EXPECT_NE(slurp(err).find("every event followed is gone"), std::string::npos) << slurp(err);
+  json doc = json::parse(slurp(summary), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(summary);
+  EXPECT_EQ(doc["exit_reason"], "events-gone") << doc;
+  // Both rings had every call by the kill: the file has them twice.
+  std::string script_err;
+  EXPECT_EQ(perf_script_count(file, caller.pid(), &script_err), 600) << script_err;
+}
+
+// The keeper holds perf buffers mapped across a broker restart; an
+// ftrace-backend event's records outlive the broker in its instance and its
+// shared rings die with the broker, so the keeper leaves it alone: it maps
+// none of its rings, and list does not call it kept. About 3 s.
+TEST_F(FtraceBackend, TheKeeperLeavesFtraceBackendEventsAlone) {
+  std::string log = tmp_.path("keeper.log");
+  auto keeper =
+      sys::Child::spawn({"sh", "-c",
+                         "exec '" + binary_path() + "' daemon --keeper --foreground --run-dir='" +
+                             run_dir_ + "' 2>'" + log + "'"});
+  ASSERT_TRUE(keeper.ok()) << keeper.error().message();
+  background_.push_back(std::move(keeper).value());
+  std::string ftrace = name("keepf"), perf = name("keepp");
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", ftrace, "--backend",
+                "ftrace", "-m", "16", "-C", "0"})
+                .status,
+            0);
+  // Created after it: the keeper has synced past the ftrace event by the
+  // time it keeps this one.
+  ASSERT_EQ(pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", perf, "-C", "0"}).status,
+            0);
+  auto kept = [&](const std::string& event) {
+    json doc = json::parse(pp({"list", "-v", "--json"}).out, nullptr, false);
+    for (const json& e : doc.value("events", json::array()))
+      if (e.value("name", "") == event)
+        return e.value("kept", false);
+    return false;
+  };
+  bool perf_kept = false;
+  for (int i = 0; i < 300 && !perf_kept; i++) {
+    perf_kept = kept(perf);
+    if (!perf_kept)
+      std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(perf_kept) << "the keeper keeps a perf-backend event: " << slurp(log);
+  EXPECT_FALSE(kept(ftrace)) << slurp(log);
+  EXPECT_EQ(slurp(log).find("'" + ftrace + "'"), std::string::npos) << slurp(log);
 }
 
 // Nobody reads while a burst overflows the shared ring: a snapshot then
