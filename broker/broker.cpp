@@ -1280,7 +1280,7 @@ Result<bool> Broker::serve_once(int stop_fd, int timeout_ms) {
   std::vector<uint64_t> pipe_events;
   if (!handover_client_ && !handover_done_) {
     for (const auto& [id, event] : events_) {
-      if (!event.ftrace)
+      if (!event.ftrace || readers_of(id) == 0)  // drained only while read
         continue;
       for (auto [fd, cpu] : event.ftrace->poll_fds()) {
         fds.push_back({fd, POLLIN, 0});

@@ -105,7 +105,12 @@ void Broker::serve_ftrace(int64_t now_ms, const std::vector<uint64_t>& woken) {
   for (auto& [id, event] : events_) {
     if (!event.ftrace || event.info.state != "running")
       continue;
-    if (all || std::find(woken.begin(), woken.end(), id) != woken.end()) {
+    // Drained only while someone reads it (and at each open): unread, the
+    // instance is the flight recorder by itself, overwriting its oldest
+    // page, and the traced tasks pay a bare instance's cost; drained, each
+    // page taken from a CPU's ring costs its writer (perf-persistent-create(1),
+    // FTRACE BACKEND).
+    if ((all || std::find(woken.begin(), woken.end(), id) != woken.end()) && readers_of(id) > 0) {
       auto drained = event.ftrace->drain();
       if (!drained.ok())
         log_.write("ftrace " + event.info.instance, "draining event " + std::to_string(id) + " '" +
