@@ -22,7 +22,7 @@ bool append_tracepoint_sample(const TracepointSample& sample, std::vector<uint8_
   // in kernel/events/core.c pads RAW so).
   const size_t padded = (sizeof(uint32_t) + sample.record.size() + 7) & ~size_t(7);
   const size_t raw_size = padded - sizeof(uint32_t);
-  static const perf_event_attr kAttr = tracepoint_sample_attr(0).attr;
+  static const perf_event_attr attr = tracepoint_sample_attr(0).attr;
   Sample s;
   s.identifier = sample.identifier;
   s.pid = s.tid = sample.pid;
@@ -33,7 +33,7 @@ bool append_tracepoint_sample(const TracepointSample& sample, std::vector<uint8_
   // encoded empty, its u32 size ends `out`; the record and its padding
   // follow it, and the size and the header are set to match.
   const size_t start = out.size();
-  encode_sample(kAttr, s, PERF_RECORD_MISC_KERNEL, out);
+  encode_sample(attr, s, PERF_RECORD_MISC_KERNEL, out);
   const size_t total = out.size() - start + raw_size;
   if (total > UINT16_MAX) {
     out.resize(start);
