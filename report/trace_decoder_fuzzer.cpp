@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 
+#include "report/testing/print_format_cases.h"
 #include "report/trace_decoder.h"
 #include "report/tracing_data.h"
 
@@ -44,24 +45,9 @@ extern "C" const char* __asan_default_options() {
 
 namespace {
 
-constexpr const char* kFields =
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n"
-    "\tfield:s8 sc;\toffset:8;\tsize:1;\tsigned:1;\n"
-    "\tfield:u16 us;\toffset:10;\tsize:2;\tsigned:0;\n"
-    "\tfield:int si;\toffset:12;\tsize:4;\tsigned:1;\n"
-    "\tfield:u64 ul;\toffset:16;\tsize:8;\tsigned:0;\n"
-    "\tfield:long sl;\toffset:24;\tsize:8;\tsigned:1;\n"
-    "\tfield:char name[16];\toffset:32;\tsize:16;\tsigned:0;\n"
-    "\tfield:__data_loc char[] str;\toffset:48;\tsize:4;\tsigned:0;\n"
-    "\tfield:__data_loc u8[] arr;\toffset:52;\tsize:4;\tsigned:0;\n"
-    "\tfield:unsigned long addr;\toffset:56;\tsize:8;\tsigned:0;\n"
-    "\tfield:void * fn;\toffset:64;\tsize:8;\tsigned:0;\n"
-    "\tfield:unsigned long args[2];\toffset:72;\tsize:16;\tsigned:0;\n"
-    "\tfield:u32 small[4];\toffset:88;\tsize:16;\tsigned:0;\n\n";
-constexpr size_t kFixedSize = 104;
+// The print-format compiler's made-up fields (every kind it reads).
+constexpr const char* kFields = pp::report::testing::kCaseFields;
+constexpr size_t kFixedSize = pp::report::testing::kCaseFixedSize;
 constexpr int kId = 100;
 
 }  // namespace
