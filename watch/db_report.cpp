@@ -127,7 +127,7 @@ std::string event_name(std::string_view name) {
 struct Filters {
   Where records, lost, batches;
   std::optional<int64_t> since, until;
-  // Whether the file has batches (version 3): a version 1 or 2 file is read
+  // Whether the file has batches (version 3 and later): a version 1 or 2 file is read
   // as its rows.
   bool has_batches = false;
 
@@ -377,7 +377,42 @@ ListKey list_key(int64_t wall_ns, int64_t seq) {
 }
 
 // What read_batch() steps, bound to a batch's id.
-constexpr const char* kReadBatch = "SELECT count, entries, json FROM batches WHERE id = ?1";
+constexpr const char* kReadBatch =
+    "SELECT count, entries, json, boot_id, event, tracepoint, cpu FROM batches WHERE id = ?1";
+
+std::string_view column_view(sqlite3_stmt* s, int column) {
+  const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(s, column));
+  return text ? std::string_view(text, size_t(sqlite3_column_bytes(s, column)))
+              : std::string_view();
+}
+
+// The entries' lines as record_json() wrote them (a version 4 batch's
+// compact lines put back together, history.h) into `json`, which the
+// entries view from then on.
+void whole_lines(sqlite3_stmt* fetch, std::string& json, std::vector<BatchEntry>& entries,
+                 size_t first) {
+  bool compact = false;
+  for (size_t i = first; i < entries.size() && !compact; i++)
+    compact = !entries[i].json.starts_with('{');
+  if (!compact)
+    return;
+  int64_t cpu = sqlite3_column_int64(fetch, 6);
+  BatchColumns batch{column_view(fetch, 3), column_view(fetch, 4), column_view(fetch, 5),
+                     cpu >= 0 && cpu <= INT32_MAX ? int32_t(cpu) : -1};
+  std::string whole;
+  whole.reserve(json.size() * 3);
+  std::vector<std::pair<size_t, size_t>> spans;
+  spans.reserve(entries.size() - first);
+  for (size_t i = first; i < entries.size(); i++) {
+    size_t begin = whole.size();
+    (void)append_batch_entry(whole, entries[i].json, batch, entries[i].wall_ns);
+    spans.emplace_back(begin, whole.size() - begin);
+  }
+  json = std::move(whole);
+  for (size_t i = first; i < entries.size(); i++)
+    entries[i].json =
+        std::string_view(json).substr(spans[i - first].first, spans[i - first].second);
+}
 
 // Says that batch `id` cannot be read back; returns its records, as far as
 // a count that may be damaged says (a count past kBatchRecords: one).
@@ -390,12 +425,14 @@ uint64_t say_damaged_batch(std::ostream& err, const std::string& path, int64_t i
 }
 
 // Reads batch `id` with `fetch` (kReadBatch): its JSON lines into `json`,
-// the entries `f` takes appended to `entries` (they view `json`). A batch
-// whose count, entries and lines disagree is said (say_damaged_batch()),
-// its records added to `bad`, and nothing appended.
+// the entries `f` takes appended to `entries` (they view `json`), each line
+// the record's whole object when `lines` (else as stored: the entries' wall
+// times are what is wanted). A batch whose count, entries and lines
+// disagree is said (say_damaged_batch()), its records added to `bad`, and
+// nothing appended.
 Status read_batch(sqlite3* db, sqlite3_stmt* fetch, int64_t id, const Filters& f,
                   const std::string& path, std::ostream& err, uint64_t& bad, std::string& json,
-                  std::vector<BatchEntry>& entries) {
+                  std::vector<BatchEntry>& entries, bool lines) {
   sqlite3_bind_int64(fetch, 1, id);
   if (sqlite3_step(fetch) != SQLITE_ROW) {
     Error e = sqlite_error(db, "reading a batch of records of", path);
@@ -407,7 +444,10 @@ Status read_batch(sqlite3* db, sqlite3_stmt* fetch, int64_t id, const Filters& f
   int blob_bytes = sqlite3_column_bytes(fetch, 1);
   const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(fetch, 2));
   json.assign(text ? text : "", size_t(sqlite3_column_bytes(fetch, 2)));
+  size_t first = entries.size();
   bool ok = split_batch(blob, blob_bytes, json, count, f, entries);
+  if (ok && lines)
+    whole_lines(fetch, json, entries, first);
   sqlite3_reset(fetch);
   if (!ok)
     bad += say_damaged_batch(err, path, id, count);
@@ -501,7 +541,8 @@ Status add_batches(sqlite3* db, const Filters& f, const std::string& path, std::
       }
     } else {
       taken.clear();
-      PP_RETURN_IF_ERROR(read_batch(db, fetch.get(), id, f, path, err, s.bad, json, taken));
+      PP_RETURN_IF_ERROR(
+          read_batch(db, fetch.get(), id, f, path, err, s.bad, json, taken, /*lines=*/false));
       n = int64_t(taken.size());
       for (const BatchEntry& e : taken)
         seen(e.wall_ns);
@@ -905,8 +946,8 @@ class Listing {
   Status open_batch(int64_t id) {
     auto b = std::make_unique<Open>();
     uint64_t bad = 0;
-    PP_RETURN_IF_ERROR(
-        read_batch(db_, fetch_.get(), id, f_, path_, err_, bad, b->json, b->entries));
+    PP_RETURN_IF_ERROR(read_batch(db_, fetch_.get(), id, f_, path_, err_, bad, b->json, b->entries,
+                                  /*lines=*/true));
     stats_.records += bad;
     stats_.bad += bad;
     if (b->entries.empty())

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <string>
 
 #include "base/json.h"
@@ -324,6 +325,35 @@ bool batched_record(const WatchRecord& r) {
          !tp.starts_with("cxl:");
 }
 
+bool append_batch_entry(std::string& out, std::string_view line, const BatchColumns& batch,
+                        int64_t wall_ns) {
+  constexpr std::string_view kTime = R"("time":)";
+  if (line.starts_with('{')) {
+    out += line;
+    return true;
+  }
+  uint64_t time = 0;
+  const char* digits = line.data() + kTime.size();
+  const char* end = line.data() + line.size();
+  std::from_chars_result parsed{};
+  if (line.starts_with(kTime))
+    parsed = std::from_chars(digits, end, time);
+  // The body is `,"pid":...`: a comma first, never empty.
+  if (!line.starts_with(kTime) || parsed.ec != std::errc() || parsed.ptr == digits || time == 0 ||
+      parsed.ptr == end || *parsed.ptr != ',' || batch.cpu < 0) {
+    out += line;
+    return false;
+  }
+  append_record_head(out, Origin::kLive, batch.event, batch.tracepoint, time, uint64_t(wall_ns),
+                     batch.cpu);
+  out.append(parsed.ptr, size_t(end - parsed.ptr));
+  std::string key;
+  key.reserve(40 + batch.boot_id.size() + batch.event.size());
+  append_stream_key(key, batch.boot_id, batch.event, batch.cpu, time, 0);
+  append_record_tail(out, key);
+  return true;
+}
+
 namespace {
 
 // Checks an opened history file, as open_history_db() promises. Returns the
@@ -377,9 +407,10 @@ Result<int> check_history_file(sqlite3* db, const std::string& path, bool quick_
   return version;
 }
 
-// Makes a new file's schema (version 0) or brings a version 1 or 2 file
-// to kHistorySchemaVersion, in one transaction with its user_version: a
-// failure, or a kill, leaves the file as it was.
+// Makes a new file's schema (version 0) or brings a version 1, 2 or 3 file
+// to kHistorySchemaVersion (3 to 4: its user_version alone, history.h), in
+// one transaction with its user_version: a failure, or a kill, leaves the
+// file as it was.
 Status create_or_migrate(sqlite3* db, int version, const std::string& path) {
   PP_RETURN_IF_ERROR(sqlite_exec(db, "BEGIN IMMEDIATE", path));
   // A version 2 file has stream_times without its ordinal: the column is
@@ -638,21 +669,23 @@ Result<std::optional<uint64_t>> History::last_time(const std::string& event, int
 }
 
 Status History::record(const WatchRecord& r, const nlohmann::ordered_json& json) {
-  return store(r, dump_json(json));
+  return store(r, dump_json(json), nullptr);
 }
 
 Status History::take(const WatchRecord& r, const RecordJson& json) {
-  return store(r, json.text());
+  return store(r, {}, &json);
 }
 
-Status History::store(const WatchRecord& r, std::string_view text) {
+Status History::store(const WatchRecord& r, std::string_view text, const RecordJson* json) {
   if (r.key.empty())
     return internal_error("a " + r.tracepoint +
                           " record without an identity key cannot be stored in the history " +
                           path_);
   PP_RETURN_IF_ERROR(begin_if_needed());
   if (batched_record(r) && !options_.boot_id.empty())
-    return store_batched(r, text);
+    return store_batched(r, text, json);
+  if (json)
+    text = json->text();
   sqlite3_stmt* s = insert_.get();
   bind_text(s, 1, r.key);
   bind_text(s, 2, origin_name(r.origin));
@@ -707,7 +740,22 @@ void append_le64(std::string& out, int64_t v) {
 
 }  // namespace
 
-Status History::store_batched(const WatchRecord& r, std::string_view text) {
+bool History::key_is_batch_key(const WatchRecord& r, Stream& s, std::string_view boot_id) {
+  if (r.ordinal != 0 || r.time == 0)
+    return false;
+  if (s.key_prefix.empty())
+    append_stream_key_prefix(s.key_prefix, boot_id, r.event, r.cpu);
+  std::string_view key = r.key;
+  if (!key.starts_with(s.key_prefix))
+    return false;
+  // The time as append_decimal() writes it: digits, no leading zero.
+  key.remove_prefix(s.key_prefix.size());
+  uint64_t time = 0;
+  auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), time);
+  return ec == std::errc() && end == key.data() + key.size() && key[0] != '0' && time == r.time;
+}
+
+Status History::store_batched(const WatchRecord& r, std::string_view text, const RecordJson* json) {
   PP_ASSIGN_OR_RETURN(Stream * s, stream(r.event, r.cpu));
   ResumePoint point{r.time, r.ordinal};
   // At or before where its stream was stored to: stored already (history.h,
@@ -732,7 +780,19 @@ Status History::store_batched(const WatchRecord& r, std::string_view text) {
   } else {
     s->json += '\n';
   }
-  s->json += text;
+  // The compact line (batches, history.h): "time", then the body. Its head
+  // and tail are the batch's columns and this entry's wall time.
+  size_t line = s->json.size();
+  bool compact = false;
+  if (json && key_is_batch_key(r, *s, options_.boot_id)) {
+    s->json += R"("time":)";
+    append_decimal(s->json, r.time);
+    compact = json->append_body(s->json);
+    if (!compact)
+      s->json.resize(line);
+  }
+  if (!compact)
+    s->json += json ? std::string_view(json->text()) : text;
   auto wall = int64_t(r.wall_ns);
   append_le64(s->entries, wall);
   append_le64(s->entries, int64_t(seq));

@@ -22,7 +22,7 @@
 //   (a newer perf-persistent wrote it), as is a file that is not a SQLite
 //   database or fails PRAGMA quick_check.
 //
-// Schema, version 3. A live record of an ordinary tracepoint (not a
+// Schema, version 4. A live record of an ordinary tracepoint (not a
 // machine check, EDAC or another RAS record: batched_record() below) is an
 // entry of a batch, a row per up to kBatchRecords records of one stream;
 // every other record (machine checks, the RAS records, the kernel log,
@@ -57,9 +57,18 @@
 //           count INTEGER NOT NULL,   -- entries, 1 to kBatchRecords
 //           entries BLOB NOT NULL,    -- per entry, in order: wall_ns (0: unknown) and
 //                                     -- its sequence number, little-endian int64s
-//           json TEXT NOT NULL)       -- the entries' record_json() lines, '\n' between
+//           json TEXT NOT NULL)       -- the entries' lines, '\n' between (below)
 //   The sequence number orders records as they were stored, rows and entries
 //   alike (a row's is its id): report --db lists by wall time, then by it.
+//   An entry's line is its record_json() text, or, as the writer stores
+//   every entry whose key is its stream's with ordinal 0 (the records of a
+//   clock fine enough for one record a time), a compact line: the text
+//   without its head and tail (watch/record.h, append_record_head()), which
+//   the batch's columns and the entry's wall time give back, with "time"
+//   before it: `"time":18970883561123,"pid":7,"tid":7,"fields":{...}`. A
+//   whole line begins with '{', a compact one never does. It is a quarter
+//   to a half of the whole text's bytes, which each commit writes twice
+//   (the write-ahead log, then the file).
 //   lost(id INTEGER PRIMARY KEY, boot_id TEXT, event TEXT, cpu INTEGER,
 //        records INTEGER,             -- samples the buffer lost
 //        wall_ns INTEGER)             -- when the loss was seen
@@ -86,12 +95,14 @@
 //                                     -- a watcher that beats. `perf persistent check`
 //                                     -- reads it (watch/liveness.h).
 //
-// Version 2 had no batches (every record a row) and no ordinal in
-// stream_times; version 1 differed from 2 in its indexes alone:
+// Version 3 stored every entry's whole line (and version 4 reads them as
+// they are); version 2 had no batches (every record a row) and no ordinal
+// in stream_times; version 1 differed from 2 in its indexes alone:
 // records(boot_id, event, cpu, time) where stream_times is, and
-// records(severity) over every row. open() migrates a version 1 or 2 file
-// in place, in one transaction (a failure leaves it as it was): its rows
-// stay rows; report --db reads versions 1 to 3.
+// records(severity) over every row. open() migrates a version 1, 2 or 3
+// file in place, in one transaction (a failure leaves it as it was): its
+// rows stay rows, its batches' lines as they are; report --db reads
+// versions 1 to 4.
 //
 // Exactly once: a batched record is stored only when it comes after its
 // stream's resume point (time, then ordinal), which is committed in the
@@ -130,7 +141,7 @@
 namespace pp::watch {
 
 // The version of the schema above this program writes and reads.
-inline constexpr int kHistorySchemaVersion = 3;
+inline constexpr int kHistorySchemaVersion = 4;
 
 // The most records a batch holds.
 inline constexpr uint32_t kBatchRecords = 64;
@@ -140,6 +151,22 @@ inline constexpr uint32_t kBatchRecords = 64;
 // is not a machine check, EDAC's or another RAS record (mce:*, ras:*,
 // cxl:*).
 bool batched_record(const WatchRecord& r);
+
+// A batch's columns that its compact entries leave out (batches, above).
+struct BatchColumns {
+  std::string_view boot_id, event, tracepoint;
+  int32_t cpu = -1;
+};
+
+// A batch's entry line as record_json() wrote it, appended to `out`: the
+// line itself when it is the object's whole text ('{' first); else, a
+// compact line, the object put back together from it, the batch's columns
+// and the entry's wall time (0: unknown). false, with `line` appended as it
+// is, when a compact line is not "time" then a body (damaged or written by
+// hand): report --db says the record cannot be read back, as it does of a
+// whole line that is not JSON.
+bool append_batch_entry(std::string& out, std::string_view line, const BatchColumns& batch,
+                        int64_t wall_ns);
 
 // Where a stream (one event's buffer on one CPU) was stored to: its newest
 // sample's time and ordinal (WatchRecord::ordinal).
@@ -374,12 +401,18 @@ class History final : public Sink {
   History(std::string path, const HistoryOptions& options)
       : path_(std::move(path)), options_(options) {}
   Status begin_if_needed();
-  // record()'s insert, `json_text` being the object's dump_json().
-  Status store(const WatchRecord& r, std::string_view json_text);
-  // A batched_record() into its stream's open batch.
-  Status store_batched(const WatchRecord& r, std::string_view json_text);
-  // The open batch of one stream, written as a row of batches.
+  // record()'s and take()'s insert: the object's text is `json`'s when
+  // given, else `json_text` (its dump_json()).
+  Status store(const WatchRecord& r, std::string_view json_text, const RecordJson* json);
+  // A batched_record() into its stream's open batch: its entry's line is
+  // compact (batches, above) when `json` can give its body and its key is
+  // its stream's, else the object's whole text.
+  Status store_batched(const WatchRecord& r, std::string_view json_text, const RecordJson* json);
+  // Whether `r`'s key is the one its batch's columns give back (watch/record.h,
+  // append_stream_key(), ordinal 0); `s` is its stream.
   struct Stream;
+  static bool key_is_batch_key(const WatchRecord& r, Stream& s, std::string_view boot_id);
+  // The open batch of one stream, written as a row of batches.
   Status write_batch(const std::string& event, int32_t cpu, Stream& stream);
   // The stream's state, its stored resume point read once.
   Result<Stream*> stream(const std::string& event, int32_t cpu);
@@ -410,6 +443,7 @@ class History final : public Sink {
     int64_t min_wall = 0, max_wall = 0;  // of the known walls
     uint64_t first_seq = 0, last_seq = 0;
     std::string entries, json;
+    std::string key_prefix;  // its records' keys before the time, once made
   };
   std::map<std::string, std::map<int32_t, Stream>, std::less<>> streams_;
   // The next record's sequence number (a row's id, an entry's seq).

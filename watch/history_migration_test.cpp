@@ -280,7 +280,7 @@ TEST(HistoryMigrationTest, Version2FileIsMigratedInPlaceItsRowsStayingRows) {
     ASSERT_TRUE(h.ok()) << h.error().message();
     EXPECT_EQ(*(*h)->resume_point("ctxsw", 0), (ResumePoint{300, 0}));
   }
-  EXPECT_EQ(dump(path, "PRAGMA user_version"), "3\n");
+  EXPECT_EQ(dump(path, "PRAGMA user_version"), std::to_string(kHistorySchemaVersion) + "\n");
   EXPECT_EQ(all_rows(path), rows_v2);
   EXPECT_EQ(report(path), report_v2);
   EXPECT_EQ(dump(path, "SELECT count(*) FROM batches"), "0\n");
@@ -331,7 +331,8 @@ TEST(HistoryMigrationTest, FailedMigrationLeavesTheVersion1FileAsItWas) {
   auto h = History::open(path, options("boot-a"));
   ASSERT_FALSE(h.ok());
   const std::string& m = h.error().message();
-  EXPECT_NE(m.find("migrating the history " + path + " from schema version 1 to 3"),
+  EXPECT_NE(m.find("migrating the history " + path + " from schema version 1 to " +
+                   std::to_string(kHistorySchemaVersion)),
             std::string::npos)
       << m;
   EXPECT_NE(m.find("left as it was"), std::string::npos) << m;

@@ -79,44 +79,69 @@ const nlohmann::ordered_json& RecordJson::tree() const {
   return *tree_;
 }
 
-const std::string& RecordJson::text() const {
-  if (text_)
-    return *text_;
-  // Machine checks, the other RAS records and harvested records are rare:
-  // their text is the tree's. The rest is record_json()'s layout, key for key.
-  if (!event_ || record_.mce || record_.ras) {
-    text_ = dump_json(tree());
-    return *text_;
+void append_decimal(std::string& out, uint64_t value) {
+  append_number(out, value);
+}
+
+void append_stream_key_prefix(std::string& out, std::string_view boot_id, std::string_view event,
+                              int32_t cpu) {
+  out += "live:";
+  out += boot_id;
+  out += ':';
+  out += event;
+  out += ':';
+  append_number(out, int64_t(cpu));
+  out += ':';
+}
+
+void append_stream_key(std::string& out, std::string_view boot_id, std::string_view event,
+                       int32_t cpu, uint64_t time, uint32_t ordinal) {
+  append_stream_key_prefix(out, boot_id, event, cpu);
+  append_number(out, time);
+  if (ordinal) {
+    out += ':';
+    append_number(out, ordinal);
   }
-  const WatchRecord& r = record_;
-  std::string& out = text_.emplace();
-  out.reserve(256 + raw_.size() * 4);
-  // The object's keys are this function's literals, none of which JSON
-  // escapes: each is written with its quotes, colon and the comma before
-  // it as one piece (the writer's key() scanned each for bytes to escape,
-  // a fifth of --ndjson's CPU); the values go through the one escaper,
-  // append_json_string().
+}
+
+// The object's keys are this file's literals, none of which JSON escapes:
+// each is written with its quotes, colon and the comma before it as one
+// piece (the writer's key() scanned each for bytes to escape, a fifth of
+// --ndjson's CPU); the values go through the one escaper,
+// append_json_string(). The layout is record_json()'s, key for key.
+void append_record_head(std::string& out, Origin origin, std::string_view event,
+                        std::string_view tracepoint, uint64_t time, uint64_t wall_ns, int32_t cpu) {
   out += R"({"origin":)";
-  append_json_string(out, origin_name(r.origin));
-  if (!r.event.empty()) {
+  append_json_string(out, origin_name(origin));
+  if (!event.empty()) {
     out += R"(,"event":)";
-    append_json_string(out, r.event);
+    append_json_string(out, event);
   }
   out += R"(,"tracepoint":)";
-  append_json_string(out, r.tracepoint);
-  if (r.time) {
+  append_json_string(out, tracepoint);
+  if (time) {
     out += R"(,"time":)";
-    append_number(out, r.time);
+    append_number(out, time);
   }
-  if (r.wall_ns) {
+  if (wall_ns) {
     out += R"(,"wall_time":")";  // the time's characters need no escape
-    append_wall_time(out, r.wall_ns);
+    append_wall_time(out, wall_ns);
     out += '"';
   }
-  if (r.cpu >= 0) {
+  if (cpu >= 0) {
     out += R"(,"cpu":)";
-    append_number(out, int64_t(r.cpu));
+    append_number(out, int64_t(cpu));
   }
+}
+
+void append_record_tail(std::string& out, std::string_view key) {
+  out += R"(,"key":)";
+  append_json_string(out, key);
+  out += '}';
+}
+
+void RecordJson::write_body(std::string& out) const {
+  const WatchRecord& r = record_;
   if (r.pid >= 0 || r.origin == Origin::kLive) {
     out += R"(,"pid":)";
     append_number(out, int64_t(r.pid));
@@ -129,9 +154,35 @@ const std::string& RecordJson::text() const {
   }
   out += R"(,"fields":)";
   report::append_fields_json(*event_, raw_, out);
-  out += R"(,"key":)";
-  append_json_string(out, r.key);
-  out += '}';
+}
+
+bool RecordJson::append_body(std::string& out) const {
+  if (!event_ || record_.mce || record_.ras)
+    return false;
+  if (text_)
+    out.append(*text_, body_begin_, body_end_ - body_begin_);
+  else
+    write_body(out);
+  return true;
+}
+
+const std::string& RecordJson::text() const {
+  if (text_)
+    return *text_;
+  // Machine checks, the other RAS records and harvested records are rare:
+  // their text is the tree's.
+  if (!event_ || record_.mce || record_.ras) {
+    text_ = dump_json(tree());
+    return *text_;
+  }
+  const WatchRecord& r = record_;
+  std::string& out = text_.emplace();
+  out.reserve(256 + raw_.size() * 4);
+  append_record_head(out, r.origin, r.event, r.tracepoint, r.time, r.wall_ns, r.cpu);
+  body_begin_ = out.size();
+  write_body(out);
+  body_end_ = out.size();
+  append_record_tail(out, r.key);
   return out;
 }
 

@@ -82,6 +82,28 @@ struct WatchRecord {
 // The documented object (above).
 nlohmann::ordered_json record_json(const WatchRecord& record);
 
+// `value` in decimal, as the record's text writes a number, at the end of
+// `out`.
+void append_decimal(std::string& out, uint64_t value);
+
+// The key of a live record that is not a machine check: its stream (boot,
+// event, CPU) and time, then ":<ordinal>" for a sample after the first of
+// its time ("live:6c1f...:sched_switch:1:18970883561123"). Appended to `out`.
+void append_stream_key(std::string& out, std::string_view boot_id, std::string_view event,
+                       int32_t cpu, uint64_t time, uint32_t ordinal);
+// Its part before the time: "live:<boot id>:<event>:<cpu>:".
+void append_stream_key_prefix(std::string& out, std::string_view boot_id, std::string_view event,
+                              int32_t cpu);
+
+// What RecordJson::text() writes of a record before "pid" and after
+// "fields" (or "ras"): its head, `{"origin":...,"cpu":N` (the members
+// record_json() writes first, each when it does), and its tail, `,"key":K}`.
+// The history leaves both out of a batch's entries and report --db puts them
+// back from the batch's columns (watch/history.h, batches), with these.
+void append_record_head(std::string& out, Origin origin, std::string_view event,
+                        std::string_view tracepoint, uint64_t time, uint64_t wall_ns, int32_t cpu);
+void append_record_tail(std::string& out, std::string_view key);
+
 // A record's object, made once and only when a sink asks: its text (what
 // the history stores and --ndjson prints) and its tree (what triggers and
 // the journal look into). For a live record that is not a machine check,
@@ -108,12 +130,24 @@ class RecordJson {
 
   const std::string& text() const;
   const nlohmann::ordered_json& tree() const;
+  // The part of text() between its head and its tail (above:
+  // `,"pid":P,"tid":T,"comm":C,"fields":{...}`), appended to `out`, for a
+  // record of the streaming writer: taken from text() when that was made,
+  // else written straight from the payload. false, with nothing appended,
+  // for any other record (a machine check, a RAS or a harvested record).
+  bool append_body(std::string& out) const;
 
  private:
+  // Writes the body (above) to `out`, from the payload.
+  void write_body(std::string& out) const;
+
   const WatchRecord& record_;
   const report::TraceEvent* event_ = nullptr;
   std::span<const uint8_t> raw_;
   mutable std::optional<std::string> text_;
+  // Where text_'s body starts and ends, once text_ is made by the streaming
+  // writer (both 0 otherwise).
+  mutable size_t body_begin_ = 0, body_end_ = 0;
   mutable std::optional<nlohmann::ordered_json> tree_;
 };
 

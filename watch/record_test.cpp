@@ -2,11 +2,17 @@
 // dump_json(record_json()) of the same record with its fields decoded into
 // a tree, byte for byte, for every shape of the record's own keys and of the
 // fields (signed and unsigned numbers, pointers, char arrays with odd
-// bytes, dynamic strings); the tree is made only when asked for.
+// bytes, dynamic strings); the tree is made only when asked for. The
+// history keeps such a record in a batch as a compact line (its body, the
+// rest being the batch's columns: watch/history.h), and report --db gives
+// the text back, byte for byte.
 #include "watch/record.h"
 
+#include <algorithm>
 #include <cstring>
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +22,8 @@
 #include "report/tracing_data.h"
 #include "sys/tree.h"
 #include "tests/support/temp_dir.h"
+#include "watch/db_report.h"
+#include "watch/history.h"
 
 namespace pp::watch {
 namespace {
@@ -129,6 +137,232 @@ TEST_F(RecordJsonTest, MachineCheckTextIsTheTreesDump) {
   RecordJson json(r, *event_, raw);
   EXPECT_EQ(json.text(), dump_json(record_json(tree_made)));
   EXPECT_NE(json.text().find("\"mce\":{"), std::string::npos);
+}
+
+// The lines of `text`, sorted.
+std::vector<std::string> sorted_lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    out.push_back(line);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string query(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  std::string out;
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) != SQLITE_OK) {
+    out = std::string("error: ") + sqlite3_errmsg(db);
+  } else {
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      const unsigned char* t = sqlite3_column_text(s, 0);
+      out += (t ? reinterpret_cast<const char*>(t) : "NULL") + std::string("\n");
+    }
+  }
+  sqlite3_finalize(s);
+  sqlite3_close_v2(db);
+  return out;
+}
+
+// report --db of `path` (listing, --json with `json`); `path` itself in
+// the output is written as FILE.
+std::string report_of(const std::string& path, bool json) {
+  DbReportOptions o;
+  o.json = json;
+  std::ostringstream out, err;
+  auto stats = report_db(path, o, out, err);
+  EXPECT_TRUE(stats.ok()) << stats.error().message();
+  EXPECT_EQ(err.str(), "");
+  std::string text = out.str();
+  for (size_t at; (at = text.find(path)) != std::string::npos;)
+    text.replace(at, path.size(), "FILE");
+  return text;
+}
+
+class CompactEntryTest : public RecordJsonTest {
+ protected:
+  // Live records of every shape the compact line must give back: wall time
+  // known or not, comm or none, odd bytes in comm and payload, pid unknown,
+  // an event name JSON escapes, two CPUs; and four that stay whole lines:
+  // a second sample of one time (its key ends ":1"), a key that is not its
+  // stream's, one whose boot id is not the history's, one whose time has a
+  // leading zero.
+  void SetUp() override {
+    RecordJsonTest::SetUp();
+    payloads_ = {payload(-7, "abc", "hello"), payload(0, "12345678", ""),
+                 payload(2147483647, "x\xff\x01\"", "tab\there \xc3\xa9 \xfe")};
+    for (int i = 0; i < 150; i++) {
+      WatchRecord r;
+      r.event = i % 5 == 4 ? "e\"v" : "ev";
+      r.tracepoint = "x:y";
+      r.cpu = i % 2;
+      r.time = 1000 + uint64_t(i);
+      r.wall_ns = i % 7 == 3 ? 0 : 1796356800123456789ull + uint64_t(i) * 1000;
+      r.pid = r.tid = i % 11 == 5 ? -1 : 77 + i;
+      r.comm = i % 3 == 0 ? "" : i % 3 == 1 ? "perf" : "bad\xff\"q\\\x01";
+      r.key.clear();
+      append_stream_key(r.key, "boot", r.event, r.cpu, r.time, 0);
+      if (i == 20) {  // a second sample of record 18's time, on its CPU (0)
+        r.time = records_[18].time;
+        r.ordinal = 1;
+        r.key = records_[18].key + ":1";
+      }
+      if (i == 31)
+        r.key = "another:key";
+      if (i == 42)
+        r.key = "live:other-boot:ev:0:1042";
+      if (i == 53)
+        r.key = "live:boot:ev:1:0" + std::to_string(r.time);  // not as the time is written
+      records_.push_back(r);
+    }
+  }
+
+  // Stores records_ through take(), as the watcher feeds the history; the
+  // text asked for first for every third (its body then comes from it).
+  void store(const std::string& path, const std::string& boot_id) {
+    HistoryOptions o;
+    o.boot_id = boot_id;
+    o.max_age_s = 0;
+    o.max_bytes = 0;
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (size_t i = 0; i < records_.size(); i++) {
+      const auto& raw = payloads_[i % payloads_.size()];
+      RecordJson json(records_[i], *event_, raw);
+      if (i % 3 == 0)
+        (void)json.text();
+      Status s = (*h)->take(records_[i], json);
+      ASSERT_TRUE(s.ok()) << s.error().message();
+      if (i == 70) {
+        ASSERT_TRUE((*h)->tick(1, true).ok());
+      }
+    }
+    ASSERT_TRUE((*h)->tick(2, true).ok());
+  }
+
+  // Every record's text, as --ndjson prints it.
+  std::string texts() {
+    std::string out;
+    for (size_t i = 0; i < records_.size(); i++)
+      out += RecordJson(records_[i], *event_, payloads_[i % payloads_.size()]).text() + "\n";
+    return out;
+  }
+
+  std::vector<std::vector<uint8_t>> payloads_;
+  std::vector<WatchRecord> records_;
+};
+
+TEST_F(CompactEntryTest, ReportGivesEveryRecordsTextBackByteForByte) {
+  pp::testing::TempDir dir;
+  std::string batched = dir.path("batched.db"), rows = dir.path("rows.db");
+  store(batched, "boot");
+  store(rows, "");  // no boot id: every record a row, its whole text
+  // Compact lines but for the four that cannot be: 146 of 150.
+  EXPECT_EQ(query(batched, "SELECT sum(count) FROM batches"), "150\n");
+  std::string lines = query(batched, "SELECT group_concat(json, char(10)) FROM batches");
+  size_t whole = 0, compact = 0;
+  std::istringstream in(lines);
+  for (std::string line; std::getline(in, line);) {
+    whole += line.starts_with('{');
+    compact += line.starts_with(R"("time":)");
+  }
+  EXPECT_EQ(whole, 4u);
+  EXPECT_EQ(compact, 146u);
+  EXPECT_EQ(query(rows, "SELECT count(*) FROM batches"), "0\n");
+
+  std::string json = report_of(batched, true);
+  EXPECT_EQ(sorted_lines(json), sorted_lines(texts()));
+  EXPECT_EQ(json, report_of(rows, true));
+  EXPECT_EQ(report_of(batched, false), report_of(rows, false));
+}
+
+// A version 3 file's batches hold whole lines: a watcher of this version
+// opens it (version 4: its user_version alone changes), adds compact ones
+// beside them, and report --db reads both.
+TEST_F(CompactEntryTest, AVersion3FilesWholeLinesReadBesideCompactOnes) {
+  pp::testing::TempDir dir;
+  std::string path = dir.path("h.db"), rows = dir.path("rows.db");
+  std::vector<WatchRecord> all = records_;
+  records_.resize(75);
+  {
+    // What version 3 wrote: every line whole (record() writes the tree's
+    // text), user_version 3.
+    HistoryOptions o;
+    o.boot_id = "boot";
+    o.max_age_s = 0;
+    o.max_bytes = 0;
+    auto h = History::open(path, o);
+    ASSERT_TRUE(h.ok()) << h.error().message();
+    for (size_t i = 0; i < records_.size(); i++) {
+      WatchRecord tree_made = records_[i];
+      tree_made.fields = report::fields_json(*event_, payloads_[i % payloads_.size()]);
+      ASSERT_TRUE((*h)->record(tree_made, record_json(tree_made)).ok());
+    }
+    ASSERT_TRUE((*h)->tick(1, true).ok());
+  }
+  EXPECT_EQ(query(path, "PRAGMA user_version=3"), "");
+  EXPECT_EQ(query(path, "SELECT count(*) FROM batches WHERE json NOT LIKE '{%'"), "0\n");
+  std::string v3 = report_of(path, true);
+  EXPECT_EQ(sorted_lines(v3), sorted_lines(texts()));
+
+  records_ = all;
+  records_.erase(records_.begin(), records_.begin() + 75);
+  std::vector<std::vector<uint8_t>> rotated;  // record i keeps payload i % 3
+  for (size_t i = 0; i < payloads_.size(); i++)
+    rotated.push_back(payloads_[(i + 75) % payloads_.size()]);
+  payloads_ = rotated;
+  std::string later = texts();
+  store(path, "boot");
+  EXPECT_EQ(query(path, "PRAGMA user_version"), std::to_string(kHistorySchemaVersion) + "\n");
+  EXPECT_NE(query(path, "SELECT count(*) FROM batches WHERE json LIKE '\"time\":%'"), "0\n");
+  EXPECT_EQ(sorted_lines(report_of(path, true)), sorted_lines(v3 + later));
+}
+
+// A compact line that is not "time" then a body (a file damaged or written
+// by hand) is a record that cannot be read back: said and skipped by the
+// listing, printed as it is by --json, as a whole line that is not JSON is.
+TEST_F(CompactEntryTest, ADamagedCompactLineIsSaid) {
+  pp::testing::TempDir dir;
+  std::string path = dir.path("h.db");
+  records_.resize(10);
+  store(path, "boot");
+  EXPECT_EQ(query(path, "UPDATE batches SET json = '\"time\":x' || substr(json, 8) WHERE id = 1"),
+            "");
+  DbReportOptions o;
+  std::ostringstream out, err;
+  auto stats = report_db(path, o, out, err);
+  ASSERT_TRUE(stats.ok()) << stats.error().message();
+  EXPECT_EQ(stats->bad, 1u);
+  EXPECT_EQ(stats->printed, 9u);
+  EXPECT_NE(err.str().find("cannot be read back (its stored JSON is not an object)"),
+            std::string::npos)
+      << err.str();
+}
+
+TEST(BatchEntry, ACompactLineIsGivenBackOrRefusedAsItIs) {
+  BatchColumns batch{"boot", "ev", "x:y", 3};
+  std::string out;
+  EXPECT_TRUE(append_batch_entry(out, R"("time":42,"pid":1,"tid":1,"fields":{})", batch,
+                                 1796356800123456789ll));
+  EXPECT_EQ(out, R"({"origin":"live","event":"ev","tracepoint":"x:y","time":42,)"
+                 R"("wall_time":"2026-12-04T04:00:00.123456789Z","cpu":3,"pid":1,"tid":1,)"
+                 R"("fields":{},"key":"live:boot:ev:3:42"})");
+  out.clear();
+  EXPECT_TRUE(append_batch_entry(out, R"({"whole":1})", batch, 0));
+  EXPECT_EQ(out, R"({"whole":1})");
+  for (std::string_view bad :
+       {"", R"("time":)", R"("time":,"pid":1)", R"("time":0,"pid":1)", R"("time":42)",
+        R"("time":42x,"pid":1)", R"("time":-4,"pid":1)", R"("time":99999999999999999999,"pid":1)",
+        R"("tim":42,"pid":1)", "\n"}) {
+    out.clear();
+    EXPECT_FALSE(append_batch_entry(out, bad, batch, 0)) << bad;
+    EXPECT_EQ(out, bad);
+  }
+  out.clear();
+  EXPECT_FALSE(append_batch_entry(out, R"("time":42,"pid":1)", BatchColumns{"b", "e", "t", -1}, 0));
 }
 
 }  // namespace

@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <charconv>
 #include <functional>
 #include <map>
 #include <memory>
@@ -72,15 +71,6 @@ Result<std::string> read_boot_id(const std::string& proc_root) {
   if (id.empty())
     return Error(EINVAL, "cannot read this boot's id: " + proc.path(kBootId) + " is empty" + kWhy);
   return id;
-}
-
-// `value` in decimal at the end of `out`, as std::to_string writes it.
-template <typename Integer>
-void append_decimal(std::string& out, Integer value) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), value);
-  (void)ec;
-  out.append(buf, size_t(end - buf));
 }
 
 class Watcher;
@@ -743,22 +733,8 @@ Status Watcher::sample(const record::Stream& stream, std::span<const uint8_t> by
     if (const WatchRecord* same = relogged_error(pstore_, regs))
       r.key = same->key;
   } else {
-    // "live:<boot id>:<event>:<cpu>:<time>", made in one string, then
-    // ":<ordinal>" for a sample after the first of its time.
-    std::string& key = r.key;
-    key.reserve(32 + boot_id_.size() + r.event.size());
-    key += "live:";
-    key += boot_id_;
-    key += ':';
-    key += r.event;
-    key += ':';
-    append_decimal(key, stream.cpu);
-    key += ':';
-    append_decimal(key, r.time);
-    if (r.ordinal) {
-      key += ':';
-      append_decimal(key, r.ordinal);
-    }
+    r.key.reserve(32 + boot_id_.size() + r.event.size());
+    append_stream_key(r.key, boot_id_, r.event, int32_t(stream.cpu), r.time, r.ordinal);
     if (te->is_ras)
       r.ras = mce::decode_ras_event(te->name, report::ras_fields(*te, sample.raw));
   }
