@@ -26,6 +26,11 @@
 #                           groups of 40 tasks) beside `ls /usr/lib` run
 #                           LISTINGS times: a thousand tasks, two dozen
 #                           events, the system calls most of the records
+#   bench_cpu FILE CMD...   runs CMD under `perf stat -e task-clock` and
+#                           writes the CPU seconds it and its children took
+#                           (user + system, to the microsecond; /usr/bin/time
+#                           prints hundredths, a tenth of a short round) to
+#                           FILE; returns CMD's status
 
 bench_conditions() {
 	model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
@@ -33,6 +38,16 @@ bench_conditions() {
 	echo "conditions: CPU ${model:-unknown} ($(getconf _NPROCESSORS_ONLN) online), kernel $(uname -r)," \
 		"$(${PERF:-perf} version 2>/dev/null || echo 'no perf'), load average $(cut -d' ' -f1-3 /proc/loadavg)," \
 		"qemu guests running: ${qemu:-0}"
+}
+
+bench_cpu() {
+	bench_cpu_file=$1
+	shift
+	bench_cpu_rc=0
+	${PERF:-perf} stat -x, -e task-clock -o "$bench_cpu_file.stat" -- "$@" || bench_cpu_rc=$?
+	awk -F, '$3 ~ /^task-clock/ { printf "%.6f\n", $1 / 1000; found = 1 }
+		END { if (!found) print "0" }' "$bench_cpu_file.stat" >"$bench_cpu_file"
+	return "$bench_cpu_rc"
 }
 
 bench_smoke() {
