@@ -400,7 +400,8 @@ void whole_lines(sqlite3_stmt* fetch, std::string& json, std::vector<BatchEntry>
   BatchColumns batch{column_view(fetch, 3), column_view(fetch, 4), column_view(fetch, 5),
                      cpu >= 0 && cpu <= INT32_MAX ? int32_t(cpu) : -1};
   std::string whole;
-  whole.reserve(json.size() * 3);
+  // A line's head and tail: under 200 bytes and its columns, escaped.
+  whole.reserve(json.size() + (entries.size() - first) * (200 + 2 * kMaxBatchColumnBytes));
   std::vector<std::pair<size_t, size_t>> spans;
   spans.reserve(entries.size() - first);
   for (size_t i = first; i < entries.size(); i++) {

@@ -339,8 +339,14 @@ bool append_batch_entry(std::string& out, std::string_view line, const BatchColu
   if (line.starts_with(kTime))
     parsed = std::from_chars(digits, end, time);
   // The body is `,"pid":...`: a comma first, never empty.
+  // The columns a watcher writes are a boot id, a persistent event's name
+  // and a tracepoint's: far shorter than kMaxBatchColumnBytes. Longer ones
+  // (a file written by hand) would be copied into each of 64 lines.
+  bool columns = batch.cpu >= 0 && batch.boot_id.size() <= kMaxBatchColumnBytes &&
+                 batch.event.size() <= kMaxBatchColumnBytes &&
+                 batch.tracepoint.size() <= kMaxBatchColumnBytes;
   if (!line.starts_with(kTime) || parsed.ec != std::errc() || parsed.ptr == digits || time == 0 ||
-      parsed.ptr == end || *parsed.ptr != ',' || batch.cpu < 0) {
+      parsed.ptr == end || *parsed.ptr != ',' || !columns) {
     out += line;
     return false;
   }
@@ -741,7 +747,8 @@ void append_le64(std::string& out, int64_t v) {
 }  // namespace
 
 bool History::key_is_batch_key(const WatchRecord& r, Stream& s, std::string_view boot_id) {
-  if (r.ordinal != 0 || r.time == 0)
+  if (r.ordinal != 0 || r.time == 0 || boot_id.size() > kMaxBatchColumnBytes ||
+      r.event.size() > kMaxBatchColumnBytes || r.tracepoint.size() > kMaxBatchColumnBytes)
     return false;
   if (s.key_prefix.empty())
     append_stream_key_prefix(s.key_prefix, boot_id, r.event, r.cpu);

@@ -158,11 +158,16 @@ struct BatchColumns {
   int32_t cpu = -1;
 };
 
+// The longest boot id, event or tracepoint column a compact entry is put
+// back with (append_batch_entry()).
+inline constexpr size_t kMaxBatchColumnBytes = 256;
+
 // A batch's entry line as record_json() wrote it, appended to `out`: the
 // line itself when it is the object's whole text ('{' first); else, a
 // compact line, the object put back together from it, the batch's columns
 // and the entry's wall time (0: unknown). false, with `line` appended as it
-// is, when a compact line is not "time" then a body (damaged or written by
+// is, when a compact line is not "time" then a body, or the columns are not
+// a CPU and names of at most kMaxBatchColumnBytes (damaged or written by
 // hand): report --db says the record cannot be read back, as it does of a
 // whole line that is not JSON.
 bool append_batch_entry(std::string& out, std::string_view line, const BatchColumns& batch,
@@ -409,7 +414,8 @@ class History final : public Sink {
   // its stream's, else the object's whole text.
   Status store_batched(const WatchRecord& r, std::string_view json_text, const RecordJson* json);
   // Whether `r`'s key is the one its batch's columns give back (watch/record.h,
-  // append_stream_key(), ordinal 0); `s` is its stream.
+  // append_stream_key(), ordinal 0), and the columns are short enough for
+  // append_batch_entry(); `s` is its stream.
   struct Stream;
   static bool key_is_batch_key(const WatchRecord& r, Stream& s, std::string_view boot_id);
   // The open batch of one stream, written as a row of batches.

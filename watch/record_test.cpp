@@ -186,10 +186,10 @@ class CompactEntryTest : public RecordJsonTest {
  protected:
   // Live records of every shape the compact line must give back: wall time
   // known or not, comm or none, odd bytes in comm and payload, pid unknown,
-  // an event name JSON escapes, two CPUs; and four that stay whole lines:
+  // an event name JSON escapes, two CPUs; and five that stay whole lines:
   // a second sample of one time (its key ends ":1"), a key that is not its
   // stream's, one whose boot id is not the history's, one whose time has a
-  // leading zero.
+  // leading zero, one whose event name is too long to be put back.
   void SetUp() override {
     RecordJsonTest::SetUp();
     payloads_ = {payload(-7, "abc", "hello"), payload(0, "12345678", ""),
@@ -216,6 +216,11 @@ class CompactEntryTest : public RecordJsonTest {
         r.key = "live:other-boot:ev:0:1042";
       if (i == 53)
         r.key = "live:boot:ev:1:0" + std::to_string(r.time);  // not as the time is written
+      if (i == 64) {  // a name past what a compact line is put back with
+        r.event.assign(kMaxBatchColumnBytes + 1, 'l');
+        r.key.clear();
+        append_stream_key(r.key, "boot", r.event, r.cpu, r.time, 0);
+      }
       records_.push_back(r);
     }
   }
@@ -260,7 +265,7 @@ TEST_F(CompactEntryTest, ReportGivesEveryRecordsTextBackByteForByte) {
   std::string batched = dir.path("batched.db"), rows = dir.path("rows.db");
   store(batched, "boot");
   store(rows, "");  // no boot id: every record a row, its whole text
-  // Compact lines but for the four that cannot be: 146 of 150.
+  // Compact lines but for the five that cannot be: 145 of 150.
   EXPECT_EQ(query(batched, "SELECT sum(count) FROM batches"), "150\n");
   std::string lines = query(batched, "SELECT group_concat(json, char(10)) FROM batches");
   size_t whole = 0, compact = 0;
@@ -269,8 +274,8 @@ TEST_F(CompactEntryTest, ReportGivesEveryRecordsTextBackByteForByte) {
     whole += line.starts_with('{');
     compact += line.starts_with(R"("time":)");
   }
-  EXPECT_EQ(whole, 4u);
-  EXPECT_EQ(compact, 146u);
+  EXPECT_EQ(whole, 5u);
+  EXPECT_EQ(compact, 145u);
   EXPECT_EQ(query(rows, "SELECT count(*) FROM batches"), "0\n");
 
   std::string json = report_of(batched, true);
@@ -361,8 +366,14 @@ TEST(BatchEntry, ACompactLineIsGivenBackOrRefusedAsItIs) {
     EXPECT_FALSE(append_batch_entry(out, bad, batch, 0)) << bad;
     EXPECT_EQ(out, bad);
   }
-  out.clear();
-  EXPECT_FALSE(append_batch_entry(out, R"("time":42,"pid":1)", BatchColumns{"b", "e", "t", -1}, 0));
+  std::string long_name(kMaxBatchColumnBytes + 1, 'e');
+  for (BatchColumns damaged :
+       {BatchColumns{"b", "e", "t", -1}, BatchColumns{long_name, "e", "t", 0},
+        BatchColumns{"b", long_name, "t", 0}, BatchColumns{"b", "e", long_name, 0}}) {
+    out.clear();
+    EXPECT_FALSE(append_batch_entry(out, R"("time":42,"pid":1)", damaged, 0));
+    EXPECT_EQ(out, R"("time":42,"pid":1)");
+  }
 }
 
 }  // namespace
