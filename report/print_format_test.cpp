@@ -130,7 +130,7 @@ TEST(PrintFormat, MadeUpFormatsAsLibtraceeventPrintsThem) {
 
 // What must not compile goes to libtraceevent, with the reason.
 TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
-  const std::pair<const char*, const char*> kRefused[] = {
+  constexpr std::pair<const char*, const char*> kRefused[] = {
       {R"("%*d", REC->si, REC->si)", "field width from the record ('%*d')"},
       {R"("%pM", REC->name)", "%pM"},
       {R"("%s", __print_hex(REC->name, 4))", "kind not compiled"},
@@ -172,7 +172,7 @@ TEST(PrintFormat, RefusesWhatItDoesNotReproduce) {
 // format that subscripts past the end, by a value of the record, or what
 // is no fixed array never reaches it; the record's fields print raw.
 TEST(PrintFormat, SubscriptsLibtraceeventWouldReadPastTheRecordPrintRaw) {
-  const std::pair<const char*, const char*> kUnsafe[] = {
+  constexpr std::pair<const char*, const char*> kUnsafe[] = {
       {R"("%u", REC->small[4])", "'small' at 4, past the end of its field (4 elements)"},
       {R"("%lx", REC->args[REC->sc])", "'args' by a value of the record"},
       {R"("%u", REC->small[100000] + 1)", "past the end"},
@@ -216,7 +216,7 @@ TEST(PrintFormat, SubscriptsLibtraceeventWouldReadPastTheRecordPrintRaw) {
 // count fits prints as libtraceevent prints it. A count of a form the
 // decoder cannot evaluate refuses the event, with the reason.
 TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
-  const char* kArrays[] = {
+  constexpr const char* kArrays[] = {
       R"("%s", __print_hex(__get_dynamic_array(arr), REC->us))",
       R"("%s", __print_array(REC->small, REC->us, 4))",
       R"("%s", __print_array(__get_dynamic_array(arr), __get_dynamic_array_len(arr) / 2 + REC->us, 2))",
@@ -259,7 +259,7 @@ TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
     bool fits;
     const char* starts;  // what libtraceevent prints when it fits
   };
-  const Case kCases[][2] = {
+  constexpr Case kCases[][2] = {
       {{16, true, "a0 a1 a2"}, {4096, false, ""}},             // 16 bytes in arr
       {{4, true, "34 0 0 0"}, {5, false, ""}},                 // small holds 4 u32
       {{0, true, "41376 41890 42404 42918"}, {1, false, ""}},  // len / 2 elements of 2
@@ -314,7 +314,7 @@ TEST(PrintFormat, ArraysPrintedByACountOfTheRecordAreBoundedByTheArray) {
 // fuzzing TraceDecoder). Such an event prints raw; "%.*s" (kernels use it
 // for names of a given length) is printed by libtraceevent.
 TEST(PrintFormat, WidthsFromTheRecordPrintRaw) {
-  const std::pair<const char*, const char*> kFormats[] = {
+  constexpr std::pair<const char*, const char*> kFormats[] = {
       {R"("%*d", REC->si, REC->si)", "a field width from the record ('%*d')"},
       {R"("%-*lx", REC->si, REC->ul)", "a field width from the record ('%-*lx')"},
       {R"("%.*u", REC->si, REC->si)", "a precision from the record ('%.*u')"},

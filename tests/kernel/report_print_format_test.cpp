@@ -34,7 +34,9 @@ TEST(ReportPrintFormat, EveryEventOfThisKernelAsLibtraceeventPrintsIt) {
   for (const std::string& system : tree.list("events").value_or(std::vector<std::string>{})) {
     for (const std::string& name :
          tree.list("events/" + system).value_or(std::vector<std::string>{})) {
-      auto id = tree.read("events/" + system + "/" + name + "/id", 64);
+      std::string id_file = "events/";
+      id_file.append(system).append("/").append(name).append("/id");
+      auto id = tree.read(id_file, 64);
       if (id.ok())
         tracepoints.push_back({system, name, std::stoull(*id)});
     }
