@@ -225,9 +225,11 @@ class CompactEntryTest : public RecordJsonTest {
     }
   }
 
-  // Stores records_ through take(), as the watcher feeds the history; the
-  // text asked for first for every third (its body then comes from it).
-  void store(const std::string& path, const std::string& boot_id) {
+  // Stores records_ through take(), as the watcher feeds the history (the
+  // text asked for first for every third: its body then comes from it); or,
+  // `as_tree`, through record() with each record's tree, whose text the
+  // history stores whole, as version 3 did.
+  void store(const std::string& path, const std::string& boot_id, bool as_tree = false) {
     HistoryOptions o;
     o.boot_id = boot_id;
     o.max_age_s = 0;
@@ -236,10 +238,17 @@ class CompactEntryTest : public RecordJsonTest {
     ASSERT_TRUE(h.ok()) << h.error().message();
     for (size_t i = 0; i < records_.size(); i++) {
       const auto& raw = payloads_[i % payloads_.size()];
-      RecordJson json(records_[i], *event_, raw);
-      if (i % 3 == 0)
-        (void)json.text();
-      Status s = (*h)->take(records_[i], json);
+      Status s = ok_status();
+      if (as_tree) {
+        WatchRecord tree_made = records_[i];
+        tree_made.fields = report::fields_json(*event_, raw);
+        s = (*h)->record(tree_made, record_json(tree_made));
+      } else {
+        RecordJson json(records_[i], *event_, raw);
+        if (i % 3 == 0)
+          (void)json.text();
+        s = (*h)->take(records_[i], json);
+      }
       ASSERT_TRUE(s.ok()) << s.error().message();
       if (i == 70) {
         ASSERT_TRUE((*h)->tick(1, true).ok());
@@ -289,36 +298,16 @@ TEST_F(CompactEntryTest, ReportGivesEveryRecordsTextBackByteForByte) {
 // beside them, and report --db reads both.
 TEST_F(CompactEntryTest, AVersion3FilesWholeLinesReadBesideCompactOnes) {
   pp::testing::TempDir dir;
-  std::string path = dir.path("h.db"), rows = dir.path("rows.db");
+  std::string path = dir.path("h.db");
   std::vector<WatchRecord> all = records_;
-  records_.resize(75);
-  {
-    // What version 3 wrote: every line whole (record() writes the tree's
-    // text), user_version 3.
-    HistoryOptions o;
-    o.boot_id = "boot";
-    o.max_age_s = 0;
-    o.max_bytes = 0;
-    auto h = History::open(path, o);
-    ASSERT_TRUE(h.ok()) << h.error().message();
-    for (size_t i = 0; i < records_.size(); i++) {
-      WatchRecord tree_made = records_[i];
-      tree_made.fields = report::fields_json(*event_, payloads_[i % payloads_.size()]);
-      ASSERT_TRUE((*h)->record(tree_made, record_json(tree_made)).ok());
-    }
-    ASSERT_TRUE((*h)->tick(1, true).ok());
-  }
+  records_.resize(75);                    // a multiple of 3: the rest keep their payloads
+  store(path, "boot", /*as_tree=*/true);  // every line whole, as version 3 wrote them
   EXPECT_EQ(query(path, "PRAGMA user_version=3"), "");
   EXPECT_EQ(query(path, "SELECT count(*) FROM batches WHERE json NOT LIKE '{%'"), "0\n");
   std::string v3 = report_of(path, true);
   EXPECT_EQ(sorted_lines(v3), sorted_lines(texts()));
 
-  records_ = all;
-  records_.erase(records_.begin(), records_.begin() + 75);
-  std::vector<std::vector<uint8_t>> rotated;  // record i keeps payload i % 3
-  for (size_t i = 0; i < payloads_.size(); i++)
-    rotated.push_back(payloads_[(i + 75) % payloads_.size()]);
-  payloads_ = rotated;
+  records_.assign(all.begin() + 75, all.end());
   std::string later = texts();
   store(path, "boot");
   EXPECT_EQ(query(path, "PRAGMA user_version"), std::to_string(kHistorySchemaVersion) + "\n");
