@@ -39,13 +39,18 @@ struct Stream {
   std::optional<sys::RingReader> reader;
   bool read_once = false;  // the reader has read once (the first read takes a snapshot)
   // False for a shared ring the broker writes (an ftrace-backend event):
-  // its fd is always readable, so the reader wakes by time, not by poll;
-  // `hangup` says POLLHUP once the ring is written no more.
+  // its fd is always readable, so the reader wakes by time, not by poll.
   bool pollable = true;
+  // The broker's hangup pipe, when it passed one: POLLHUP once the event
+  // is gone (killed, or its broker stopped). A perf event's fd cannot say
+  // so: the reader's own fd keeps the kernel event alive.
   sys::Fd hangup;
   // What to put in a pollfd for this buffer: its fd, or for a shared ring
   // the hangup pipe, which polls only POLLHUP (the event is gone).
   int poll_fd() const { return pollable ? fd.get() : hangup.get(); }
+  // What to poll beside it: a pollable buffer's hangup pipe, -1 when there
+  // is none or poll_fd() is the pipe already (poll(2) skips a negative fd).
+  int hangup_fd() const { return pollable && hangup ? hangup.get() : -1; }
 };
 
 struct AttachOptions {

@@ -313,14 +313,18 @@ bool Session::over_max_size() {
 // Polls the buffers, the command and the signals until one says stop.
 Status Session::follow() {
   enum { kSignals, kChild, kOutput, kFirstBuffer };
-  std::vector<pollfd> fds(kFirstBuffer + streams_.size());
+  // Each buffer's fd, then each one's hangup pipe beside it (-1 for none).
+  const size_t buffers = streams_.size();
+  std::vector<pollfd> fds(kFirstBuffer + 2 * buffers);
   fds[kSignals] = {signals_->fd(), POLLIN, 0};
   fds[kChild] = {child_ ? child_->pidfd() : -1, POLLIN, 0};
   // A pipe on standard output polls POLLERR once its reader has gone (`|
   // head`): then stop at once, not at the next write, which may never come.
   fds[kOutput] = {request_.output == "-" ? STDOUT_FILENO : -1, 0, 0};
-  for (size_t i = 0; i < streams_.size(); i++)
+  for (size_t i = 0; i < buffers; i++) {
     fds[kFirstBuffer + i] = {streams_[i].poll_fd(), POLLIN, 0};
+    fds[kFirstBuffer + buffers + i] = {streams_[i].hangup_fd(), POLLIN, 0};
+  }
   auto last_flush = Clock::now();
   const auto interval = std::chrono::milliseconds(request_.flush_interval_ms);
   const SwitchOutput& sw = request_.switch_output;
@@ -397,13 +401,16 @@ Status Session::follow() {
       // What the command caused is in the buffers by now: take it.
       return drain_all();
     }
-    // A buffer whose event went away (POLLHUP) no longer wakes anyone;
-    // once every buffer of the events named has, nothing more can come:
-    // stop, as perf record does when all its fds hang up.
+    // A buffer whose event went away (POLLHUP on its fd or its hangup
+    // pipe) no longer wakes anyone; once every buffer of the events named
+    // has, nothing more can come: stop, as perf record does when all its
+    // fds hang up. What the rings still hold is drained below.
     for (size_t i = kFirstBuffer; i < fds.size(); i++)
       if (fds[i].revents & (POLLHUP | POLLERR)) {
-        fds[i].fd = -1;
-        hung[i - kFirstBuffer] = 1;
+        size_t stream = (i - kFirstBuffer) % buffers;
+        fds[kFirstBuffer + stream].fd = -1;
+        fds[kFirstBuffer + buffers + stream].fd = -1;
+        hung[stream] = 1;
       }
     if (every_event_hung()) {
       result_.events_gone = true;
