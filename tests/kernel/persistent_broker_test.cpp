@@ -13,13 +13,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "persistent/broker_client.h"
 #include "persistent/protocol.h"
+#include "sys/child.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
@@ -383,6 +387,55 @@ TEST_F(PersistentBroker, KilledEventStopsWritingForItsReader) {
       sys::read_event(sys::real_kernel(), buffer->fd.get(), PERF_FORMAT_TOTAL_TIME_ENABLED);
   ASSERT_TRUE(reading.ok()) << reading.error().message();
   EXPECT_EQ(reading->value, 0u);
+}
+
+// The kill disables the event, but a follower's own fd keeps it and never
+// hangs up: the broker's hangup pipe, closed when the event goes, says so
+// instead. A record following two perf-backend events goes on when one is
+// killed and ends once the other is, after draining its rings: every call
+// made before the kills is in its file, once per event. About a second.
+TEST_F(PersistentBroker, AFollowingRecordEndsOnceEveryEventIsKilled) {
+  GetppidCaller caller(300);
+  ASSERT_GT(caller.pid(), 0);
+  for (const char* event : {"hupa", "hupb"}) {
+    CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event, "-C",
+                                "0", "--filter", caller.filter()});
+    ASSERT_EQ(created.status, 0) << created.err;
+  }
+  auto slurp = [](const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  std::string file = tmp_.path("hup.data"), err = file + ".err", summary = file + ".json";
+  std::string cmd = "exec '" + binary_path() +
+                    "' record -e persistent/hupa/ -e persistent/hupb/ -o '" + file + "' --json='" +
+                    summary + "' --run-dir='" + run_dir_ + "' 2>'" + err + "'";
+  auto spawned = sys::Child::spawn({"sh", "-c", cmd});
+  ASSERT_TRUE(spawned.ok()) << spawned.error().message();
+  sys::Child& rec = *spawned;
+  ASSERT_TRUE(wait_for_record_start(file)) << slurp(err);
+  ASSERT_TRUE(caller.run());
+  auto ended_within = [&](int ms) -> std::optional<sys::ExitStatus> {
+    for (int waited = 0; waited <= ms; waited += 20) {
+      auto done = rec.try_wait();
+      if (!done.ok() || *done)
+        return done.ok() ? *done : std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+  };
+  ASSERT_EQ(pp({"kill", "hupa"}).status, 0);
+  EXPECT_FALSE(ended_within(500)) << "one event is left to follow: " << slurp(err);
+  ASSERT_EQ(pp({"kill", "hupb"}).status, 0);
+  std::optional<sys::ExitStatus> ended = ended_within(3000);
+  ASSERT_TRUE(ended) << "record still follows events that were killed: " << slurp(err);
+  EXPECT_TRUE(ended->success()) << ended->describe() << ": " << slurp(err);
+  EXPECT_NE(slurp(err).find("every event followed is gone"), std::string::npos) << slurp(err);
+  json doc = json::parse(slurp(summary), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(summary);
+  EXPECT_EQ(doc["exit_reason"], "events-gone") << doc;
+  std::string script_err;
+  EXPECT_EQ(perf_script_count(file, caller.pid(), &script_err), 600) << script_err;
 }
 
 }  // namespace
