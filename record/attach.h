@@ -9,6 +9,8 @@
 // started while reading.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -51,6 +53,11 @@ struct Stream {
   // What to poll beside it: a pollable buffer's hangup pipe, -1 when there
   // is none or poll_fd() is the pipe already (poll(2) skips a negative fd).
   int hangup_fd() const { return pollable && hangup ? hangup.get() : -1; }
+  // The events to ask of poll_fd(): POLLIN of a buffer's fd; nothing of a
+  // hangup pipe, whose POLLHUP poll(2) reports unasked, while bytes that
+  // someone wrote into it (a write end reopened through /proc) must not
+  // wake the reader again and again. Ask 0 of hangup_fd() too.
+  short poll_events() const { return pollable ? short(POLLIN) : short(0); }
 };
 
 struct AttachOptions {

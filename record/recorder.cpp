@@ -322,8 +322,8 @@ Status Session::follow() {
   // head`): then stop at once, not at the next write, which may never come.
   fds[kOutput] = {request_.output == "-" ? STDOUT_FILENO : -1, 0, 0};
   for (size_t i = 0; i < buffers; i++) {
-    fds[kFirstBuffer + i] = {streams_[i].poll_fd(), POLLIN, 0};
-    fds[kFirstBuffer + buffers + i] = {streams_[i].hangup_fd(), POLLIN, 0};
+    fds[kFirstBuffer + i] = {streams_[i].poll_fd(), streams_[i].poll_events(), 0};
+    fds[kFirstBuffer + buffers + i] = {streams_[i].hangup_fd(), 0, 0};
   }
   auto last_flush = Clock::now();
   const auto interval = std::chrono::milliseconds(request_.flush_interval_ms);

@@ -514,9 +514,9 @@ Status Session::loop() {
                 {screen_ ? -1 : STDOUT_FILENO, 0, 0}});
     // Each buffer's fd, then each one's hangup pipe beside it (-1 for none).
     for (size_t i = 0; i < streams_.size(); ++i)
-      fds.push_back({hung_[i] ? -1 : streams_[i].poll_fd(), POLLIN, 0});
+      fds.push_back({hung_[i] ? -1 : streams_[i].poll_fd(), streams_[i].poll_events(), 0});
     for (size_t i = 0; i < streams_.size(); ++i)
-      fds.push_back({hung_[i] ? -1 : streams_[i].hangup_fd(), POLLIN, 0});
+      fds.push_back({hung_[i] ? -1 : streams_[i].hangup_fd(), 0, 0});
     now = uint64_t(sys::monotonic_ns());
     int timeout =
         now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));
