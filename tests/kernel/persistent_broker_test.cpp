@@ -393,7 +393,7 @@ TEST_F(PersistentBroker, KilledEventStopsWritingForItsReader) {
 // hangs up: the broker's hangup pipe, closed when the event goes, says so
 // instead. A record following two perf-backend events goes on when one is
 // killed and ends once the other is, after draining its rings: every call
-// made before the kills is in its file, once per event. About a second.
+// made before the kills is in its file, once per event. About 2 s.
 TEST_F(PersistentBroker, AFollowingRecordEndsOnceEveryEventIsKilled) {
   GetppidCaller caller(300);
   ASSERT_GT(caller.pid(), 0);
