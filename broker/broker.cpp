@@ -976,6 +976,12 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
   if (client.opened.empty())
     PP_RETURN_IF_ERROR(admit_reader(client));
   PP_ASSIGN_OR_RETURN(sys::Fd copy, sys::duplicate(buffer->fd.get()));
+  // The hangup pipe only to a reader that asks by "hangup_perf" (a client
+  // that sent "hangup" alone takes exactly one fd here), never to the
+  // keeper, which reads nothing and outlives the broker.
+  sys::Fd hangup;
+  if (request.hangup_perf && !keeping)
+    hangup = hangup_fd(client, event);
   // Every fd that leaves is guarded from now, the keeper's too: "keep" is
   // any perfmon client's to claim, and nothing shows what its holder does.
   guard_from_now(event, size_t(buffer - event.buffers.begin()),
@@ -991,7 +997,27 @@ Result<Broker::Answer> Broker::handle_open(Client& client, const persistent::Req
                          {"mmap_bytes", buffer->mapping.size()},
                          {"layout", std::string(persistent::layout_name(event.info.layout))}}};
   answer.fds.push_back(std::move(copy));
+  if (hangup) {
+    answer.body["hangup"] = true;
+    answer.fds.push_back(std::move(hangup));
+  }
   return answer;
+}
+
+sys::Fd Broker::hangup_fd(const Client& client, LiveEvent& event) {
+  auto fd = [&]() -> Result<sys::Fd> {
+    if (!event.hangup.valid()) {
+      PP_ASSIGN_OR_RETURN(event.hangup, sys::HangupPipe::create());
+    }
+    return event.hangup.reader_fd();
+  }();
+  if (fd.ok())
+    return std::move(*fd);
+  log_from(client.peer, "event " + std::to_string(event.info.id) + " '" + event.info.name +
+                            "' was opened for " + describe_peer(client.peer) +
+                            " without its hangup pipe, so that reader will not see a kill: " +
+                            fd.error().message());
+  return sys::Fd();
 }
 
 void Broker::handle_frames(Client& client) {

@@ -68,6 +68,7 @@
 #include "sys/explain.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
+#include "sys/shared_ring.h"
 #include "sys/systemd.h"
 #include "sys/tree.h"
 #include "sys/unix_socket.h"
@@ -222,6 +223,13 @@ class Broker {
     // An ftrace-backend event (info.ring == kRingFtrace): its instance,
     // drained into shared rings (broker/ftrace_event.h); `buffers` is empty.
     std::unique_ptr<FtraceEvent> ftrace;
+    // A perf-backend event's hangup pipe, whose reader end goes with each
+    // fd a reader asks it for ("hangup_perf"): the reader's own fd keeps
+    // the kernel event, so only this says the event is gone. Made at the
+    // first such open (two fds per event read, none per open), closed with
+    // the LiveEvent: a kill, a reload that replaces or drops it, the broker's
+    // exit.
+    sys::HangupPipe hangup;
   };
   // Who sent bytes of the stream (sys::ReceivedMessage), judged when the
   // broker received them: the rights a request is carried out with are the
@@ -369,6 +377,10 @@ class Broker {
   // after a drain of that CPU (a snapshot then holds what was just written).
   Result<Answer> open_shared_ring(Client& client, LiveEvent& event,
                                   const persistent::Request& request);
+  // A new reader end of a perf-backend event's hangup pipe, made at the
+  // first call; an invalid fd, logged, when the broker is out of fds (the
+  // reader then reads as a client before the pipe did).
+  sys::Fd hangup_fd(const Client& client, LiveEvent& event);
   Result<Answer> handle_reload(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover(Client& client, const persistent::Request& request);
   Result<Answer> handle_handover_done(Client& client, const persistent::Request& request);

@@ -2,6 +2,8 @@
 // counts and closes for create, list, open and kill, and what a restart
 // re-creates. The clients are BrokerBackends, the broker serves on a thread.
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -355,6 +357,61 @@ TEST_F(BrokerFakeKernelTest, OpenHandsAnFdAndCountsTheReader) {
     readers = list(true)[0].readers.value_or(-1);
   }
   EXPECT_EQ(readers, 0) << "a reader that hung up is no longer counted";
+}
+
+// What poll(2) says of `fd` at once: 0, POLLHUP...
+short poll_now(int fd) {
+  pollfd p = {fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) < 0 ? short(-1) : p.revents;
+}
+
+// A reader's fd keeps the kernel event after a kill, so the broker passes
+// a hangup pipe beside it: quiet while the event lives, POLLHUP once it is
+// killed. One pipe per event, whichever CPU or reader opened it; the
+// keeper and a client that asks with "hangup" alone get none (such a
+// client takes exactly one fd for a perf event).
+TEST_F(BrokerFakeKernelTest, AReaderIsToldByItsHangupPipeThatTheEventWasKilled) {
+  start();
+  persistent::EventInfo e = create(*client(), kGetppidRequest);
+  auto reader = client(), other = client();
+  auto cpu0 = reader->open(e.id, 0);
+  auto cpu1 = other->open(e.id, 1);
+  ASSERT_TRUE(cpu0.ok()) << cpu0.error().message();
+  ASSERT_TRUE(cpu1.ok()) << cpu1.error().message();
+  ASSERT_TRUE(cpu0->hangup.valid());
+  ASSERT_TRUE(cpu1->hangup.valid());
+  EXPECT_TRUE(cpu0->pollable);
+  struct stat a {
+  }, b{};
+  ASSERT_EQ(::fstat(cpu0->hangup.get(), &a), 0);
+  ASSERT_EQ(::fstat(cpu1->hangup.get(), &b), 0);
+  EXPECT_EQ(a.st_ino, b.st_ino) << "one pipe per event, not per open";
+  EXPECT_EQ(poll_now(cpu0->hangup.get()), 0) << "the event lives";
+
+  persistent::BackendOptions options;
+  options.run_dir = config_.run_dir;
+  options.keep = true;
+  persistent::BrokerBackend keeper(options);
+  auto kept = keeper.open(e.id, 0);
+  ASSERT_TRUE(kept.ok()) << kept.error().message();
+  EXPECT_FALSE(kept->hangup.valid()) << "the keeper reads nothing and gets no pipe";
+
+  // A client from before "hangup_perf": one fd, as it always took.
+  auto older = persistent::BrokerConnection::connect(persistent::RunDir(config_.run_dir));
+  ASSERT_TRUE(older.ok()) << older.error().message();
+  persistent::Request open;
+  open.op = persistent::Op::kOpen;
+  open.id = e.id;
+  open.hangup = true;
+  std::vector<sys::Fd> fds;
+  auto reply = older->call(open, &fds);
+  ASSERT_TRUE(reply.ok()) << reply.error().message();
+  EXPECT_EQ(fds.size(), 1u);
+  EXPECT_FALSE(reply->contains("hangup")) << reply->dump();
+
+  ASSERT_TRUE(client()->kill(std::to_string(e.id)).ok());
+  EXPECT_TRUE(poll_now(cpu0->hangup.get()) & POLLHUP);
+  EXPECT_TRUE(poll_now(cpu1->hangup.get()) & POLLHUP);
 }
 
 // The guard (persistent/guard.h) reads an event's count only once one of

@@ -329,17 +329,20 @@ Result<Buffer> BrokerBackend::open(uint64_t id, int cpu) {
   request.id = id;
   request.cpu = cpu;
   request.keep = options_.keep;
-  request.hangup = !options_.keep;  // a reader wants it; the keeper reads nothing
+  // A reader wants the hangup pipe, with a shared ring and with a perf
+  // event's fd alike; the keeper reads nothing.
+  request.hangup = !options_.keep;
+  request.hangup_perf = !options_.keep;
   std::vector<sys::Fd> fds;
   PP_ASSIGN_OR_RETURN(json body, conn->call(request, &fds));
   JsonFields f(body, "the broker's open reply");
-  // An ftrace-backend event's shared ring (Documentation/protocol.txt)
-  // comes with the hangup pipe's reader end when the reply says so; a
-  // broker before it passes the ring alone, which reads as well and never
-  // hangs up.
+  // The buffer's fd comes with the hangup pipe's reader end when the reply
+  // says so (Documentation/protocol.txt); a broker before it passes the fd
+  // alone (before "hangup_perf", a perf event's fd always), which reads as
+  // well and never hangs up on a kill.
   PP_ASSIGN_OR_RETURN(bool pollable, f.boolean_or("pollable", true));
   PP_ASSIGN_OR_RETURN(bool hangup, f.boolean_or("hangup", false));
-  const size_t want = hangup && !pollable ? 2 : 1;
+  const size_t want = hangup ? 2 : 1;
   if (fds.size() != want)
     return errorf(EPROTO, "the broker's open reply carried %zu descriptors instead of %zu",
                   fds.size(), want);

@@ -175,10 +175,13 @@ struct Buffer {
   // A shared ring the broker writes (an ftrace-backend event): the sample
   // id its records carry, which no PERF_EVENT_IOC_ID can tell; and the fd
   // is a memory file, always readable to poll(2), so a reader wakes itself
-  // by time instead of polling it, and polls `hangup` instead: POLLHUP once
-  // the ring is written no more (the event killed, the broker gone).
+  // by time instead of polling it, and polls `hangup` instead.
   uint64_t sample_id = 0;
   bool pollable = true;
+  // From the broker, when it passed one: polls POLLHUP once the event is
+  // gone (killed, its definition replaced, the broker gone), which a perf
+  // event's fd never says of a broker's kill (the reader's own fd keeps
+  // the event). Invalid from the kernel backend and older brokers.
   sys::Fd hangup;
 };
 

@@ -150,6 +150,8 @@ std::string encode_request(const Request& r) {
         j["keep"] = true;
       if (r.hangup)  // a broker before it ignores it and passes one fd
         j["hangup"] = true;
+      if (r.hangup_perf)  // a separate key: a client that sent "hangup" alone takes one perf fd
+        j["hangup_perf"] = true;
       break;
     case Op::kReload:
     case Op::kHandoverDone:
@@ -211,6 +213,7 @@ Result<Request> decode_request_fields(std::string_view payload) {
     r.cpu = int(cpu);
     PP_ASSIGN_OR_RETURN(r.keep, o.boolean_or("keep", false));
     PP_ASSIGN_OR_RETURN(r.hangup, o.boolean_or("hangup", false));
+    PP_ASSIGN_OR_RETURN(r.hangup_perf, o.boolean_or("hangup_perf", false));
   } else if (op == "reload") {
     r.op = Op::kReload;
   } else if (op == "handover") {

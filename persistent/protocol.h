@@ -15,12 +15,15 @@
 //            {"op": "create", "event": "sched:sched_switch", "name": "ctxsw",
 //             "pages": 128, "cpus": "0-3", "filter": ""}
 //            {"op": "kill", "ref": "ctxsw"}
-//            {"op": "open", "id": 7, "cpu": 0, "keep": false, "hangup": true}
+//            {"op": "open", "id": 7, "cpu": 0, "keep": false, "hangup": true,
+//             "hangup_perf": true}
 //                 ("keep": true: the keeper's, which holds buffers mapped
 //                 across broker restarts and is no reader; "hangup": true:
 //                 with an ftrace-backend event's shared ring, pass the
 //                 reader end of a pipe that hangs up when the ring is
-//                 written no more, and say "hangup": true in the reply)
+//                 written no more, and say "hangup": true in the reply;
+//                 "hangup_perf": true: the same pipe with a perf event's fd,
+//                 hanging up when the event is killed or the broker exits)
 //            {"op": "reload"}
 //            {"op": "handover", "after": 0, "token": "<hex>"}
 //                 (daemon --replace, page by page; the token is the run
@@ -111,16 +114,17 @@ std::string_view op_name(Op op);
 
 struct Request {
   Op op = Op::kPing;
-  bool verbose = false;     // list
-  uint64_t after = 0;       // list: only the events with larger ids; handover: fds sent so far
-  int64_t deadline_ms = 0;  // any: 0 for none (see above)
-  CreateRequest create;     // create
-  std::string reference;    // kill: an id or a name (persistent/names.h)
-  uint64_t id = 0;          // open
-  int cpu = 0;              // open
-  bool keep = false;        // open: the keeper's (no reader)
-  bool hangup = false;      // open: a shared ring comes with a hangup pipe
-  std::string token;        // handover: the run directory's handover.token
+  bool verbose = false;      // list
+  uint64_t after = 0;        // list: only the events with larger ids; handover: fds sent so far
+  int64_t deadline_ms = 0;   // any: 0 for none (see above)
+  CreateRequest create;      // create
+  std::string reference;     // kill: an id or a name (persistent/names.h)
+  uint64_t id = 0;           // open
+  int cpu = 0;               // open
+  bool keep = false;         // open: the keeper's (no reader)
+  bool hangup = false;       // open: a shared ring comes with a hangup pipe
+  bool hangup_perf = false;  // open: a perf event's fd too (a client before it takes one fd)
+  std::string token;         // handover: the run directory's handover.token
 };
 
 // The JSON payload of a request.

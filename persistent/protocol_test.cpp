@@ -121,6 +121,7 @@ TEST(Protocol, RequestsRoundTrip) {
   open.id = 7;
   open.cpu = 1;
   open.hangup = true;
+  open.hangup_perf = true;
   for (const Request& r : {Request{}, list, create, kill, open}) {
     auto back = decode_request(encode_request(r));
     ASSERT_TRUE(back.ok()) << back.error().message();
@@ -136,11 +137,13 @@ TEST(Protocol, RequestsRoundTrip) {
     EXPECT_EQ(back->id, r.id);
     EXPECT_EQ(back->cpu, r.cpu);
     EXPECT_EQ(back->hangup, r.hangup);
+    EXPECT_EQ(back->hangup_perf, r.hangup_perf);
   }
   // Sent only when asked for: an open without it is what a broker before
   // the hangup pipe has always read.
   Request plain = open;
   plain.hangup = false;
+  plain.hangup_perf = false;
   EXPECT_EQ(encode_request(plain).find("hangup"), std::string::npos);
 }
 
@@ -166,6 +169,8 @@ TEST(Protocol, MalformedRequestsNameTheProblem) {
       {"{\"op\": \"list\", \"verbose\": 1}", "\"verbose\" must be true or false"},
       {"{\"op\": \"open\", \"id\": 1, \"cpu\": 0, \"hangup\": 1}",
        "\"hangup\" must be true or false"},
+      {"{\"op\": \"open\", \"id\": 1, \"cpu\": 0, \"hangup_perf\": \"yes\"}",
+       "\"hangup_perf\" must be true or false"},
       {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[", "nests deeper"},
   };
   for (const Case& c : cases) {

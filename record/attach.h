@@ -9,6 +9,8 @@
 // started while reading.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -39,13 +41,23 @@ struct Stream {
   std::optional<sys::RingReader> reader;
   bool read_once = false;  // the reader has read once (the first read takes a snapshot)
   // False for a shared ring the broker writes (an ftrace-backend event):
-  // its fd is always readable, so the reader wakes by time, not by poll;
-  // `hangup` says POLLHUP once the ring is written no more.
+  // its fd is always readable, so the reader wakes by time, not by poll.
   bool pollable = true;
+  // The broker's hangup pipe, when it passed one: POLLHUP once the event
+  // is gone (killed, or its broker stopped). A perf event's fd cannot say
+  // so: the reader's own fd keeps the kernel event alive.
   sys::Fd hangup;
   // What to put in a pollfd for this buffer: its fd, or for a shared ring
   // the hangup pipe, which polls only POLLHUP (the event is gone).
   int poll_fd() const { return pollable ? fd.get() : hangup.get(); }
+  // What to poll beside it: a pollable buffer's hangup pipe, -1 when there
+  // is none or poll_fd() is the pipe already (poll(2) skips a negative fd).
+  int hangup_fd() const { return pollable && hangup ? hangup.get() : -1; }
+  // The events to ask of poll_fd(): POLLIN of a buffer's fd; nothing of a
+  // hangup pipe, whose POLLHUP poll(2) reports unasked, while bytes that
+  // someone wrote into it (a write end reopened through /proc) must not
+  // wake the reader again and again. Ask 0 of hangup_fd() too.
+  short poll_events() const { return pollable ? short(POLLIN) : short(0); }
 };
 
 struct AttachOptions {

@@ -18,6 +18,7 @@
 #include "report/perf_data_writer.h"
 #include "sys/child.h"
 #include "sys/clock.h"
+#include "sys/kernel.h"
 #include "sys/perf_abi_records.h"
 #include "sys/perf_abi_sample.h"
 #include "sys/process.h"
@@ -100,6 +101,13 @@ class Session {
   Status open_writer();
   Status drain_all();
   Status follow();
+  // After stream `s`'s hangup pipe closed: whether its broker still serves
+  // the same kernel event (a `daemon --replace` handover, a restart that
+  // kept the event's fds), asked through `rejoined`, a new connection made
+  // once per wakeup (the old broker's is gone), which the new broker counts
+  // as a reader. Then the new pipe stands in for the old one; otherwise
+  // (killed, replaced by a reload, no broker) the event is gone.
+  bool still_served(Stream& s, std::unique_ptr<persistent::Backend>& rejoined);
   void stop_command();
   static Error reader_gone() {
     return Error(ErrorKind::kOutput, EPIPE, "the reader of the output pipe closed it");
@@ -113,6 +121,7 @@ class Session {
   std::ostream& notes_;
   sys::Kernel& kernel_;
   std::unique_ptr<persistent::Backend> backend_;
+  std::unique_ptr<persistent::Backend> rejoined_;  // see still_served()
   std::vector<ResolvedEvent> events_;
   std::vector<Stream> streams_;  // the events' buffers, then the tracking event's
   size_t named_events_ = 0;      // events_ named by -e; their context streams follow
@@ -313,14 +322,18 @@ bool Session::over_max_size() {
 // Polls the buffers, the command and the signals until one says stop.
 Status Session::follow() {
   enum { kSignals, kChild, kOutput, kFirstBuffer };
-  std::vector<pollfd> fds(kFirstBuffer + streams_.size());
+  // Each buffer's fd, then each one's hangup pipe beside it (-1 for none).
+  const size_t buffers = streams_.size();
+  std::vector<pollfd> fds(kFirstBuffer + 2 * buffers);
   fds[kSignals] = {signals_->fd(), POLLIN, 0};
   fds[kChild] = {child_ ? child_->pidfd() : -1, POLLIN, 0};
   // A pipe on standard output polls POLLERR once its reader has gone (`|
   // head`): then stop at once, not at the next write, which may never come.
   fds[kOutput] = {request_.output == "-" ? STDOUT_FILENO : -1, 0, 0};
-  for (size_t i = 0; i < streams_.size(); i++)
-    fds[kFirstBuffer + i] = {streams_[i].poll_fd(), POLLIN, 0};
+  for (size_t i = 0; i < buffers; i++) {
+    fds[kFirstBuffer + i] = {streams_[i].poll_fd(), streams_[i].poll_events(), 0};
+    fds[kFirstBuffer + buffers + i] = {streams_[i].hangup_fd(), 0, 0};
+  }
   auto last_flush = Clock::now();
   const auto interval = std::chrono::milliseconds(request_.flush_interval_ms);
   const SwitchOutput& sw = request_.switch_output;
@@ -397,14 +410,29 @@ Status Session::follow() {
       // What the command caused is in the buffers by now: take it.
       return drain_all();
     }
-    // A buffer whose event went away (POLLHUP) no longer wakes anyone;
-    // once every buffer of the events named has, nothing more can come:
-    // stop, as perf record does when all its fds hang up.
+    // A buffer whose event went away (POLLHUP on its fd or its hangup
+    // pipe) no longer wakes anyone; once every buffer of the events named
+    // has, nothing more can come: stop, as perf record does when all its
+    // fds hang up. What the rings still hold is drained below.
+    std::unique_ptr<persistent::Backend> rejoined;
+    bool followed_on = false;
     for (size_t i = kFirstBuffer; i < fds.size(); i++)
       if (fds[i].revents & (POLLHUP | POLLERR)) {
-        fds[i].fd = -1;
-        hung[i - kFirstBuffer] = 1;
+        size_t stream = (i - kFirstBuffer) % buffers;
+        if (i >= kFirstBuffer + buffers && still_served(streams_[stream], rejoined)) {
+          fds[i].fd = streams_[stream].hangup_fd();
+          followed_on = true;
+          continue;
+        }
+        fds[kFirstBuffer + stream].fd = -1;
+        fds[kFirstBuffer + buffers + stream].fd = -1;
+        hung[stream] = 1;
       }
+    if (followed_on) {
+      rejoined_ = std::move(rejoined);  // the new broker's reader, whose pipes these are
+      notes_ << "[ perf persistent record: its broker was replaced; following the same events "
+                "through the new one ]\n";
+    }
     if (every_event_hung()) {
       result_.events_gone = true;
       notes_ << "[ perf persistent record: every event followed is gone (killed, or its "
@@ -413,6 +441,22 @@ Status Session::follow() {
       return drain_all();
     }
   }
+}
+
+bool Session::still_served(Stream& s, std::unique_ptr<persistent::Backend>& rejoined) {
+  if (!s.pollable || s.event >= events_.size())
+    return false;  // a shared ring dies with its broker
+  if (!rejoined)
+    rejoined = persistent::make_backend(request_.backend);
+  auto buffer = rejoined->open(events_[s.event].info.id, s.cpu);
+  if (!buffer.ok() || !buffer->hangup)
+    return false;
+  auto was = sys::event_id(kernel_, s.fd.get());
+  auto now = sys::event_id(kernel_, buffer->fd.get());
+  if (!was.ok() || !now.ok() || *was != *now)
+    return false;  // made again: what this reader holds is no longer the event
+  s.hangup = std::move(buffer->hangup);
+  return true;
 }
 
 Result<RecordResult> Session::run() {

@@ -82,6 +82,8 @@ class HangupPipe {
   static Result<HangupPipe> create();
   // A new reader end: POLLHUP once this pipe is gone.
   Result<Fd> reader_fd() const;
+  // False for a default-made or moved-from pipe: it hands out nothing.
+  bool valid() const { return read_.valid(); }
 
  private:
   Fd read_;

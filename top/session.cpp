@@ -512,8 +512,11 @@ Status Session::loop() {
     fds.assign({{signals_->fd(), POLLIN, 0},
                 {screen_ ? screen_->input_fd() : -1, POLLIN, 0},
                 {screen_ ? -1 : STDOUT_FILENO, 0, 0}});
+    // Each buffer's fd, then each one's hangup pipe beside it (-1 for none).
     for (size_t i = 0; i < streams_.size(); ++i)
-      fds.push_back({hung_[i] ? -1 : streams_[i].poll_fd(), POLLIN, 0});
+      fds.push_back({hung_[i] ? -1 : streams_[i].poll_fd(), streams_[i].poll_events(), 0});
+    for (size_t i = 0; i < streams_.size(); ++i)
+      fds.push_back({hung_[i] ? -1 : streams_[i].hangup_fd(), 0, 0});
     now = uint64_t(sys::monotonic_ns());
     int timeout =
         now >= next ? 0 : int(std::min<uint64_t>((next - now) / 1000000 + 1, kDrainIntervalMs));
@@ -523,7 +526,7 @@ Status Session::loop() {
     // A buffer whose event went away (POLLHUP) wakes nobody again.
     for (size_t i = kFirstBuffer; i < fds.size() && ready > 0; ++i)
       if (fds[i].revents & (POLLHUP | POLLERR))
-        hung_[i - kFirstBuffer] = 1;
+        hung_[(i - kFirstBuffer) % streams_.size()] = 1;
     if (auto drained = record::drain_all(streams_, sink, totals); !drained.ok())
       return drained.error();
     if (fds[kSignals].revents & POLLIN)

@@ -885,8 +885,11 @@ Status Watcher::run() {
     std::vector<pollfd> fds;
     fds.push_back({signals.fd(), POLLIN, 0});
     if (attached_)
-      for (const record::Stream& s : streams_)
-        fds.push_back({s.poll_fd(), POLLIN, 0});
+      for (const record::Stream& s : streams_) {
+        fds.push_back({s.poll_fd(), s.poll_events(), 0});
+        if (s.hangup_fd() >= 0)  // a perf event's: POLLHUP once it is killed
+          fds.push_back({s.hangup_fd(), 0, 0});
+      }
     int timeout = kReadIntervalMs;
     if (options_.duration_ms) {
       uint64_t elapsed = sys::monotonic_ms() - start;

@@ -101,19 +101,6 @@ class FtraceBackend : public PrivateBrokerTest {
     return background_.back();
   }
 
-  // Until a background record has flushed its first data (perf.data's
-  // data size, the u64 at 0x30, is no longer 0): then it is attached.
-  static bool wait_for_start(const std::string& file) {
-    for (int i = 0; i < 1000; i++) {
-      std::ifstream in(file, std::ios::binary);
-      uint64_t data_size = 0;
-      if (in.seekg(0x30) && in.read(reinterpret_cast<char*>(&data_size), 8) && data_size > 0)
-        return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
-
   std::string tracefs_;
   std::vector<std::string> names_;
   std::deque<sys::Child> background_;
@@ -146,7 +133,7 @@ TEST_F(FtraceBackend, ThreeConcurrentReadersEachGetEverySampleOfABurst) {
       start_record(event, files.back(), files.back() + ".err");
     }
     for (const std::string& f : files)
-      ASSERT_TRUE(wait_for_start(f)) << f << " never started: " << f + ".err";
+      ASSERT_TRUE(wait_for_record_start(f)) << f << " never started: " << f + ".err";
     ASSERT_TRUE(caller.run());
     ASSERT_TRUE(wait_for_count(event, kBurst)) << "the broker republished " << count(event);
     EXPECT_EQ(count(event), kBurst);
@@ -168,12 +155,12 @@ TEST_F(FtraceBackend, ThreeConcurrentReadersEachGetEverySampleOfABurst) {
   }
 }
 
-// A perf-backend event's kill only disables it (its followers keep their
-// fd and see nothing more: PersistentBroker.KilledEventStopsWritingForItsReader);
-// an ftrace-backend event's ring hangs up instead, as a perf fd does when
-// its event has exited. A record following two such events goes on when
-// one is killed and ends once the other's broker stops, with everything
-// written before in its file. About a second.
+// An ftrace-backend event's ring hangs up once it is written no more, as a
+// perf fd does when its event has exited (a perf-backend event's follower
+// gets the same pipe: PersistentBroker.AFollowingRecordEndsOnceEveryEventIsKilled).
+// A record following two such events goes on when one is killed and ends
+// once the other's broker stops, with everything written before in its
+// file. About a second.
 TEST_F(FtraceBackend, AFollowingRecordEndsWhenEveryEventItFollowsIsGone) {
   GetppidCaller caller(300);
   ASSERT_GT(caller.pid(), 0);
@@ -192,7 +179,7 @@ TEST_F(FtraceBackend, AFollowingRecordEndsWhenEveryEventItFollowsIsGone) {
   ASSERT_TRUE(spawned.ok()) << spawned.error().message();
   background_.push_back(std::move(spawned).value());
   sys::Child& rec = background_.back();
-  ASSERT_TRUE(wait_for_start(file)) << slurp(err);
+  ASSERT_TRUE(wait_for_record_start(file)) << slurp(err);
   ASSERT_TRUE(caller.run());
   for (const std::string& event : {killed, stopped})
     ASSERT_TRUE(wait_for_count(event, 300)) << "the broker republished " << count(event);

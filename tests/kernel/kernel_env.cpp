@@ -7,9 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
+#include <fstream>
 #include <regex>
 #include <sstream>
+#include <thread>
 
 #include "sys/kernel.h"
 #include "sys/process.h"
@@ -70,6 +73,17 @@ int perf_script_count(const std::string& file, pid_t pid, std::string* err) {
     *err = r.err;
   EXPECT_EQ(r.status, 0) << "perf script -i " << file << ": " << r.err;
   return count_getppid(r.out, pid);
+}
+
+bool wait_for_record_start(const std::string& file) {
+  for (int i = 0; i < 1000; i++) {
+    std::ifstream in(file, std::ios::binary);
+    uint64_t data_size = 0;
+    if (in.seekg(0x30) && in.read(reinterpret_cast<char*>(&data_size), 8) && data_size > 0)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 GetppidCaller::GetppidCaller(long calls) {

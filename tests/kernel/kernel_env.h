@@ -42,6 +42,11 @@ int count_getppid(const std::string& script, pid_t pid);
 // (a failing perf script fails the test; its stderr goes to `err`).
 int perf_script_count(const std::string& file, pid_t pid, std::string* err = nullptr);
 
+// Until a background record writing `file` has flushed its first data
+// (perf.data's data size, the u64 at 0x30, is no longer 0): then it is
+// attached. False after 10 s.
+bool wait_for_record_start(const std::string& file);
+
 // A child pinned to CPU 0 that makes `calls` getppid(2) calls once released:
 // the load whose samples a test counts. Until go() it waits on a pipe, so
 // events and readers can be set up first with its pid (a filter on it:

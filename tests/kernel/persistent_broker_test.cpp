@@ -13,13 +13,17 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <random>
 #include <thread>
 
 #include "persistent/broker_client.h"
 #include "persistent/protocol.h"
+#include "sys/child.h"
 #include "sys/kernel.h"
 #include "sys/process.h"
 #include "sys/tree.h"
@@ -383,6 +387,107 @@ TEST_F(PersistentBroker, KilledEventStopsWritingForItsReader) {
       sys::read_event(sys::real_kernel(), buffer->fd.get(), PERF_FORMAT_TOTAL_TIME_ENABLED);
   ASSERT_TRUE(reading.ok()) << reading.error().message();
   EXPECT_EQ(reading->value, 0u);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// How `child` ended, if it did within `ms`.
+std::optional<sys::ExitStatus> ended_within(sys::Child& child, int ms) {
+  for (int waited = 0; waited <= ms; waited += 20) {
+    auto done = child.try_wait();
+    if (!done.ok() || *done)
+      return done.ok() ? *done : std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return std::nullopt;
+}
+
+// A record of `events` into `file` in the background (its stderr in
+// file.err, its --json in file.json), once it is attached.
+std::optional<sys::Child> following_record(const std::string& run_dir,
+                                           const std::vector<std::string>& events,
+                                           const std::string& file) {
+  std::string cmd = "exec '" + binary_path() + "' record";
+  for (const std::string& e : events)
+    cmd += " -e persistent/" + e + "/";
+  cmd += " -o '" + file + "' --json='" + file + ".json' --run-dir='" + run_dir + "' 2>'" + file +
+         ".err'";
+  auto spawned = sys::Child::spawn({"sh", "-c", cmd});
+  EXPECT_TRUE(spawned.ok()) << spawned.error().message();
+  if (!spawned.ok())
+    return std::nullopt;
+  EXPECT_TRUE(wait_for_record_start(file)) << slurp(file + ".err");
+  return std::move(*spawned);
+}
+
+// The kill disables the event, but a follower's own fd keeps it and never
+// hangs up: the broker's hangup pipe, closed when the event goes, says so
+// instead. A record following two perf-backend events goes on when one is
+// killed and ends once the other is, after draining its rings: every call
+// made before the kills is in its file, once per event. About 2 s.
+TEST_F(PersistentBroker, AFollowingRecordEndsOnceEveryEventIsKilled) {
+  GetppidCaller caller(300);
+  ASSERT_GT(caller.pid(), 0);
+  for (const char* event : {"hupa", "hupb"}) {
+    CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", event, "-C",
+                                "0", "--filter", caller.filter()});
+    ASSERT_EQ(created.status, 0) << created.err;
+  }
+  std::string file = tmp_.path("hup.data"), err = file + ".err";
+  std::optional<sys::Child> rec = following_record(run_dir_, {"hupa", "hupb"}, file);
+  ASSERT_TRUE(rec);
+  ASSERT_TRUE(caller.run());
+  ASSERT_EQ(pp({"kill", "hupa"}).status, 0);
+  EXPECT_FALSE(ended_within(*rec, 500)) << "one event is left to follow: " << slurp(err);
+  ASSERT_EQ(pp({"kill", "hupb"}).status, 0);
+  std::optional<sys::ExitStatus> ended = ended_within(*rec, 3000);
+  ASSERT_TRUE(ended) << "record still follows events that were killed: " << slurp(err);
+  EXPECT_TRUE(ended->success()) << ended->describe() << ": " << slurp(err);
+  EXPECT_NE(slurp(err).find("every event followed is gone"), std::string::npos) << slurp(err);
+  json doc = json::parse(slurp(file + ".json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(file + ".json");
+  EXPECT_EQ(doc["exit_reason"], "events-gone") << doc;
+  std::string script_err;
+  EXPECT_EQ(perf_script_count(file, caller.pid(), &script_err), 600) << script_err;
+}
+
+// The old broker's pipe closes at a `daemon --replace` too, but the new
+// broker serves the same kernel event: the record asks it, takes its pipe
+// and goes on, with the calls made before and after the handover, and ends
+// at the kill. About 2 s.
+TEST_F(PersistentBroker, AFollowingRecordGoesOnAcrossAReplaceAndEndsAtTheKill) {
+  GetppidCaller before(200), after(200);
+  ASSERT_GT(before.pid(), 0);
+  ASSERT_GT(after.pid(), 0);
+  CommandResult created = pp({"create", "-e", "syscalls:sys_enter_getppid", "--name", "hupr", "-C",
+                              "0", "--filter", before.filter() + " || " + after.filter()});
+  ASSERT_EQ(created.status, 0) << created.err;
+  std::string file = tmp_.path("replace.data"), err = file + ".err";
+  std::optional<sys::Child> rec = following_record(run_dir_, {"hupr"}, file);
+  ASSERT_TRUE(rec);
+  ASSERT_TRUE(before.run());
+  pid_t old = broker_pid();
+  CommandResult replaced = pp({"daemon", "--replace"});
+  ASSERT_EQ(replaced.status, 0) << replaced.err;
+  for (int i = 0; i < 250 && sys::process_exists(old); i++)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_FALSE(sys::process_exists(old)) << "the old broker never exited";
+  EXPECT_FALSE(ended_within(*rec, 500)) << "record ended at the handover: " << slurp(err);
+  EXPECT_NE(slurp(err).find("following the same events through the new one"), std::string::npos)
+      << slurp(err);
+  ASSERT_TRUE(after.run());
+  ASSERT_EQ(pp({"kill", "hupr"}).status, 0);
+  std::optional<sys::ExitStatus> ended = ended_within(*rec, 3000);
+  ASSERT_TRUE(ended) << "record still follows an event that was killed: " << slurp(err);
+  json doc = json::parse(slurp(file + ".json"), nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << slurp(file + ".json");
+  EXPECT_EQ(doc["exit_reason"], "events-gone") << doc;
+  std::string script_err;
+  EXPECT_EQ(perf_script_count(file, before.pid(), &script_err), 200) << script_err;
+  EXPECT_EQ(perf_script_count(file, after.pid(), &script_err), 200) << script_err;
 }
 
 }  // namespace
