@@ -97,6 +97,16 @@ class FakeInstance : public ::testing::Test {
     dir_.write("instances/perf-persistent.gp/per_cpu/cpu0/trace_pipe_raw", bytes);
   }
 
+  // A reader's view of `event`'s ring of CPU 0: read from its oldest record.
+  static Result<sys::RingReader> oldest_reader(const FtraceEvent& event) {
+    const sys::SharedRing* ring = event.ring(0);
+    if (!ring)
+      return Error(ENOENT, "the event has no ring for CPU 0");
+    return sys::RingReader::create(
+        {ring->memory().data(), ring->memory().size()},
+        {.layout = sys::RingLayout::kBackward, .start = sys::RingStart::kOldest, .settle_us = 0});
+  }
+
   std::string setting(const std::string& file) {
     return sys::Tree(dir_.path("instances/perf-persistent.gp")).read(file).value_or("?");
   }
@@ -126,12 +136,7 @@ TEST_F(FakeInstance, DrainRepublishesEachRecordAsPerfRecordsTracepointSampleAndL
   EXPECT_EQ(drained->lost, 5u);
   EXPECT_EQ((*event)->published(0), 3u);
 
-  // A reader's view: the ring read from its oldest record.
-  const sys::SharedRing* ring = (*event)->ring(0);
-  ASSERT_NE(ring, nullptr);
-  auto reader = sys::RingReader::create(
-      {ring->memory().data(), ring->memory().size()},
-      {.layout = sys::RingLayout::kBackward, .start = sys::RingStart::kOldest, .settle_us = 0});
+  auto reader = oldest_reader(**event);
   ASSERT_TRUE(reader.ok()) << reader.error().message();
   const sys::RingBatch& batch = reader->read();
   ASSERT_EQ(batch.size(), 4u);
@@ -217,11 +222,7 @@ TEST_F(FakeInstance, LossesAreThePagesCountsAndTheStatsCommitOverrunSinceTheTake
   EXPECT_EQ(reset->lost, 2u);
 
   // What a reader of the ring sees: the same total as PERF_RECORD_LOST.
-  const sys::SharedRing* ring = (*event)->ring(0);
-  ASSERT_NE(ring, nullptr);
-  auto reader = sys::RingReader::create(
-      {ring->memory().data(), ring->memory().size()},
-      {.layout = sys::RingLayout::kBackward, .start = sys::RingStart::kOldest, .settle_us = 0});
+  auto reader = oldest_reader(**event);
   ASSERT_TRUE(reader.ok()) << reader.error().message();
   uint64_t lost = 0;
   for (std::span<const uint8_t> record : reader->read())
