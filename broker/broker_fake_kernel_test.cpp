@@ -27,7 +27,7 @@ constexpr uint64_t kGetppid = persistent::testing::kGetppidId;
 
 class BrokerFakeKernelTest : public ::testing::Test {
  protected:
-  explicit BrokerFakeKernelTest(sys::testing::FakeKernelOptions options = {.cpus = 2}) {
+  explicit BrokerFakeKernelTest(const sys::testing::FakeKernelOptions& options = {.cpus = 2}) {
     sysfs_.write("devices/system/cpu/online", "0-1\n");
     kernel_ = std::make_unique<sys::testing::FakeKernel>(options);
     config_.run_dir = tmp_.path("run");
@@ -52,7 +52,8 @@ class BrokerFakeKernelTest : public ::testing::Test {
     return std::make_unique<persistent::BrokerBackend>(options);
   }
 
-  persistent::EventInfo create(persistent::BrokerBackend& b, persistent::CreateRequest request,
+  persistent::EventInfo create(persistent::BrokerBackend& b,
+                               const persistent::CreateRequest& request,
                                std::string* note = nullptr) {
     auto created = b.create(request, note);
     EXPECT_TRUE(created.ok()) << created.error().message();

@@ -192,10 +192,10 @@ TEST(Protocol, RepliesCarryBodiesOrErrors) {
   EXPECT_EQ(err.error().kind(), ErrorKind::kNameTaken) << "the broker's kind reaches the client";
   EXPECT_EQ(err.error().code(), EEXIST);
   EXPECT_EQ(err.error().message(), "the name 'x' is taken");
-  for (const char* bad : {"{}", "{\"ok\": false}", "{\"ok\": false, \"errno\": 0, \"error\": \"\"}",
-                          "{\"ok\": false, \"error\": {\"kind\": \"usage\", \"errno\": \"EBOGUS\", "
-                          "\"message\": \"\"}}",
-                          "nonsense"}) {
+  for (const char* bad :
+       {R"({})", R"({"ok": false})", R"({"ok": false, "errno": 0, "error": ""})",
+        R"({"ok": false, "error": {"kind": "usage", "errno": "EBOGUS", "message": ""}})",
+        "nonsense"}) {
     auto r = decode_reply(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.error().code(), EPROTO) << bad;
