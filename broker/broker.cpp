@@ -880,8 +880,12 @@ Result<Broker::Answer> Broker::answer_request(Client& client, std::string_view p
     return internal_error("no handler for op '" + std::string(persistent::op_name(request.op)) +
                           "'");
   if (request.deadline_ms > 0) {
+    // The deadline's own millisecond counts as past: the client sends
+    // its clock's millisecond plus its timeout and gives up within it, so
+    // a request run then may be one its client has already reported as
+    // not done.
     int64_t late = int64_t(sys::realtime_ns() / 1000000) - request.deadline_ms;
-    if (late > 0) {
+    if (late >= 0) {
       log_from(client.peer, std::string(persistent::op_name(request.op)) + " request of " +
                                 describe_peer(client.peer) + " expired " + std::to_string(late) +
                                 " ms before the broker got to it; not carried out");

@@ -230,10 +230,16 @@ TEST_F(BrokerLimitsTest, RequestPastItsDeadlineIsNotCarriedOut) {
   EXPECT_NE(r.error().message().find("it was not carried out"), std::string::npos)
       << r.error().message();
   EXPECT_EQ(kernel_.opens, 0) << "an expired create reached the kernel";
-  late.deadline_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                         std::chrono::system_clock::now().time_since_epoch())
-                         .count() +
-                     60000;
+  // The deadline's own millisecond is past: the client gives up within it.
+  const int64_t now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
+  late.deadline_ms = now_ms;
+  auto at_deadline = call(*broker, s, persistent::encode_request(late));
+  ASSERT_FALSE(at_deadline.ok());
+  EXPECT_EQ(at_deadline.error().code(), ETIMEDOUT) << at_deadline.error().message();
+  EXPECT_EQ(kernel_.opens, 0) << "a create in its deadline's millisecond reached the kernel";
+  late.deadline_ms = now_ms + 60000;
   auto in_time = call(*broker, s, persistent::encode_request(late));
   ASSERT_FALSE(in_time.ok());
   EXPECT_EQ(in_time.error().code(), EACCES) << "in time, it reaches the (refusing) kernel";

@@ -32,7 +32,7 @@
 //            {"op": "handover-listener"}   (once the new broker holds the lock)
 //            Any request may carry "deadline_ms": the wall-clock time (ms since
 //            the epoch) after which the client no longer waits; a broker that
-//            gets to it later answers ETIMEDOUT and does nothing.
+//            gets to it in that ms or later answers ETIMEDOUT, doing nothing.
 //            A list reply holds the events with ids above "after", up to
 //            kListPageBytes, and "more": true when there are others: the
 //            client asks again with "after" the last id it got.
