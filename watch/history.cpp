@@ -789,17 +789,13 @@ Status History::store_batched(const WatchRecord& r, std::string_view text, const
   }
   // The compact line (batches, history.h): "time", then the body. Its head
   // and tail are the batch's columns and this entry's wall time.
-  size_t line = s->json.size();
-  bool compact = false;
-  if (json && key_is_batch_key(r, *s, options_.boot_id)) {
+  if (json && json->has_body() && key_is_batch_key(r, *s, options_.boot_id)) {
     s->json += R"("time":)";
     append_decimal(s->json, r.time);
-    compact = json->append_body(s->json);
-    if (!compact)
-      s->json.resize(line);
-  }
-  if (!compact)
+    json->append_body(s->json);
+  } else {
     s->json += json ? std::string_view(json->text()) : text;
+  }
   auto wall = int64_t(r.wall_ns);
   append_le64(s->entries, wall);
   append_le64(s->entries, int64_t(seq));

@@ -156,14 +156,11 @@ void RecordJson::write_body(std::string& out) const {
   report::append_fields_json(*event_, raw_, out);
 }
 
-bool RecordJson::append_body(std::string& out) const {
-  if (!event_ || record_.mce || record_.ras)
-    return false;
+void RecordJson::append_body(std::string& out) const {
   if (text_)
     out.append(*text_, body_begin_, body_end_ - body_begin_);
   else
     write_body(out);
-  return true;
 }
 
 const std::string& RecordJson::text() const {
@@ -171,7 +168,7 @@ const std::string& RecordJson::text() const {
     return *text_;
   // Machine checks, the other RAS records and harvested records are rare:
   // their text is the tree's.
-  if (!event_ || record_.mce || record_.ras) {
+  if (!has_body()) {
     text_ = dump_json(tree());
     return *text_;
   }

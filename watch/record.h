@@ -130,12 +130,15 @@ class RecordJson {
 
   const std::string& text() const;
   const nlohmann::ordered_json& tree() const;
+  // Whether the streaming writer makes the text (a live record's payload
+  // given; not a machine check, another RAS record or a harvested one):
+  // then it has a body (below).
+  bool has_body() const { return event_ && !record_.mce && !record_.ras; }
   // The part of text() between its head and its tail (above:
-  // `,"pid":P,"tid":T,"comm":C,"fields":{...}`), appended to `out`, for a
-  // record of the streaming writer: taken from text() when that was made,
-  // else written straight from the payload. false, with nothing appended,
-  // for any other record (a machine check, a RAS or a harvested record).
-  bool append_body(std::string& out) const;
+  // `,"pid":P,"tid":T,"comm":C,"fields":{...}`), appended to `out`: taken
+  // from text() when that was made, else written straight from the
+  // payload. Only when has_body().
+  void append_body(std::string& out) const;
 
  private:
   // Writes the body (above) to `out`, from the payload.
